@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance, LogController } from 'fastify'
+import { sql } from 'kysely'
+import { installAuth } from './http/plugins/auth.js'
+import { installOpenApi } from './http/plugins/openapi.js'
+import { installProblemHandlers } from './http/plugins/problems.js'
+import { installValidators } from './http/plugins/validation.js'
+import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
+import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
+import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
+import { createAuditLogsService } from './modules/audit-logs/audit-logs.service.js'
+import { authRoutes } from './modules/auth/auth.routes.js'
+import { createAuthService } from './modules/auth/auth.service.js'
+import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
+import { systemRoutes } from './modules/system/system.routes.js'
+import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
+import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
+import type { Deps } from './shared/deps.js'
+
+export const API_PREFIX = '/api/v1/integration'
+export const BODY_LIMIT = 1024 * 1024
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
+
+/** Builds the whole service as a Fastify instance; it never listens (main does). */
+export async function buildApp(deps: Deps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !deps.config.debug }),
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  installValidators(app)
+  installProblemHandlers(app)
+  acceptEmptyJsonBodies(app)
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-ID', req.id)
+  })
+  await installOpenApi(app)
+
+  const services = {
+    auth: createAuthService(deps),
+    apiKeys: createApiKeysService(deps),
+    useCases: createUseCasesService(deps),
+    auditLogs: createAuditLogsService(deps),
+  }
+
+  await app.register(healthRoutes(readinessChecks(deps)))
+  await app.register(
+    async (api) => {
+      installAuth(api, deps)
+      await api.register(authRoutes(services.auth))
+      await api.register(systemRoutes(deps))
+      await api.register(apiKeyRoutes(services.apiKeys))
+      await api.register(useCaseRoutes(services.useCases))
+      await api.register(auditLogRoutes(services.auditLogs))
+    },
+    { prefix: API_PREFIX },
+  )
+  return app
+}
+
+function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {
+  const checks: Record<string, ReadinessCheck> = {
+    database: async () => {
+      await sql`select 1`.execute(deps.database.db)
+    },
+  }
+  if (deps.config.upstreamBaseUrl) checks.upstream = upstreamCheck(deps.config.upstreamBaseUrl)
+  return checks
+}
+
+/** A token request may carry Content-Type: application/json and no body at all; treat that as no body. */
+function acceptEmptyJsonBodies(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
+    parseJson(req, body as string, done)
+  })
+}

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ConfigError, type Config, loadConfig } from '../config.js'
+import { migrateToLatest } from '../db/migrate.js'
+import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
+import { createTenantsService } from '../modules/tenants/tenants.service.js'
+import { createDeps, createLogger, openDatabase, serve } from '../main.js'
+import { type Role, ROLES, systemCtx } from '../shared/context.js'
+import type { Deps } from '../shared/deps.js'
+import { AppError } from '../http/errors.js'
+
+/** A usage error: printed as one line, exit code 2. */
+class UsageError extends Error {}
+
+interface Command {
+  usage: string
+  summary: string
+  options?: ParseArgsConfig['options']
+  positionals?: number
+  run(args: { values: Record<string, string | boolean | undefined>; positionals: string[] }, config: Config): Promise<void>
+}
+
+const out = (line: string) => process.stdout.write(line + '\n')
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'aigov serve',
+    summary: 'Start the HTTP service (migrates the database first). Settings come from the environment.',
+    run: async (_args, config) => serve(config),
+  },
+  migrate: {
+    usage: 'aigov migrate',
+    summary: 'Apply pending database migrations and exit.',
+    run: async (_args, config) => {
+      const database = openDatabase(config, createLogger(config))
+      try {
+        const applied = await migrateToLatest(database.db)
+        out(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`)
+      } finally {
+        await database.close()
+      }
+    },
+  },
+  'tenants create': {
+    usage: 'aigov tenants create <tenant>',
+    summary: 'Create a tenant.',
+    positionals: 1,
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = await createTenantsService(deps.database).create(args.positionals[0], 'cli')
+        out(`created tenant ${tenant.id}`)
+      }),
+  },
+  'tenants list': {
+    usage: 'aigov tenants list',
+    summary: 'List tenants.',
+    run: (_args, config) =>
+      withDeps(config, async (deps) => {
+        for (const tenant of await createTenantsService(deps.database).list()) out(`${tenant.id}\t${tenant.created_at}`)
+      }),
+  },
+  'keys create': {
+    usage: 'aigov keys create --tenant <tenant> --role read|write|admin --name <name>',
+    summary: 'Create an API key and print its secret (shown once).',
+    options: { tenant: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        const role = required(args.values, 'role') as Role
+        if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
+        await requireTenant(deps, tenant)
+        const key = await createApiKeysService(deps).create(systemCtx(tenant, 'cli'), { name: required(args.values, 'name'), role })
+        out(`created ${key.id} (${key.role}) for tenant ${tenant}; the secret is shown once:`)
+        out(key.key)
+      }),
+  },
+  'keys list': {
+    usage: 'aigov keys list --tenant <tenant>',
+    summary: 'List the active API keys of a tenant.',
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const service = createApiKeysService(deps)
+        let cursor: string | undefined
+        do {
+          const page = await service.list(systemCtx(tenant, 'cli'), { page_limit: 100, page_after: cursor })
+          for (const key of page.items) out(`${key.id}\t${key.role}\t${key.key_prefix}…\t${key.name}\t${key.created_at}`)
+          cursor = page.pagination.next_cursor ?? undefined
+        } while (cursor)
+      }),
+  },
+  'keys revoke': {
+    usage: 'aigov keys revoke <key_id> --tenant <tenant>',
+    summary: 'Revoke an API key; its tokens stop working.',
+    positionals: 1,
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await createApiKeysService(deps).revoke(systemCtx(tenant, 'cli'), args.positionals[0])
+        out(`revoked ${args.positionals[0]}`)
+      }),
+  },
+}
+
+function required(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+async function requireTenant(deps: Deps, tenant: string): Promise<void> {
+  if (!(await createTenantsService(deps.database).exists(tenant))) throw new AppError('not_found', `tenant ${tenant} does not exist`)
+}
+
+async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Promise<void> {
+  const log = createLogger({ ...config, logLevel: 'warn' })
+  const database = openDatabase(config, log)
+  try {
+    await migrateToLatest(database.db)
+    await work(await createDeps(config, log, database))
+  } finally {
+    await database.close()
+  }
+}
+
+function helpText(): string {
+  const lines = ['aigov: the AI governance integration service', '', 'Commands:']
+  for (const command of Object.values(COMMANDS)) lines.push(`  ${command.usage.padEnd(72)} ${command.summary}`)
+  lines.push('', 'Run "aigov <command> --help" for one command. Settings are environment variables (see the README).')
+  return lines.join('\n')
+}
+
+function findCommand(argv: string[]): { name: string; rest: string[] } | undefined {
+  for (const words of [2, 1]) {
+    const name = argv.slice(0, words).join(' ')
+    if (COMMANDS[name]) return { name, rest: argv.slice(words) }
+  }
+  return undefined
+}
+
+export async function main(argv: string[]): Promise<number> {
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    out(helpText())
+    return argv.length === 0 ? 2 : 0
+  }
+  const found = findCommand(argv)
+  if (!found) {
+    process.stderr.write(`aigov: unknown command "${argv.slice(0, 2).join(' ')}"; run "aigov --help"\n`)
+    return 2
+  }
+  const command = COMMANDS[found.name]
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: found.rest,
+      options: { ...command.options, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    })
+    if (parsed.values.help) {
+      out(`usage: ${command.usage}\n\n${command.summary}`)
+      return 0
+    }
+    if (parsed.positionals.length !== (command.positionals ?? 0)) throw new UsageError(`usage: ${command.usage}`)
+  } catch (err) {
+    process.stderr.write(`aigov ${found.name}: ${(err as Error).message.split('\n')[0]}\n`)
+    return 2
+  }
+  try {
+    await command.run({ values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals }, loadConfig())
+    return 0
+  } catch (err) {
+    if (err instanceof ConfigError) process.stderr.write(`aigov: bad setting ${err.message}\n`)
+    else if (err instanceof UsageError) {
+      process.stderr.write(`aigov ${found.name}: ${err.message}\n`)
+      return 2
+    } else if (err instanceof AppError) process.stderr.write(`aigov ${found.name}: ${err.detail}\n`)
+    else process.stderr.write(`aigov ${found.name}: ${(err as Error).message}\n`)
+    return 1
+  }
+}
+
+const code = await main(process.argv.slice(2))
+// serve keeps the process alive through its server; everything else exits with its code.
+if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exit(code)

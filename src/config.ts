@@ -1,0 +1,127 @@
+/** Settings, parsed once at start from the environment. No other file reads process.env. */
+
+export type Config = Readonly<{
+  port: number
+  host: string
+  databaseUrl: string
+  redisUrl: string | undefined
+  jwtSecret: string | undefined
+  tokenTtlSeconds: number
+  bootstrapApiKey: string | undefined
+  bootstrapTenant: string
+  upstreamBaseUrl: string | undefined
+  debug: boolean
+  enableMcp: boolean
+  mcpReadOnly: boolean
+  rateLimitPerMinute: number
+  rateLimitTokenPerMinute: number
+  workers: number
+  starterLibrary: boolean
+  logLevel: string
+  production: boolean
+}>
+
+export class ConfigError extends Error {
+  constructor(readonly setting: string, problem: string) {
+    super(`${setting}: ${problem}`)
+  }
+}
+
+type Env = Record<string, string | undefined>
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+export const TENANT_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production'
+  const jwtSecret = optionalString(env, 'SERVICE_JWT_SECRET')
+  if (jwtSecret !== undefined && Buffer.byteLength(jwtSecret) < 32) {
+    throw new ConfigError('SERVICE_JWT_SECRET', 'must be at least 32 bytes long')
+  }
+  if (production && jwtSecret === undefined) {
+    throw new ConfigError('SERVICE_JWT_SECRET', 'is required when NODE_ENV=production')
+  }
+  const bootstrapTenant = optionalString(env, 'SERVICE_TENANT') ?? 'default'
+  if (!TENANT_PATTERN.test(bootstrapTenant)) {
+    throw new ConfigError('SERVICE_TENANT', 'must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit')
+  }
+  const logLevel = optionalString(env, 'LOG_LEVEL') ?? 'info'
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
+  }
+  const debug = boolean(env, 'SERVICE_DEBUG', false)
+  return Object.freeze({
+    port: integer(env, 'SERVICE_PORT', 8080, 0, 65535),
+    host: optionalString(env, 'SERVICE_HOST') ?? '0.0.0.0',
+    databaseUrl: databaseUrl(env),
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    jwtSecret,
+    tokenTtlSeconds: integer(env, 'SERVICE_TOKEN_TTL', 3600, 1, 86400 * 7),
+    bootstrapApiKey: optionalString(env, 'SERVICE_API_KEY'),
+    bootstrapTenant,
+    upstreamBaseUrl: url(env, 'SERVICE_SERVER_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    debug,
+    enableMcp: boolean(env, 'ENABLE_MCP_SERVER', false),
+    mcpReadOnly: boolean(env, 'MCP_READ_ONLY', false),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    rateLimitTokenPerMinute: integer(env, 'RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1, 1_000_000),
+    workers: integer(env, 'SERVICE_WORKERS', 1, 1, 64),
+    starterLibrary: boolean(env, 'SERVICE_STARTER_LIBRARY', true),
+    logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
+    production,
+  })
+}
+
+function optionalString(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim()
+  return value === undefined || value === '' ? undefined : value
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = optionalString(env, name)
+  if (raw === undefined) return fallback
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(name, `must be a whole number from ${min} to ${max}, got "${raw}"`)
+  }
+  return Number(raw)
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = optionalString(env, name)?.toLowerCase()
+  if (raw === undefined) return fallback
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true
+  if (['false', '0', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(name, `must be true or false, got "${raw}"`)
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = optionalString(env, name)
+  if (raw === undefined) return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(name, 'is not a valid URL')
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`)
+  }
+  return raw
+}
+
+function databaseUrl(env: Env): string {
+  const raw = optionalString(env, 'DATABASE_URL') ?? 'sqlite:./data/service.db'
+  if (raw.startsWith('sqlite:')) {
+    if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/service.db')
+    return raw
+  }
+  if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
+    try {
+      new URL(raw)
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL')
+    }
+    return raw
+  }
+  throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or postgres://…')
+}

@@ -1,0 +1,69 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { Tables } from './tables.js'
+
+export type DialectName = 'sqlite' | 'postgres'
+
+export interface Database {
+  db: Kysely<Tables>
+  dialect: DialectName
+  close(): Promise<void>
+}
+
+// pg returns BIGINT as a string; our counters and sequence numbers fit in a double.
+pg.types.setTypeParser(20, (value) => Number(value))
+
+export interface DatabaseOptions {
+  onPoolError?: (err: Error) => void
+}
+
+export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
+  if (url.startsWith('sqlite:')) return createSqlite(url.slice('sqlite:'.length))
+  return createPostgres(url, options)
+}
+
+function createSqlite(path: string): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const sqlite = new SQLite(path)
+  sqlite.pragma('journal_mode = WAL')
+  // NORMAL in WAL mode loses nothing when the process dies; only an OS crash could drop the last commits.
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('foreign_keys = ON')
+  sqlite.pragma('busy_timeout = 5000')
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return { db, dialect: 'sqlite', close: () => db.destroy() }
+}
+
+function createPostgres(url: string, options: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 2000,
+    idleTimeoutMillis: 30_000,
+  })
+  // An idle client losing its server must not crash the process; the next query reports the failure.
+  pool.on('error', (err) => options.onPoolError?.(err))
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
+  return { db, dialect: 'postgres', close: () => db.destroy() }
+}
+
+/** True for a UNIQUE constraint violation on either database. */
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+}
+
+/** True when the database could not be reached or answered with a connection-level failure. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null
+  const code = typeof e?.code === 'string' ? e.code : ''
+  const message = typeof e?.message === 'string' ? e.message : ''
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'SQLITE_BUSY', '57P01', '57P03', '53300'].includes(code) ||
+    code.startsWith('08') ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+  )
+}

@@ -1,0 +1,79 @@
+
+/** Row types of every table. Timestamps are RFC 3339 UTC strings, arrays and objects JSON text, booleans 0/1. */
+export interface Tables {
+  tenants: TenantRow
+  settings: SettingRow
+  api_keys: ApiKeyRow
+  use_cases: UseCaseRow
+  audit_logs: AuditLogRow
+}
+
+export interface TenantRow {
+  id: string
+  created_at: string
+  audit_seq: number
+  audit_head: string
+}
+
+export interface SettingRow {
+  key: string
+  value: string
+}
+
+export interface ApiKeyRow {
+  id: string
+  tenant_id: string
+  name: string
+  role: string
+  key_hash: string
+  key_prefix: string
+  created_at: string
+  updated_at: string
+  expires_at: string | null
+  revoked_at: string | null
+}
+
+export interface UseCaseRow {
+  id: string
+  tenant_id: string
+  name: string
+  name_key: string
+  description: string | null
+  ai_type: string | null
+  system_type: string | null
+  risk_category_level: string | null
+  regions: string
+  industries: string
+  source: string | null
+  owner: string | null
+  workflow_stage_id: string | null
+  workflow_stage_step: string | null
+  creator_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface AuditLogRow {
+  id: string
+  tenant_id: string
+  seq: number
+  created_at: string
+  action: string
+  resource_type: string
+  resource_id: string | null
+  resource_name: string | null
+  sub_object_type: string | null
+  sub_object_id: string | null
+  sub_object_name: string | null
+  use_case_id: string | null
+  actor_type: string
+  actor_id: string | null
+  actor_name: string | null
+  source: string
+  request_id: string | null
+  changes: string | null
+  metadata: string | null
+  prev_hash: string
+  hash: string
+}
+

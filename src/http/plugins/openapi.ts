@@ -1,0 +1,83 @@
+import swagger from '@fastify/swagger'
+import scalar from '@scalar/fastify-api-reference'
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { Type } from 'typebox'
+import { SERVICE_VERSION } from '../../version.js'
+import { ERROR_CODES } from '../errors.js'
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ examples: ['https://aigov.dev/problems/not-found'] }),
+    title: Type.String({ examples: ['Not Found'] }),
+    status: Type.Integer({ examples: [404] }),
+    code: Type.Enum(Object.keys(ERROR_CODES)),
+    detail: Type.String({ examples: ['use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found'] }),
+    instance: Type.String({ examples: ['/api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i'] }),
+    request_id: Type.String(),
+    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
+    retry_after: Type.Optional(Type.Integer({ description: '429 only: seconds to wait.' })),
+    limit: Type.Optional(Type.Integer({ description: '429 only: requests allowed per window.' })),
+    remaining: Type.Optional(Type.Integer({ description: '429 only: requests left in the window.' })),
+    reset_time: Type.Optional(Type.String({ format: 'date-time', description: '429 only: when the window resets.' })),
+  },
+  { description: 'RFC 9457 problem details.' },
+)
+
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: Problem } } })
+
+/** Declares on every route the error responses it can give, so the document is complete without repeating them. */
+function addErrorResponses(route: RouteOptions): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown }
+  const response = (schema.response ??= {})
+  const isPublic = route.config?.public === true
+  const hasBody = schema.body !== undefined
+  const add = (status: number, description: string) => {
+    response[status] ??= problem(description)
+  }
+  add(400, 'Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor.')
+  if (!isPublic || route.url.endsWith('/auth/token')) add(401, 'Missing, invalid, expired or revoked credentials.')
+  if (!isPublic) add(403, 'The API key role is too low, or X-Tenant does not match the token.')
+  if (!isPublic) add(404, 'No such record in this tenant.')
+  if (hasBody) {
+    add(409, 'Conflict with the current state (duplicate name, record in use, immutable record).')
+    add(413, 'The body is larger than 1 MiB.')
+    add(415, 'The body is not application/json.')
+    add(422, 'The body failed validation; `errors` names each field.')
+  } else if (route.method !== 'GET') {
+    add(409, 'Conflict with the current state.')
+  }
+  if (!isPublic || route.url.endsWith('/auth/token')) add(429, 'Rate limited; see Retry-After.')
+  add(500, 'Unexpected server error (no details are disclosed).')
+  add(503, 'A dependency (database) is unavailable; retry later.')
+}
+
+export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    if ((route.schema as { hide?: boolean } | undefined)?.hide) return
+    addErrorResponses(route)
+  })
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'AI Governance Integration API',
+        version: SERVICE_VERSION,
+        description:
+          'The integration door to the AI-governance registry: use cases, models, vendors, policies, questionnaires, workflow and audit logs. ' +
+          'Exchange an API key for a token at POST /api/v1/integration/auth/token, then send `Authorization: Bearer <token>`.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /api/v1/integration/auth/token.' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+  })
+  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger())
+  await app.register(scalar, {
+    routePrefix: '/docs',
+    configuration: { url: '/openapi.json', title: 'AI Governance Integration API' },
+    logLevel: 'warn',
+  })
+}

@@ -1,0 +1,95 @@
+import type { ErrorObject } from 'ajv'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import FindMyWay, { type HTTPMethod } from 'find-my-way'
+import { isDatabaseUnavailable } from '../../db/create-db.js'
+import { AppError, ERROR_CODES, type ErrorCode } from '../errors.js'
+import { fieldErrors } from './validation.js'
+
+export const PROBLEM_TYPE_BASE = 'https://aigov.dev/problems/'
+
+export interface ProblemBody {
+  type: string
+  title: string
+  status: number
+  code: ErrorCode
+  detail: string
+  instance: string
+  request_id: string
+  errors?: { field: string; message: string }[]
+  [extra: string]: unknown
+}
+
+export function problemBody(req: FastifyRequest, err: AppError): ProblemBody {
+  return {
+    type: PROBLEM_TYPE_BASE + err.code.replaceAll('_', '-'),
+    title: ERROR_CODES[err.code].title,
+    status: err.status,
+    code: err.code,
+    detail: err.detail,
+    instance: req.url.split('?')[0],
+    request_id: req.id,
+    ...(err.errors && err.errors.length > 0 ? { errors: err.errors } : {}),
+    ...err.extra,
+  }
+}
+
+export function sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  // A string payload bypasses the response serializer, so every problem field goes out as built.
+  return reply.code(err.status).type('application/problem+json').send(JSON.stringify(problemBody(req, err)))
+}
+
+/** Maps anything thrown to an AppError; unknown errors become a bare 500 (details only in the log). */
+export function toAppError(err: FastifyError | AppError | Error, req: FastifyRequest): AppError {
+  if (err instanceof AppError) return err
+  const fe = err as FastifyError
+  if (fe.validation) {
+    const errors = fieldErrors(fe.validation as unknown as ErrorObject[])
+    const part = fe.validationContext
+    const code: ErrorCode = part === 'body' ? 'validation_failed' : 'bad_request'
+    const where = part === 'querystring' ? 'query parameters' : part === 'params' ? 'path parameters' : part === 'headers' ? 'headers' : 'request body'
+    const summary = errors.map((e) => `${e.field} ${e.message}`).join('; ')
+    return new AppError(code, `invalid ${where}: ${summary}`, errors)
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('bad_request', 'the request body is not valid JSON')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'the request body is larger than 1 MiB')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('unsupported_media_type', `content type ${req.headers['content-type'] ?? ''} is not supported; send application/json`)
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('bad_request', 'the Content-Length header does not match the body')
+  }
+  if (isDatabaseUnavailable(err)) return new AppError('unavailable', 'the database is unavailable; retry shortly')
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return new AppError('bad_request', fe.message)
+  }
+  return new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it')
+}
+
+export function installProblemHandlers(app: FastifyInstance): void {
+  // A shadow router learns every route so an unknown method on a known path answers 405, not 404.
+  const shadow = FindMyWay()
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    for (const method of methods) if (method !== 'HEAD') shadow.on(method as HTTPMethod, route.url, () => undefined)
+  })
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const appError = toAppError(err, req)
+    if (appError.status >= 500) req.log.error({ err }, 'request failed')
+    else req.log.info({ code: appError.code, detail: appError.detail }, 'request rejected')
+    return sendProblem(req, reply, appError)
+  })
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]
+    const allowed = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => shadow.find(m, path) !== null)
+    if (allowed.length > 0) {
+      reply.header('Allow', allowed.join(', '))
+      return sendProblem(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`))
+    }
+    return sendProblem(req, reply, new AppError('not_found', `no route ${req.method} ${path}`))
+  })
+}

@@ -1,0 +1,78 @@
+import { Ajv, type ErrorObject } from 'ajv'
+import addFormatsModule from 'ajv-formats'
+import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  // removeAdditional stays off so unknown fields are reported, never silently dropped.
+  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, strict: false })
+  addFormats(ajv)
+  return ajv
+}
+
+/**
+ * JSON bodies are validated exactly as sent (no type coercion: "12" is not a number);
+ * query strings and path parameters are strings on the wire, so they are coerced.
+ */
+export function installValidators(app: FastifyInstance): void {
+  const bodyAjv = makeAjv(false)
+  const urlAjv = makeAjv('array')
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const ajv = httpPart === 'body' ? bodyAjv : urlAjv
+    const validate = ajv.compile(schema)
+    return (data: unknown) => (validate(data) ? true : { error: toValidationErrors(validate.errors ?? []) })
+  })
+}
+
+function toValidationErrors(errors: ErrorObject[]): Error {
+  const err = new Error('validation failed') as Error & { validation: FastifySchemaValidationError[] }
+  err.validation = errors as unknown as FastifySchemaValidationError[]
+  return err
+}
+
+/** One message per field: "name" / "regions/0", with unknown fields named as such. */
+export function fieldErrors(errors: ErrorObject[]): { field: string; message: string }[] {
+  const out = new Map<string, string>()
+  const alternatives = new Set<string>()
+  for (const e of errors) {
+    const path = e.instancePath.replace(/^\//, '')
+    if (e.keyword === 'additionalProperties') {
+      const extra = String((e.params as { additionalProperty: string }).additionalProperty)
+      const field = path ? `${path}/${extra}` : extra
+      out.set(field, 'unknown field')
+      continue
+    }
+    if (e.keyword === 'required') {
+      const missing = String((e.params as { missingProperty: string }).missingProperty)
+      out.set(path ? `${path}/${missing}` : missing, 'is required')
+      continue
+    }
+    const field = path || '(body)'
+    // A nullable field fails both branches of its anyOf; report the concrete branch, not the union.
+    if (e.keyword === 'anyOf') continue
+    if (e.keyword === 'type' && (e.params as { type: string }).type === 'null') {
+      alternatives.add(field)
+      continue
+    }
+    if (!out.has(field)) out.set(field, describe(e))
+  }
+  for (const field of alternatives) if (!out.has(field)) out.set(field, 'has the wrong type')
+  return [...out].map(([field, message]) => ({ field, message }))
+}
+
+function describe(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>
+  switch (e.keyword) {
+    case 'type':
+      return `must be ${p.type === 'integer' ? 'an integer' : `a ${p.type}`}`
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).join(', ')}`
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`
+    case 'format':
+      return `must be a valid ${p.format}`
+    default:
+      return e.message ?? 'is invalid'
+  }
+}

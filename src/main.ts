@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto'
+import cluster from 'node:cluster'
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import { pino } from 'pino'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { createDatabase, type Database } from './db/create-db.js'
+import { migrateToLatest } from './db/migrate.js'
+import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
+import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.repo.js'
+import { KeyStatusCache } from './modules/api-keys/key-status.js'
+import { hashSecret } from './modules/api-keys/secrets.js'
+import { TokenService } from './modules/auth/tokens.js'
+import { createTenantsService } from './modules/tenants/tenants.service.js'
+import { systemCtx } from './shared/context.js'
+import type { Deps } from './shared/deps.js'
+import { now } from './shared/ids.js'
+
+export function createLogger(config: Config): FastifyBaseLogger {
+  return pino({
+    level: config.logLevel,
+    base: { service: 'aigov' },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'api_key', 'key', 'access_token', 'secret'],
+      censor: '[redacted]',
+    },
+  }) as FastifyBaseLogger
+}
+
+export function openDatabase(config: Config, log: FastifyBaseLogger): Database {
+  return createDatabase(config.databaseUrl, {
+    onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
+  })
+}
+
+/** The token signing secret: from the setting, else generated once and kept in the database. */
+export async function signingSecret(config: Config, database: Database): Promise<string> {
+  if (config.jwtSecret) return config.jwtSecret
+  await database.db
+    .insertInto('settings')
+    .values({ key: 'jwt_secret', value: randomBytes(48).toString('base64url') })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute()
+  const row = await database.db.selectFrom('settings').select('value').where('key', '=', 'jwt_secret').executeTakeFirstOrThrow()
+  return row.value
+}
+
+export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
+  const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
+  return { config, database, tokens, keyStatus: new KeyStatusCache(database.db), log }
+}
+
+/**
+ * Makes sure the bootstrap tenant exists and has an admin key: SERVICE_API_KEY when set,
+ * else a generated one, printed once with a curl line that uses it.
+ */
+export async function bootstrap(deps: Deps, print: (text: string) => void): Promise<void> {
+  const { config, database } = deps
+  const tenant = config.bootstrapTenant
+  await createTenantsService(database).ensure(tenant)
+  const apiKeys = createApiKeysService(deps)
+  const ctx = systemCtx(tenant)
+  if (config.bootstrapApiKey) {
+    const existing = await findKeyByHash(database.db, hashSecret(config.bootstrapApiKey))
+    if (existing && existing.tenant_id !== tenant) throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
+    if (existing && existing.revoked_at !== null) throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')
+    if (!existing) await apiKeys.create(ctx, { name: 'bootstrap (SERVICE_API_KEY)', role: 'admin' }, config.bootstrapApiKey)
+    return
+  }
+  if (await hasActiveAdminKey(database.db, tenant, now())) return
+  const created = await apiKeys.create(ctx, { name: 'bootstrap', role: 'admin' })
+  const base = `http://localhost:${config.port}`
+  print(
+    [
+      '',
+      `Created an admin API key for tenant "${tenant}". It is shown this once; store it now:`,
+      '',
+      `  ${created.key}`,
+      '',
+      'Exchange it for an access token:',
+      '',
+      `  curl -s -X POST ${base}/api/v1/integration/auth/token -H 'X-API-Key: ${created.key}' -H 'X-Tenant: ${tenant}'`,
+      '',
+    ].join('\n'),
+  )
+}
+
+export interface RunningService {
+  app: FastifyInstance
+  deps: Deps
+  close(): Promise<void>
+}
+
+/** Starts one listening instance: migrate, bootstrap, build, listen. */
+export async function startService(config: Config, options: { bootstrap?: boolean } = {}): Promise<RunningService> {
+  const log = createLogger(config)
+  const database = openDatabase(config, log)
+  await migrateToLatest(database.db)
+  const deps = await createDeps(config, log, database)
+  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+  const app = await buildApp(deps)
+  await app.listen({ port: config.port, host: config.host })
+  return {
+    app,
+    deps,
+    async close() {
+      await app.close()
+      await database.close()
+    },
+  }
+}
+
+/** `aigov serve`: one process, or a primary that prepares the database and forks SERVICE_WORKERS workers. */
+export async function serve(config: Config): Promise<void> {
+  if (config.workers > 1 && cluster.isPrimary) {
+    const log = createLogger(config)
+    const database = openDatabase(config, log)
+    await migrateToLatest(database.db)
+    await bootstrap(await createDeps(config, log, database), (text) => process.stdout.write(text + '\n'))
+    await database.close()
+    for (let i = 0; i < config.workers; i++) cluster.fork()
+    cluster.on('exit', (worker, code, signal) => {
+      log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another')
+      cluster.fork()
+    })
+    log.info({ workers: config.workers, port: config.port }, 'cluster started')
+    return
+  }
+  const service = await startService(config, { bootstrap: !cluster.isWorker })
+  const stop = async (signal: string) => {
+    service.app.log.info({ signal }, 'shutting down')
+    await service.close()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  process.once('SIGINT', () => void stop('SIGINT'))
+}

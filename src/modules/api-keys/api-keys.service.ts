@@ -1,0 +1,86 @@
+import { AppError, notFound } from '../../http/errors.js'
+import type { ApiKeyRow } from '../../db/tables.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { runMutation } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import * as repo from './api-keys.repo.js'
+import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery } from './api-keys.schemas.js'
+import { generateSecret, hashSecret, secretPrefix } from './secrets.js'
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>
+
+export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus'>) {
+  const { database, keyStatus } = deps
+  const { db } = database
+
+  return {
+    async list(ctx: Ctx, query: ApiKeyListQuery): Promise<Page<ApiKey>> {
+      const ks = keyset(query)
+      return toPage(await repo.listKeys(db, ctx.tenantId, ks, query.include_revoked ?? false), ks, toApiKey)
+    },
+
+    async get(ctx: Ctx, id: string): Promise<ApiKey> {
+      const row = await repo.findKey(db, ctx.tenantId, id)
+      if (!row) throw notFound('API key', id)
+      return toApiKey(row)
+    },
+
+    /** Creates a key; the secret is in the result and nowhere else, ever. */
+    async create(ctx: Ctx, input: ApiKeyCreate, secret = generateSecret()): Promise<ApiKeyCreated> {
+      const at = now()
+      if (input.expires_at && new Date(input.expires_at).toISOString() <= at) {
+        throw new AppError('validation_failed', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }])
+      }
+      const row: ApiKeyRow = {
+        id: newId('key'),
+        tenant_id: ctx.tenantId,
+        name: input.name,
+        role: input.role,
+        key_hash: hashSecret(secret),
+        key_prefix: secretPrefix(secret),
+        created_at: at,
+        updated_at: at,
+        expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
+        revoked_at: null,
+      }
+      await runMutation(database, ctx, async (tx) => {
+        await repo.insertKey(tx, row)
+        return {
+          result: undefined,
+          audit: { action: 'api_key.created', resourceType: 'api_key', resourceId: row.id, resourceName: row.name, metadata: { role: row.role, expires_at: row.expires_at } },
+        }
+      })
+      return { ...toApiKey(row), key: secret }
+    },
+
+    async revoke(ctx: Ctx, id: string): Promise<void> {
+      const revoked = await runMutation(database, ctx, async (tx) => {
+        const row = await repo.findKey(tx, ctx.tenantId, id)
+        if (!row) throw notFound('API key', id)
+        if (row.revoked_at !== null) throw new AppError('conflict', `API key ${id} is already revoked`)
+        const at = now()
+        await repo.revokeKey(tx, ctx.tenantId, id, at)
+        return {
+          result: row,
+          audit: { action: 'api_key.revoked', resourceType: 'api_key', resourceId: id, resourceName: row.name, changes: { revoked_at: [null, at] } },
+        }
+      })
+      keyStatus.markRevoked(revoked.tenant_id, revoked.id)
+    },
+  }
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role as ApiKey['role'],
+    key_prefix: row.key_prefix,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+  }
+}

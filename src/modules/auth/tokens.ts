@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto'
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose'
+import { AppError } from '../../http/errors.js'
+import type { Role } from '../../shared/context.js'
+
+export const TOKEN_ISSUER = 'aigov-integration-service'
+export const TOKEN_AUDIENCE = 'aigov-integration-api'
+
+export interface TokenClaims {
+  keyId: string
+  tenantId: string
+  role: Role
+}
+
+/** Issues and verifies the service's HS256 access tokens. */
+export class TokenService {
+  private readonly key: Uint8Array
+
+  constructor(secret: string, readonly ttlSeconds: number) {
+    this.key = new TextEncoder().encode(secret)
+  }
+
+  async sign(claims: TokenClaims): Promise<string> {
+    return new SignJWT({ tenant: claims.tenantId, role: claims.role })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(TOKEN_ISSUER)
+      .setAudience(TOKEN_AUDIENCE)
+      .setSubject(claims.keyId)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + this.ttlSeconds)
+      .setJti(randomUUID())
+      .sign(this.key)
+  }
+
+  async verify(token: string): Promise<TokenClaims> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        issuer: TOKEN_ISSUER,
+        audience: TOKEN_AUDIENCE,
+        requiredClaims: ['sub', 'exp', 'iat', 'jti'],
+      })
+      const { sub, tenant, role } = payload as { sub: string; tenant?: unknown; role?: unknown }
+      if (typeof tenant !== 'string' || (role !== 'read' && role !== 'write' && role !== 'admin')) {
+        throw new AppError('unauthorized', 'the access token is malformed')
+      }
+      return { keyId: sub, tenantId: tenant, role }
+    } catch (err) {
+      if (err instanceof AppError) throw err
+      const detail = err instanceof joseErrors.JWTExpired ? 'the access token has expired' : 'the access token is invalid'
+      throw new AppError('unauthorized', detail)
+    }
+  }
+}

@@ -1,0 +1,65 @@
+import { type Static, Type } from 'typebox'
+import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
+import { Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
+
+export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
+export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
+
+const editable = {
+  description: Type.Optional(Nullable(Text(10_000), { examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
+  ai_type: Type.Optional(Nullable(Text(100), { examples: ['machine_learning'] })),
+  system_type: Type.Optional(Nullable(Text(100), { examples: ['decision_support'] })),
+  risk_category_level: Type.Optional(Nullable(RiskCategoryLevel)),
+  regions: Type.Optional(Nullable(StringList(50, 100), { examples: [['EU', 'US']] })),
+  industries: Type.Optional(Nullable(StringList(50, 100), { examples: [['financial_services']] })),
+  source: Type.Optional(Nullable(Text(200), { examples: ['jira'] })),
+  owner: Type.Optional(Nullable(Text(200), { examples: ['credit-risk-team@example.com'] })),
+  creator_id: Type.Optional(Nullable(Text(200))),
+}
+
+export const UseCase = Type.Object({
+  id: Id('uc'),
+  name: Name,
+  description: Type.Union([Type.String(), Type.Null()]),
+  ai_type: Type.Union([Type.String(), Type.Null()]),
+  system_type: Type.Union([Type.String(), Type.Null()]),
+  risk_category_level: Type.Union([RiskCategoryLevel, Type.Null()]),
+  regions: Type.Array(Type.String()),
+  industries: Type.Array(Type.String()),
+  source: Type.Union([Type.String(), Type.Null()]),
+  owner: Type.Union([Type.String(), Type.Null()]),
+  workflow_stage_id: Type.Union([Type.String(), Type.Null()]),
+  workflow_stage_step: Type.Union([WorkflowStep, Type.Null()]),
+  questionnaire_ids: Type.Array(Type.String({ description: 'KEY+version' })),
+  creator_id: Type.Union([Type.String(), Type.Null()]),
+  ...Timestamps,
+})
+export type UseCase = Static<typeof UseCase>
+
+export const UseCaseCreate = Type.Object(
+  { name: Name, ...editable },
+  { additionalProperties: false, examples: [{ name: 'Credit scoring', description: 'Scores retail credit applications.', risk_category_level: 'high' }] },
+)
+export type UseCaseCreate = Static<typeof UseCaseCreate>
+
+export const UseCaseUpdate = Type.Object(
+  { name: Type.Optional(Name), ...editable },
+  { additionalProperties: false, examples: [{ risk_category_level: 'medium', owner: null }] },
+)
+export type UseCaseUpdate = Static<typeof UseCaseUpdate>
+
+export const UseCaseListQuery = Type.Object(
+  {
+    ...PageQuery,
+    sort: SortParam(['name', 'created_at', 'updated_at']),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    risk_category_level: Type.Optional(RiskCategoryLevel),
+    created_after: Type.Optional(Type.String({ format: 'date-time' })),
+    created_before: Type.Optional(Type.String({ format: 'date-time' })),
+  },
+  { additionalProperties: false },
+)
+export type UseCaseListQuery = Static<typeof UseCaseListQuery>
+
+export const UseCasePage = PageOf(UseCase)
+

@@ -1,0 +1,157 @@
+import { isUniqueViolation } from '../../db/create-db.js'
+import type { UseCaseRow } from '../../db/tables.js'
+import { AppError, notFound } from '../../http/errors.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { diff, runMutation } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { nameKey } from '../../shared/search.js'
+import * as repo from './use-cases.repo.js'
+import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
+
+export type UseCasesService = ReturnType<typeof createUseCasesService>
+
+const AUDITED_FIELDS = [
+  'name', 'description', 'ai_type', 'system_type', 'risk_category_level', 'regions', 'industries',
+  'source', 'owner', 'creator_id', 'workflow_stage_id', 'workflow_stage_step',
+] as const
+
+export function createUseCasesService(deps: Pick<Deps, 'database'>) {
+  const { database } = deps
+  const { db } = database
+
+  const duplicateName = (name: string) => new AppError('conflict', `a use case named "${name}" already exists in this tenant`)
+
+  return {
+    async list(ctx: Ctx, query: UseCaseListQuery): Promise<Page<UseCase>> {
+      const ks = keyset(query, repo.USE_CASE_SORT_COLUMNS)
+      return toPage(await repo.listUseCases(db, ctx.tenantId, query, ks), ks, toUseCase)
+    },
+
+    async get(ctx: Ctx, id: string): Promise<UseCase> {
+      const row = await repo.findUseCase(db, ctx.tenantId, id)
+      if (!row) throw notFound('use case', id)
+      return toUseCase(row)
+    },
+
+    async create(ctx: Ctx, input: UseCaseCreate): Promise<UseCase> {
+      const at = now()
+      const name = input.name.trim()
+      const row: UseCaseRow = {
+        id: newId('uc'),
+        tenant_id: ctx.tenantId,
+        name,
+        name_key: nameKey(name),
+        description: input.description ?? null,
+        ai_type: input.ai_type ?? null,
+        system_type: input.system_type ?? null,
+        risk_category_level: input.risk_category_level ?? null,
+        regions: JSON.stringify(input.regions ?? []),
+        industries: JSON.stringify(input.industries ?? []),
+        source: input.source ?? null,
+        owner: input.owner ?? null,
+        workflow_stage_id: null,
+        workflow_stage_step: null,
+        creator_id: input.creator_id ?? ctx.actor.id,
+        created_at: at,
+        updated_at: at,
+      }
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          await repo.insertUseCase(tx, row)
+          const created = toUseCase(row)
+          return {
+            result: created,
+            audit: {
+              action: 'use_case.created',
+              resourceType: 'use_case',
+              resourceId: row.id,
+              resourceName: row.name,
+              useCaseId: row.id,
+              changes: diff(blankUseCase, created, AUDITED_FIELDS),
+            },
+          }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateName(name) : err
+      }
+    },
+
+    async update(ctx: Ctx, id: string, input: UseCaseUpdate): Promise<UseCase> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const current = await repo.findUseCase(tx, ctx.tenantId, id)
+          if (!current) throw notFound('use case', id)
+          const changes = rowChanges(input)
+          const before = toUseCase(current)
+          const after = toUseCase({ ...current, ...changes })
+          const changed = diff(before, after, AUDITED_FIELDS)
+          if (!changed) return { result: before, audit: [] }
+          const updated = { ...changes, updated_at: now() }
+          await repo.updateUseCase(tx, ctx.tenantId, id, updated)
+          return {
+            result: { ...after, updated_at: updated.updated_at },
+            audit: { action: 'use_case.updated', resourceType: 'use_case', resourceId: id, resourceName: after.name, useCaseId: id, changes: changed },
+          }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateName(input.name?.trim() ?? '') : err
+      }
+    },
+
+    async delete(ctx: Ctx, id: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        const current = await repo.findUseCase(tx, ctx.tenantId, id)
+        if (!current) throw notFound('use case', id)
+        await repo.deleteUseCase(tx, ctx.tenantId, id)
+        return {
+          result: undefined,
+          audit: { action: 'use_case.deleted', resourceType: 'use_case', resourceId: id, resourceName: current.name, useCaseId: id },
+        }
+      })
+    },
+  }
+}
+
+/** The columns a PATCH body sets; `null` clears a field, an absent field stays as it is. */
+function rowChanges(input: UseCaseUpdate): Partial<UseCaseRow> {
+  const changes: Partial<UseCaseRow> = {}
+  if (input.name !== undefined) {
+    changes.name = input.name.trim()
+    changes.name_key = nameKey(input.name)
+  }
+  for (const field of ['description', 'ai_type', 'system_type', 'risk_category_level', 'source', 'owner', 'creator_id'] as const) {
+    if (input[field] !== undefined) changes[field] = input[field]
+  }
+  for (const field of ['regions', 'industries'] as const) {
+    if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
+  }
+  return changes
+}
+
+export function toUseCase(row: UseCaseRow): UseCase {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    ai_type: row.ai_type,
+    system_type: row.system_type,
+    risk_category_level: row.risk_category_level as UseCase['risk_category_level'],
+    regions: JSON.parse(row.regions) as string[],
+    industries: JSON.parse(row.industries) as string[],
+    source: row.source,
+    owner: row.owner,
+    workflow_stage_id: row.workflow_stage_id,
+    workflow_stage_step: row.workflow_stage_step as UseCase['workflow_stage_step'],
+    questionnaire_ids: [],
+    creator_id: row.creator_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+const blankUseCase: UseCase = {
+  id: '', name: null as unknown as string, description: null, ai_type: null, system_type: null, risk_category_level: null, regions: [], industries: [],
+  source: null, owner: null, workflow_stage_id: null, workflow_stage_step: null, questionnaire_ids: [], creator_id: null, created_at: '', updated_at: '',
+}

@@ -1,0 +1,26 @@
+export type Role = 'read' | 'write' | 'admin'
+export const ROLES: readonly Role[] = ['read', 'write', 'admin']
+export type Source = 'api' | 'mcp' | 'cli' | 'system'
+
+export interface Actor {
+  type: 'api_key' | 'system'
+  id: string | null
+  name: string | null
+}
+
+/** Who is acting, for which tenant, from where: travels from the auth hook into services and audit records. */
+export interface Ctx {
+  tenantId: string
+  actor: Actor
+  role: Role
+  requestId: string | null
+  source: Source
+}
+
+export function systemCtx(tenantId: string, source: Source = 'system', requestId: string | null = null): Ctx {
+  return { tenantId, actor: { type: 'system', id: null, name: 'system' }, role: 'admin', requestId, source }
+}
+
+export function roleAllows(role: Role, needed: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(needed)
+}

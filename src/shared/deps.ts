@@ -1,0 +1,14 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config.js'
+import type { Database } from '../db/create-db.js'
+import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
+import type { TokenService } from '../modules/auth/tokens.js'
+
+/** What the modules are built from; made once in main (or a test) and handed to buildApp. */
+export interface Deps {
+  config: Config
+  database: Database
+  tokens: TokenService
+  keyStatus: KeyStatusCache
+  log: FastifyBaseLogger
+}

@@ -1,0 +1,116 @@
+import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely'
+import { Type } from 'typebox'
+import { AppError } from '../http/errors.js'
+
+export const DEFAULT_PAGE_LIMIT = 50
+
+/** Query parameters every list accepts. */
+export const PageQuery = {
+  page_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Records per page (1-100).' })),
+  page_after: Type.Optional(Type.String({ maxLength: 1024, description: 'The `next_cursor` of the previous page.' })),
+}
+
+/** A `sort` parameter accepting each allowed field, ascending or with `-` for descending. */
+export function SortParam(fields: readonly string[]) {
+  return Type.Optional(
+    Type.Union(
+      fields.flatMap((f) => [Type.Literal(f), Type.Literal(`-${f}`)]),
+      { description: `Sort field, \`-\` prefix for descending. Default: creation order.` },
+    ),
+  )
+}
+
+export const Pagination = Type.Object({
+  has_more: Type.Boolean(),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+})
+
+export function PageOf<T extends Parameters<typeof Type.Array>[0]>(item: T) {
+  return Type.Object({ items: Type.Array(item), pagination: Pagination })
+}
+
+export interface Page<T> {
+  items: T[]
+  pagination: { has_more: boolean; next_cursor: string | null }
+}
+
+export interface Keyset {
+  /** The sort parameter as given (`name`, `-name`, or undefined for creation order). */
+  sort: string
+  column: string
+  descending: boolean
+  after: { value: string | number; id: string } | null
+  limit: number
+}
+
+/**
+ * Resolves `sort`, `page_limit` and `page_after` into a keyset position.
+ * `columns` maps each allowed sort field to its column (a sortable, non-null one).
+ */
+export function keyset(
+  query: { sort?: string; page_limit?: number; page_after?: string },
+  columns: Record<string, string> = {},
+): Keyset {
+  const sort = query.sort ?? 'id'
+  const descending = sort.startsWith('-')
+  const field = descending ? sort.slice(1) : sort
+  const column = field === 'id' ? 'id' : columns[field]
+  if (!column) throw new AppError('bad_request', `sort: unknown field "${field}"`, [{ field: 'sort', message: 'not a sortable field' }])
+  const after = query.page_after === undefined ? null : decodeCursor(query.page_after, sort)
+  return { sort, column, descending, after, limit: query.page_limit ?? DEFAULT_PAGE_LIMIT }
+}
+
+/** Adds the keyset WHERE, ORDER BY and LIMIT (limit + 1, to learn whether a next page exists). */
+export function applyKeyset<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, ks: Keyset): SelectQueryBuilder<DB, TB, O> {
+  const direction = ks.descending ? 'desc' : 'asc'
+  const op = ks.descending ? '<' : '>'
+  let q = qb
+  if (ks.after) {
+    const { value, id } = ks.after
+    q =
+      ks.column === 'id'
+        ? q.where(sql.ref('id'), op, id)
+        : q.where((eb: ExpressionBuilder<DB, TB>) =>
+            eb.or([
+              eb(sql.ref(ks.column), op, value),
+              eb.and([eb(sql.ref(ks.column), '=', value), eb(sql.ref('id'), op, id)]),
+            ]),
+          )
+  }
+  if (ks.column !== 'id') q = q.orderBy(sql.ref(ks.column), direction)
+  return q.orderBy(sql.ref('id'), direction).limit(ks.limit + 1)
+}
+
+/** Cuts the extra row and builds the next cursor from the last row's sort value and id. */
+export function toPage<Row extends { id: string }, Item>(rows: Row[], ks: Keyset, toItem: (row: Row) => Item): Page<Item> {
+  const hasMore = rows.length > ks.limit
+  const pageRows = hasMore ? rows.slice(0, ks.limit) : rows
+  const last = pageRows[pageRows.length - 1]
+  const next = hasMore && last ? encodeCursor(ks.sort, (last as Record<string, unknown>)[ks.column] as string | number, last.id) : null
+  return { items: pageRows.map(toItem), pagination: { has_more: hasMore, next_cursor: next } }
+}
+
+function encodeCursor(sort: string, value: string | number, id: string): string {
+  return Buffer.from(JSON.stringify([sort, value, id])).toString('base64url')
+}
+
+function decodeCursor(cursor: string, sort: string): { value: string | number; id: string } {
+  const bad = (why: string) => new AppError('bad_request', `page_after: ${why}`, [{ field: 'page_after', message: why }])
+  let decoded: unknown
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+  } catch {
+    throw bad('not a valid cursor')
+  }
+  if (
+    !Array.isArray(decoded) ||
+    decoded.length !== 3 ||
+    typeof decoded[0] !== 'string' ||
+    !(typeof decoded[1] === 'string' || typeof decoded[1] === 'number') ||
+    typeof decoded[2] !== 'string'
+  ) {
+    throw bad('not a valid cursor')
+  }
+  if (decoded[0] !== sort) throw bad(`the cursor was made for sort "${decoded[0]}", not "${sort}"`)
+  return { value: decoded[1], id: decoded[2] }
+}

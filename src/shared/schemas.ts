@@ -1,0 +1,24 @@
+import { type TSchema, Type } from 'typebox'
+
+/** Building blocks shared by every family's schemas. */
+
+export const Nullable = <T extends TSchema>(schema: T, options: Record<string, unknown> = {}) => Type.Union([schema, Type.Null()], options)
+
+export const Text = (maxLength: number) => Type.String({ maxLength })
+
+export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', examples: ['Credit scoring'] })
+
+export const StringList = (maxItems: number, maxLength: number) => Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems })
+
+export const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9a-z]{26}$`, examples: [`${prefix}_01jd3k8m9v4q2w6e8r0t2y4u6i`] })
+
+export const IdParam = (prefix: string) => Type.Object({ id: Type.String({ maxLength: 64, description: `The ${prefix}_… id.` }) })
+
+export const Timestamps = {
+  created_at: Type.String({ format: 'date-time', examples: ['2026-11-22T09:30:00.000Z'] }),
+  updated_at: Type.String({ format: 'date-time', examples: ['2026-11-22T09:30:00.000Z'] }),
+}
+
+export function parseJsonList(text: string): string[] {
+  return JSON.parse(text) as string[]
+}
