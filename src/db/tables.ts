@@ -6,6 +6,16 @@ export interface Tables {
   api_keys: ApiKeyRow
   use_cases: UseCaseRow
   audit_logs: AuditLogRow
+  models: ModelRow
+  vendors: VendorRow
+  risk_types: RiskTypeRow
+  risk_scenarios: RiskScenarioRow
+  workflow_stages: WorkflowStageRow
+  use_case_models: LinkRow & { use_case_id: string; model_id: string }
+  use_case_vendors: LinkRow & { use_case_id: string; vendor_id: string }
+  model_vendors: LinkRow & { model_id: string; vendor_id: string }
+  risk_scenario_risk_types: LinkRow & { risk_scenario_id: string; risk_type_id: string }
+  use_case_risk_scenarios: LinkRow & { use_case_id: string; risk_scenario_id: string; likelihood: number | null; impact: number | null }
 }
 
 export interface TenantRow {
@@ -77,3 +87,55 @@ export interface AuditLogRow {
   hash: string
 }
 
+
+interface NamedRow {
+  id: string
+  tenant_id: string
+  name: string
+  /** NFC, trimmed, lower-cased name: what uniqueness and `q` search use. */
+  name_key: string
+  created_at: string
+  updated_at: string
+}
+
+export interface ModelRow extends NamedRow {
+  summary: string | null
+  source: string | null
+  status: string
+  provider: string | null
+  model_type: string | null
+  version: string | null
+}
+
+export interface VendorRow extends NamedRow {
+  description: string | null
+  website: string | null
+  status: string
+}
+
+export interface RiskTypeRow extends NamedRow {
+  description: string | null
+  custom: number
+  hidden: number
+}
+
+export interface RiskScenarioRow extends NamedRow {
+  description: string | null
+  domains: string
+  industries: string
+  regions: string
+  archived: number
+}
+
+export interface WorkflowStageRow extends NamedRow {
+  description: string | null
+  type: string
+  position: number
+  assessment_required: number
+  evidence_collection_required: number
+}
+
+export interface LinkRow {
+  tenant_id: string
+  created_at: string
+}
