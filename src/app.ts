@@ -77,10 +77,13 @@ function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {
   return checks
 }
 
-/** A token request may carry Content-Type: application/json and no body at all; treat that as no body. */
+/**
+ * JSON is the only body type. A token request may carry Content-Type: application/json and no body at all;
+ * treat that as no body.
+ */
 function acceptEmptyJsonBodies(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeContentTypeParser('application/json')
+  app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
     parseJson(req, body as string, done)

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+
+describeEachDialect('use cases', (dialect) => {
+  let t: TestApp
+  let write: ReturnType<TestApp['as']>
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    write = t.as('acme', 'write')
+  })
+  afterAll(async () => t.close())
+
+  const create = (payload: object) => write({ method: 'POST', url: '/use_cases', payload })
+
+  it('creates with every field and reads it back', async () => {
+    const body = {
+      name: 'Fraud detection', description: 'Flags card fraud', ai_type: 'machine_learning', system_type: 'decision_support',
+      risk_category_level: 'high', regions: ['EU', 'US'], industries: ['banking'], source: 'jira', owner: 'risk@example.com',
+    }
+    const res = await create(body)
+    expect(res.statusCode).toBe(201)
+    const uc = res.json()
+    expect(uc).toMatchObject({ ...body, questionnaire_ids: [] })
+    expect(uc.created_at).toBe(uc.updated_at)
+    expect(new Date(uc.created_at).toISOString()).toBe(uc.created_at)
+    expect((await write({ method: 'GET', url: `/use_cases/${uc.id}` })).json()).toEqual(uc)
+  })
+
+  it('treats null as absent on create and as clear on update', async () => {
+    const uc = (await create({ name: 'Nulls', owner: null, regions: null })).json()
+    expect(uc.owner).toBeNull()
+    expect(uc.regions).toEqual([])
+    const set = (await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: 'a@b.c', regions: ['EU'] } })).json()
+    expect(set).toMatchObject({ owner: 'a@b.c', regions: ['EU'] })
+    const cleared = (await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: null, regions: null } })).json()
+    expect(cleared).toMatchObject({ owner: null, regions: [], name: 'Nulls' })
+    expect(cleared.updated_at >= set.updated_at).toBe(true)
+  })
+
+  it('keeps names unique per tenant, case-insensitively (409), but not across tenants', async () => {
+    expect((await create({ name: 'Chatbot' })).statusCode).toBe(201)
+    const dup = await create({ name: '  CHATBOT ' })
+    expect(dup.statusCode).toBe(409)
+    expect(dup.json()).toMatchObject({ code: 'conflict', status: 409, title: 'Conflict' })
+    const other = (await create({ name: 'Other bot' })).json()
+    expect((await write({ method: 'PATCH', url: `/use_cases/${other.id}`, payload: { name: 'chatbot' } })).statusCode).toBe(409)
+    expect((await t.as('globex', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Chatbot' } })).statusCode).toBe(201)
+  })
+
+  it('validates bodies with 422 naming each field', async () => {
+    const res = await create({ name: '', risk_category_level: 'extreme', regions: 'EU', workflow_stage_id: 'ws_x' })
+    expect(res.statusCode).toBe(422)
+    const fields = res.json().errors.map((e: { field: string }) => e.field).sort()
+    expect(fields).toEqual(['name', 'regions', 'risk_category_level', 'workflow_stage_id'])
+    expect((await create({ description: 'no name' })).json().errors).toEqual([{ field: 'name', message: 'is required' }])
+    expect((await create({ name: 'x'.repeat(201) })).statusCode).toBe(422)
+    expect((await create({ name: 42 })).statusCode).toBe(422)
+  })
+
+  it('makes workflow fields read-only on PATCH', async () => {
+    const uc = (await create({ name: 'Readonly workflow' })).json()
+    const res = await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { workflow_stage_step: 'clear' } })
+    expect(res.statusCode).toBe(422)
+    expect(res.json().errors).toEqual([{ field: 'workflow_stage_step', message: 'unknown field' }])
+  })
+
+  it('writes no audit record for a PATCH that changes nothing', async () => {
+    const uc = (await create({ name: 'Unchanged', owner: 'x' })).json()
+    const res = await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: 'x' } })
+    expect(res.json()).toEqual(uc)
+    const audit = (await write({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}` })).json().items
+    expect(audit.map((a: { action: string }) => a.action)).toEqual(['use_case.created'])
+  })
+
+  it('records updates with before and after', async () => {
+    const uc = (await create({ name: 'Audited', risk_category_level: 'low' })).json()
+    await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { risk_category_level: 'high', name: 'Audited v2' } })
+    const [entry] = (await write({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}&action=use_case.updated` })).json().items
+    expect(entry.changes).toEqual({ risk_category_level: ['low', 'high'], name: ['Audited', 'Audited v2'] })
+    expect(entry).toMatchObject({ resource_type: 'use_case', resource_name: 'Audited v2', use_case_id: uc.id, source: 'api' })
+    expect(entry.actor.type).toBe('api_key')
+    expect(entry.request_id).toBeTruthy()
+  })
+
+  it('filters by q, risk level and creation time, and sorts', async () => {
+    const read = t.as('filters', 'write')
+    const names = ['Alpha scoring', 'beta SCORING', 'Gamma chat', '100%_literal']
+    const made = []
+    for (const [i, name] of names.entries()) {
+      made.push((await read({ method: 'POST', url: '/use_cases', payload: { name, risk_category_level: i % 2 ? 'high' : 'low' } })).json())
+    }
+    const list = async (query: string) => (await read({ method: 'GET', url: `/use_cases?${query}` })).json().items.map((u: { name: string }) => u.name)
+    expect(await list('q=scoring')).toEqual(['Alpha scoring', 'beta SCORING'])
+    expect(await list('q=%25_')).toEqual(['100%_literal'])
+    expect(await list('q=_')).toEqual(['100%_literal'])
+    expect(await list('risk_category_level=high')).toEqual(['beta SCORING', '100%_literal'])
+    expect(await list('sort=name')).toEqual(['100%_literal', 'Alpha scoring', 'beta SCORING', 'Gamma chat'])
+    expect(await list('sort=-name')).toEqual(['Gamma chat', 'beta SCORING', 'Alpha scoring', '100%_literal'])
+    expect(await list('sort=-created_at')).toEqual([...names].reverse())
+    expect(await list(`created_after=${encodeURIComponent(made[1].created_at)}`)).toEqual(names.slice(2))
+    expect(await list(`created_before=${encodeURIComponent(made[1].created_at)}`)).toEqual(names.slice(0, 1))
+    expect((await read({ method: 'GET', url: '/use_cases?sort=owner' })).statusCode).toBe(400)
+    expect((await read({ method: 'GET', url: '/use_cases?created_after=yesterday' })).statusCode).toBe(400)
+  })
+
+  it('rejects a cursor made for another sort', async () => {
+    const read = t.as('filters', 'read')
+    const page = (await read({ method: 'GET', url: '/use_cases?page_limit=1&sort=name' })).json()
+    const res = await read({ method: 'GET', url: `/use_cases?page_limit=1&page_after=${page.pagination.next_cursor}` })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().errors[0].field).toBe('page_after')
+  })
+})
