@@ -95,7 +95,7 @@ export interface RunningService {
 export async function startService(config: Config, options: { bootstrap?: boolean } = {}): Promise<RunningService> {
   const log = createLogger(config)
   const database = openDatabase(config, log)
-  await migrateToLatest(database.db)
+  await migrateToLatest(database)
   const deps = await createDeps(config, log, database)
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
@@ -115,7 +115,7 @@ export async function serve(config: Config): Promise<void> {
   if (config.workers > 1 && cluster.isPrimary) {
     const log = createLogger(config)
     const database = openDatabase(config, log)
-    await migrateToLatest(database.db)
+    await migrateToLatest(database)
     await bootstrap(await createDeps(config, log, database), (text) => process.stdout.write(text + '\n'))
     await database.close()
     for (let i = 0; i < config.workers; i++) cluster.fork()

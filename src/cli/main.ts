@@ -34,7 +34,7 @@ const COMMANDS: Record<string, Command> = {
     run: async (_args, config) => {
       const database = openDatabase(config, createLogger(config))
       try {
-        const applied = await migrateToLatest(database.db)
+        const applied = await migrateToLatest(database)
         out(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`)
       } finally {
         await database.close()
@@ -119,7 +119,7 @@ async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Pr
   const log = createLogger({ ...config, logLevel: 'warn' })
   const database = openDatabase(config, log)
   try {
-    await migrateToLatest(database.db)
+    await migrateToLatest(database)
     await work(await createDeps(config, log, database))
   } finally {
     await database.close()

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import type { Database } from './create-db.js'
 import * as foundation from './migrations/2026-11-22T00-foundation.js'
 import * as catalog from './migrations/2026-11-22T01-catalog.js'
 
@@ -10,8 +11,13 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider })
+export async function migrateToLatest(database: Database): Promise<string[]> {
+  const { db } = database
+  // Kysely looks for its bookkeeping tables in any schema unless told which: name the current one,
+  // so databases that keep several schemas (one per test, one per environment) don't confuse it.
+  const migrationTableSchema =
+    database.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema : undefined
+  const migrator = new Migrator({ db, provider, migrationTableSchema })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

@@ -71,7 +71,7 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
   const config = loadConfig({ SERVICE_JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long', LOG_LEVEL: 'silent', SERVICE_STARTER_LIBRARY: 'false', ...database.env, ...env })
   const log = createLogger(config)
   const db = openDatabase(config, log)
-  await migrateToLatest(db.db)
+  await migrateToLatest(db)
   const deps = await createDeps(config, log, db)
   const app = await buildApp(deps)
   await app.ready()

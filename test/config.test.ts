@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+describe('settings', () => {
+  it('has the documented defaults', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/service.db', redisUrl: undefined, tokenTtlSeconds: 3600,
+      bootstrapTenant: 'default', debug: false, enableMcp: false, mcpReadOnly: false, rateLimitPerMinute: 600,
+      rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, logLevel: 'info',
+    })
+  })
+
+  it.each([
+    ['SERVICE_PORT', '70000'],
+    ['SERVICE_PORT', 'http'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['REDIS_URL', 'http://localhost'],
+    ['SERVICE_JWT_SECRET', 'short'],
+    ['SERVICE_TOKEN_TTL', '0'],
+    ['SERVICE_DEBUG', 'maybe'],
+    ['ENABLE_MCP_SERVER', 'yesplease'],
+    ['RATE_LIMIT_PER_MINUTE', '-1'],
+    ['SERVICE_WORKERS', '0'],
+    ['LOG_LEVEL', 'loud'],
+    ['SERVICE_TENANT', 'Has Spaces'],
+    ['SERVICE_SERVER_BASE_URL', 'not a url'],
+  ])('rejects %s=%s naming the setting', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `))
+  })
+
+  it('requires a JWT secret in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SERVICE_JWT_SECRET/)
+    expect(loadConfig({ NODE_ENV: 'production', SERVICE_JWT_SECRET: 'x'.repeat(32) }).production).toBe(true)
+  })
+
+  it('reads booleans and trims the upstream URL', () => {
+    const config = loadConfig({ SERVICE_DEBUG: 'true', MCP_READ_ONLY: '1', SERVICE_SERVER_BASE_URL: 'http://up.example/' })
+    expect(config).toMatchObject({ debug: true, mcpReadOnly: true, upstreamBaseUrl: 'http://up.example', logLevel: 'debug' })
+  })
+})
