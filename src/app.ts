@@ -5,6 +5,7 @@ import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
 import { installOpenApi } from './http/plugins/openapi.js'
 import { installProblemHandlers } from './http/plugins/problems.js'
+import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installValidators } from './http/plugins/validation.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -56,7 +57,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       installAuth(api, deps)
-      await api.register(authRoutes(services.auth))
+      await installRateLimit(api, deps.config, deps.redis)
+      await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(useCaseRoutes(services.useCases))
@@ -72,6 +74,12 @@ function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {
     database: async () => {
       await sql`select 1`.execute(deps.database.db)
     },
+  }
+  const { redis } = deps
+  if (redis) {
+    checks.redis = async () => {
+      await redis.ping()
+    }
   }
   if (deps.config.upstreamBaseUrl) checks.upstream = upstreamCheck(deps.config.upstreamBaseUrl)
   return checks

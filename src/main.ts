@@ -15,6 +15,7 @@ import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { systemCtx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
+import { createRedis, waitUntilReady } from './shared/redis.js'
 
 export function createLogger(config: Config): FastifyBaseLogger {
   return pino({
@@ -47,7 +48,15 @@ export async function signingSecret(config: Config, database: Database): Promise
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
   const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
-  return { config, database, tokens, keyStatus: new KeyStatusCache(database.db), log }
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
+  if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
+  return { config, database, tokens, keyStatus: new KeyStatusCache(database.db), log, redis }
+}
+
+/** Releases what createDeps opened. */
+export async function closeDeps(deps: Deps): Promise<void> {
+  deps.redis?.disconnect()
+  await deps.database.close()
 }
 
 /**
@@ -105,7 +114,7 @@ export async function startService(config: Config, options: { bootstrap?: boolea
     deps,
     async close() {
       await app.close()
-      await database.close()
+      await closeDeps(deps)
     },
   }
 }
@@ -116,8 +125,9 @@ export async function serve(config: Config): Promise<void> {
     const log = createLogger(config)
     const database = openDatabase(config, log)
     await migrateToLatest(database)
-    await bootstrap(await createDeps(config, log, database), (text) => process.stdout.write(text + '\n'))
-    await database.close()
+    const deps = await createDeps(config, log, database)
+    await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+    await closeDeps(deps)
     for (let i = 0; i < config.workers; i++) cluster.fork()
     cluster.on('exit', (worker, code, signal) => {
       log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another')

@@ -120,7 +120,8 @@ async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Pr
   const database = openDatabase(config, log)
   try {
     await migrateToLatest(database)
-    await work(await createDeps(config, log, database))
+    const deps = await createDeps({ ...config, redisUrl: undefined }, log, database)
+    await work(deps)
   } finally {
     await database.close()
   }

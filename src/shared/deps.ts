@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/create-db.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
+import type { RedisClient } from './redis.js'
 
 /** What the modules are built from; made once in main (or a test) and handed to buildApp. */
 export interface Deps {
@@ -11,4 +12,6 @@ export interface Deps {
   tokens: TokenService
   keyStatus: KeyStatusCache
   log: FastifyBaseLogger
+  /** Present when REDIS_URL is set: shared rate limits, idempotency records, revocation fan-out. */
+  redis: RedisClient | undefined
 }

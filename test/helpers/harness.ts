@@ -8,7 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import type { DialectName } from '../../src/db/create-db.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { createDeps, createLogger, openDatabase } from '../../src/main.js'
+import { closeDeps, createDeps, createLogger, openDatabase } from '../../src/main.js'
 import { createApiKeysService } from '../../src/modules/api-keys/api-keys.service.js'
 import { createTenantsService } from '../../src/modules/tenants/tenants.service.js'
 import { type Role, systemCtx } from '../../src/shared/context.js'
@@ -68,7 +68,16 @@ export interface TestApp {
 
 export async function startTestApp(dialect: DialectName, env: Record<string, string> = {}): Promise<TestApp> {
   const database = await freshDatabase(dialect)
-  const config = loadConfig({ SERVICE_JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long', LOG_LEVEL: 'silent', SERVICE_STARTER_LIBRARY: 'false', ...database.env, ...env })
+  const config = loadConfig({
+    SERVICE_JWT_SECRET: 'test-secret-that-is-at-least-32-bytes-long',
+    LOG_LEVEL: 'silent',
+    SERVICE_STARTER_LIBRARY: 'false',
+    // Suites make many calls from one address; the rate-limit tests set their own limits.
+    RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_TOKEN_PER_MINUTE: '100000',
+    ...database.env,
+    ...env,
+  })
   const log = createLogger(config)
   const db = openDatabase(config, log)
   await migrateToLatest(db)
@@ -106,7 +115,7 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
     },
     async close() {
       await app.close()
-      await db.close()
+      await closeDeps(deps)
       await database.drop()
     },
   }

@@ -1,14 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import type { Config } from '../../config.js'
+import { tokenRateLimit } from '../../http/plugins/rate-limit.js'
 import type { AuthService } from './auth.service.js'
 import { TokenRequest, TokenResponse } from './auth.schemas.js'
 
-export function authRoutes(auth: AuthService): FastifyPluginAsyncTypebox {
+export function authRoutes(auth: AuthService, config: Config): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       '/auth/token',
       {
-        config: { public: true },
+        config: { public: true, rateLimit: tokenRateLimit(config) },
         // The header form sends no body at all; give the schema an empty object to check.
         preValidation: async (req) => {
           req.body ??= {}

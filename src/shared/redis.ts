@@ -1,0 +1,47 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { Redis } from 'ioredis'
+
+export type RedisClient = Redis
+
+/**
+ * A client that fails fast while Redis is away (no offline queue, short command timeout), so callers can
+ * fall back to per-instance state instead of hanging; it keeps reconnecting in the background.
+ */
+export function createRedis(url: string, log: FastifyBaseLogger): Redis {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 1000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  })
+  const warn = warnAtMostEveryMinute(log)
+  redis.on('error', (err) => warn({ err: err.message }, 'redis unreachable; using per-instance state'))
+  return redis
+}
+
+/** Waits until the client is ready, or gives up after `ms`: the service starts either way. */
+export async function waitUntilReady(redis: Redis, ms = 2000): Promise<boolean> {
+  if (redis.status === 'ready') return true
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady)
+      resolve(false)
+    }, ms)
+    const onReady = () => {
+      clearTimeout(timer)
+      resolve(true)
+    }
+    redis.once('ready', onReady)
+  })
+}
+
+/** A warning that repeats at most once a minute, however often the failure happens. */
+export function warnAtMostEveryMinute(log: FastifyBaseLogger): (details: object, message: string) => void {
+  let last = 0
+  return (details, message) => {
+    if (Date.now() - last < 60_000) return
+    last = Date.now()
+    log.warn(details, message)
+  }
+}
