@@ -6,6 +6,8 @@ import { installAuth } from './http/plugins/auth.js'
 import { installOpenApi } from './http/plugins/openapi.js'
 import { installProblemHandlers } from './http/plugins/problems.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
+import { installIdempotency } from './http/plugins/idempotency.js'
+import { idempotencyStore } from './shared/idempotency.js'
 import { installValidators } from './http/plugins/validation.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -58,6 +60,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     async (api) => {
       installAuth(api, deps)
       await installRateLimit(api, deps.config, deps.redis)
+      installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
       await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))

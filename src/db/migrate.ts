@@ -2,11 +2,13 @@ import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Database } from './create-db.js'
 import * as foundation from './migrations/2026-11-22T00-foundation.js'
 import * as catalog from './migrations/2026-11-22T01-catalog.js'
+import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
   '2026-11-22T00-foundation': foundation,
   '2026-11-22T01-catalog': catalog,
+  '2026-11-22T05-idempotency': idempotency,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

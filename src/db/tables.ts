@@ -6,6 +6,7 @@ export interface Tables {
   api_keys: ApiKeyRow
   use_cases: UseCaseRow
   audit_logs: AuditLogRow
+  idempotency_records: IdempotencyRow
   models: ModelRow
   vendors: VendorRow
   risk_types: RiskTypeRow
@@ -138,4 +139,14 @@ export interface WorkflowStageRow extends NamedRow {
 export interface LinkRow {
   tenant_id: string
   created_at: string
+}
+
+export interface IdempotencyRow {
+  /** tenant, API key and Idempotency-Key together */
+  id: string
+  fingerprint: string
+  state: 'pending' | 'done'
+  /** The stored response as JSON: status, headers, body */
+  response: string | null
+  expires_at: string
 }

@@ -23,6 +23,12 @@ export const Problem = Type.Object(
   { description: 'RFC 9457 problem details.' },
 )
 
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing.' }),
+  ),
+})
+
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: Problem } } })
 
 /** Declares on every route the error responses it can give, so the document is complete without repeating them. */
@@ -31,6 +37,7 @@ function addErrorResponses(route: RouteOptions): void {
   const response = (schema.response ??= {})
   const isPublic = route.config?.public === true
   const hasBody = schema.body !== undefined
+  if (route.method === 'POST' && !isPublic) schema.headers ??= IdempotencyHeader
   const add = (status: number, description: string) => {
     response[status] ??= problem(description)
   }

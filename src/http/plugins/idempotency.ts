@@ -1,0 +1,81 @@
+import { createHash } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { IdempotencyStore } from '../../shared/idempotency.js'
+import { AppError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency: { id: string; fingerprint: string } | null
+  }
+}
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/
+const WAIT_STEP_MS = 50
+const WAIT_LIMIT_MS = 10_000
+const REPLAYED_HEADERS = ['location', 'content-type']
+
+/** JSON with object keys sorted, so the same body sent with its keys reordered matches. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+function fingerprint(req: FastifyRequest): string {
+  return createHash('sha256').update(canonical([req.routeOptions.url, req.params, req.body ?? null])).digest('hex')
+}
+
+/**
+ * `Idempotency-Key` on a POST: the first successful response is kept for 24 h and replayed to retries with
+ * the same key and body (`Idempotent-Replayed: true`); the same key with another body is refused (422);
+ * a retry that arrives while the first is still running waits for its outcome.
+ */
+export function installIdempotency(api: FastifyInstance, store: IdempotencyStore): void {
+  api.decorateRequest('idempotency', null)
+
+  api.addHook('preHandler', async (req, reply) => {
+    const key = req.headers['idempotency-key']
+    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return
+    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+      throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
+    }
+    const id = `${req.ctx.tenantId}:${req.ctx.actor.id}:${key}`
+    const print = fingerprint(req)
+    const deadline = Date.now() + WAIT_LIMIT_MS
+    for (;;) {
+      const claim = await store.claim(id, print)
+      if (claim.kind === 'claimed') {
+        req.idempotency = { id, fingerprint: print }
+        return
+      }
+      if (claim.kind === 'mismatch') {
+        throw new AppError('validation_failed', 'this Idempotency-Key was already used with a different request body', [{ field: 'Idempotency-Key', message: 'reused with another body' }])
+      }
+      if (claim.kind === 'replay') {
+        const { status, headers, body } = claim.response
+        return reply.code(status).headers(headers).header('Idempotent-Replayed', 'true').send(body)
+      }
+      if (Date.now() > deadline) throw new AppError('conflict', 'a request with this Idempotency-Key is still in progress; retry later')
+      await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS))
+    }
+  })
+
+  api.addHook('onSend', async (req, reply, payload) => {
+    const claim = req.idempotency
+    if (!claim) return payload
+    req.idempotency = null
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
+      const headers: Record<string, string> = {}
+      for (const name of REPLAYED_HEADERS) {
+        const value = reply.getHeader(name)
+        if (value !== undefined) headers[name] = String(value)
+      }
+      await store.complete(claim.id, claim.fingerprint, { status: reply.statusCode, headers, body: payload })
+    } else {
+      await store.release(claim.id)
+    }
+    return payload
+  })
+}
