@@ -34,3 +34,11 @@ export function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter)
 export function listAuditLogs(db: Db, tenantId: string, filter: AuditFilter, ks: Keyset): Promise<AuditLogRow[]> {
   return applyKeyset(filteredAuditLogs(db, tenantId, filter), ks).execute()
 }
+
+export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limit: number): Promise<AuditLogRow[]> {
+  return db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute()
+}
+
+export function auditChainHead(db: Db, tenantId: string) {
+  return db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenantId).executeTakeFirst()
+}

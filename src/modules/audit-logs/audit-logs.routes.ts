@@ -1,15 +1,51 @@
+import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParam } from '../../shared/schemas.js'
-import { AuditLog, AuditLogListQuery, AuditLogPage } from './audit-logs.schemas.js'
+import { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditVerification } from './audit-logs.schemas.js'
 import type { AuditLogsService } from './audit-logs.service.js'
 
 const tags = ['audit logs']
+
+const EXPORT_TYPES = { ndjson: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const
 
 export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/audit_logs', {
       schema: { operationId: 'listAuditLogs', summary: 'List audit records', description: 'Append-only: every mutation writes one record in its own transaction.', tags, querystring: AuditLogListQuery, response: { 200: AuditLogPage } },
     }, async (req) => auditLogs.list(req.ctx, req.query))
+
+    app.post('/audit_logs/query', {
+      config: { role: 'read' },
+      schema: { operationId: 'queryAuditLogs', summary: 'Query audit records with a JSON filter', tags, body: AuditLogQuery, response: { 200: AuditLogPage } },
+    }, async (req) => auditLogs.list(req.ctx, req.body))
+
+    app.get('/audit_logs/export', {
+      schema: {
+        operationId: 'exportAuditLogs',
+        summary: 'Export audit records as NDJSON or CSV (streamed)',
+        description: 'Takes the same filters as the list; streams every matching record, so any number can be exported.',
+        tags,
+        querystring: AuditLogExportQuery,
+        response: {
+          200: {
+            description: 'One record per line.',
+            content: { 'application/x-ndjson': { schema: { type: 'string' } }, 'text/csv': { schema: { type: 'string' } } },
+          },
+        },
+      },
+    }, async (req, reply) => {
+      const format = req.query.format ?? 'ndjson'
+      // The document declares the body as text; what is sent is a stream of that text.
+      const body = Readable.from(auditLogs.export(req.ctx, req.query)) as unknown as string
+      return reply
+        .type(EXPORT_TYPES[format])
+        .header('content-disposition', `attachment; filename="audit-logs.${format}"`)
+        .send(body)
+    })
+
+    app.get('/audit_logs/verify', {
+      schema: { operationId: 'verifyAuditLogs', summary: 'Verify the tamper-evident hash chain of this tenant’s audit records', tags, response: { 200: AuditVerification } },
+    }, async (req) => auditLogs.verify(req.ctx))
 
     app.get('/audit_logs/:id', {
       schema: { operationId: 'getAuditLog', summary: 'Get an audit record', tags, params: IdParam('al'), response: { 200: AuditLog } },

@@ -47,3 +47,23 @@ export const AuditLogListQuery = Type.Object({ ...PageQuery, ...auditFilterField
 export type AuditLogListQuery = Static<typeof AuditLogListQuery>
 
 export const AuditLogPage = PageOf(AuditLog)
+
+export const AuditLogQuery = Type.Object(
+  { ...PageQuery, ...auditFilterFields },
+  { additionalProperties: false, examples: [{ action: ['use_case.created', 'use_case.updated'], start_time: '2026-11-01T00:00:00Z', page_limit: 100 }] },
+)
+export type AuditLogQuery = Static<typeof AuditLogQuery>
+
+const { sort: _sort, ...exportFilterFields } = auditFilterFields
+export const AuditLogExportQuery = Type.Object(
+  { format: Type.Optional(Type.Enum(['ndjson', 'csv'], { default: 'ndjson' })), ...exportFilterFields, sort: auditFilterFields.sort },
+  { additionalProperties: false },
+)
+export type AuditLogExportQuery = Static<typeof AuditLogExportQuery>
+
+export const AuditVerification = Type.Object({
+  ok: Type.Boolean({ description: 'True when every record matches its hash and links to the one before.' }),
+  checked: Type.Integer({ description: 'Records checked.' }),
+  first_bad_id: Nullable(Type.String({ description: 'The first record that does not match, if any.' })),
+})
+export type AuditVerification = Static<typeof AuditVerification>

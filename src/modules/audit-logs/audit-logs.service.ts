@@ -2,11 +2,15 @@ import type { AuditLogRow } from '../../db/tables.js'
 import { notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
+import { auditHash, GENESIS_HASH } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './audit-logs.repo.js'
-import type { AuditLog, AuditLogListQuery } from './audit-logs.schemas.js'
+import { csvHeader, csvRow, ndjsonRow } from './audit-export.js'
+import type { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditVerification } from './audit-logs.schemas.js'
 
 export type AuditLogsService = ReturnType<typeof createAuditLogsService>
+
+const EXPORT_BATCH = 1000
 
 export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
   const { db } = deps.database
@@ -15,6 +19,44 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       const { page_limit, page_after, sort, ...filter } = query
       const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
       return toPage(await repo.listAuditLogs(db, ctx.tenantId, filter, ks), ks, toAuditLog)
+    },
+
+    /** Every matching record as export lines, read in keyset batches so memory stays flat however many there are. */
+    async *export(ctx: Ctx, query: AuditLogExportQuery): AsyncGenerator<string> {
+      const { format, sort, ...filter } = query
+      const toLine = format === 'csv' ? csvRow : ndjsonRow
+      if (format === 'csv') yield csvHeader
+      let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
+      for (;;) {
+        const page = toPage(await repo.listAuditLogs(db, ctx.tenantId, filter, ks), ks, toAuditLog)
+        yield page.items.map(toLine).join('')
+        if (!page.pagination.next_cursor) return
+        ks = keyset({ sort, page_limit: EXPORT_BATCH, page_after: page.pagination.next_cursor }, repo.AUDIT_SORT_COLUMNS)
+      }
+    },
+
+    /** Recomputes the tenant's hash chain in sequence and names the first record that does not match. */
+    async verify(ctx: Ctx): Promise<AuditVerification> {
+      let checked = 0
+      let prevHash = GENESIS_HASH
+      let afterSeq = 0
+      for (;;) {
+        const rows = await repo.auditChainBatch(db, ctx.tenantId, afterSeq, EXPORT_BATCH)
+        for (const row of rows) {
+          const { hash, ...content } = row
+          if (row.seq !== afterSeq + 1 || row.prev_hash !== prevHash || auditHash(content) !== hash) {
+            return { ok: false, checked, first_bad_id: row.id }
+          }
+          checked += 1
+          afterSeq = row.seq
+          prevHash = hash
+        }
+        if (rows.length < EXPORT_BATCH) break
+      }
+      // Records removed from the end would leave a shorter, still consistent chain: compare with the tenant's head.
+      const head = await repo.auditChainHead(db, ctx.tenantId)
+      if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) return { ok: false, checked, first_bad_id: null }
+      return { ok: true, checked, first_bad_id: null }
     },
 
     async get(ctx: Ctx, id: string): Promise<AuditLog> {

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { csvField } from '../src/modules/audit-logs/audit-export.js'
+import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+
+/** A small RFC 4180 reader, to check the export parses back to what was written. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++
+      else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"') quoted = true
+    else if (c === ',') row.push(field), (field = '')
+    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++
+    else field += c
+  }
+  return rows
+}
+
+describeEachDialect('audit log query, export and verification', (dialect) => {
+  let t: TestApp
+  let ids: string[]
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    const write = t.as('aq', 'write')
+    ids = []
+    for (const name of ['Plain', 'Comma, inside', 'Quote "inside"', 'Line\nbreak', 'Ünïcødé ✓']) {
+      ids.push((await write({ method: 'POST', url: '/use_cases', payload: { name, description: 'd' } })).json().id)
+    }
+    await write({ method: 'PATCH', url: `/use_cases/${ids[0]}`, payload: { description: 'changed' } })
+    await write({ method: 'DELETE', url: `/use_cases/${ids[1]}` })
+  })
+  afterAll(async () => t.close())
+
+  it('queries with a JSON filter, a read key is enough', async () => {
+    const read = t.as('aq', 'read')
+    const res = await read({ method: 'POST', url: '/audit_logs/query', payload: { action: ['use_case.updated', 'use_case.deleted'], resource_type: ['use_case'] } })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().items.map((a: { action: string }) => a.action)).toEqual(['use_case.updated', 'use_case.deleted'])
+    const byUseCase = await read({ method: 'POST', url: '/audit_logs/query', payload: { use_case_id: ids[0], sort: '-created_at' } })
+    expect(byUseCase.json().items.map((a: { action: string }) => a.action)).toEqual(['use_case.updated', 'use_case.created'])
+    const bySource = (await read({ method: 'POST', url: '/audit_logs/query', payload: { source: 'system' } })).json().items
+    expect(bySource.every((a: { source: string }) => a.source === 'system')).toBe(true)
+    const keyId = bySource.find((a: { action: string }) => a.action === 'api_key.created').resource_id
+    const byActor = (await read({ method: 'POST', url: '/audit_logs/query', payload: { actor_id: keyId, action: 'use_case.created' } })).json().items
+    expect(byActor).toHaveLength(5)
+    const future = (await read({ method: 'POST', url: '/audit_logs/query', payload: { start_time: '2999-01-01T00:00:00Z' } })).json().items
+    expect(future).toEqual([])
+    const window = (await read({ method: 'GET', url: '/audit_logs?end_time=2000-01-01T00:00:00Z' })).json().items
+    expect(window).toEqual([])
+    expect((await read({ method: 'POST', url: '/audit_logs/query', payload: { actions: ['x'] } })).statusCode).toBe(422)
+  })
+
+  it('pages a query with its cursor', async () => {
+    const read = t.as('aq', 'read')
+    const first = (await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4 } })).json()
+    expect(first.items).toHaveLength(4)
+    const second = (await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4, page_after: first.pagination.next_cursor } })).json()
+    expect(second.items).toHaveLength(3)
+    expect(second.pagination.has_more).toBe(false)
+  })
+
+  it('exports NDJSON with the same filters', async () => {
+    const res = await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs/export?format=ndjson&resource_type=use_case' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toContain('application/x-ndjson')
+    expect(res.headers['content-disposition']).toContain('audit-logs.ndjson')
+    const lines = res.body.trim().split('\n').map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.action)).toEqual([...Array(5).fill('use_case.created'), 'use_case.updated', 'use_case.deleted'])
+    const listed = (await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs?resource_type=use_case' })).json().items
+    expect(lines).toEqual(listed)
+  })
+
+  it('exports CSV that quotes commas, quotes and newlines correctly', async () => {
+    const res = await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs/export?format=csv&action=use_case.created' })
+    expect(res.headers['content-type']).toContain('text/csv')
+    const rows = parseCsv(res.body)
+    expect(rows[0][0]).toBe('id')
+    const nameColumn = rows[0].indexOf('resource_name')
+    expect(rows.slice(1).map((r) => r[nameColumn])).toEqual(['Plain', 'Comma, inside', 'Quote "inside"', 'Line\nbreak', 'Ünïcødé ✓'])
+    const changes = JSON.parse(rows[1][rows[0].indexOf('changes')])
+    expect(changes.name).toEqual([null, 'Plain'])
+    expect(csvField('a"b')).toBe('"a""b"')
+    expect(csvField('plain')).toBe('plain')
+  })
+
+  it('verifies the hash chain and names a record edited in the database', async () => {
+    const read = t.as('aq', 'read')
+    const good = (await read({ method: 'GET', url: '/audit_logs/verify' })).json()
+    expect(good.ok).toBe(true)
+    expect(good.first_bad_id).toBeNull()
+    const total = await t.deps.database.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', 'aq').executeTakeFirstOrThrow()
+    expect(good.checked).toBe(Number(total.n))
+
+    const victim = (await read({ method: 'GET', url: `/audit_logs?resource_id=${ids[2]}` })).json().items[0]
+    await t.deps.database.db.updateTable('audit_logs').set({ resource_name: 'Forged' }).where('id', '=', victim.id).execute()
+    const bad = (await read({ method: 'GET', url: '/audit_logs/verify' })).json()
+    expect(bad).toMatchObject({ ok: false, first_bad_id: victim.id })
+    // Other tenants' chains are unaffected.
+    await t.as('aq-other', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'x' } })
+    expect((await t.as('aq-other', 'read')({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(true)
+  })
+
+  it('notices records deleted from the end of the chain', async () => {
+    const write = t.as('aq-tail', 'write')
+    await write({ method: 'POST', url: '/use_cases', payload: { name: 'tail' } })
+    const last = await t.deps.database.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 'aq-tail').orderBy('seq', 'desc').executeTakeFirstOrThrow()
+    await t.deps.database.db.deleteFrom('audit_logs').where('id', '=', last.id).execute()
+    expect((await write({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(false)
+  })
+})
