@@ -4,11 +4,12 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { createDatabase, type Database } from './db/create-db.js'
+import { createDatabase, type Database, isUniqueViolation } from './db/create-db.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.repo.js'
 import { KeyStatusCache } from './modules/api-keys/key-status.js'
+import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
@@ -50,11 +51,14 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
-  return { config, database, tokens, keyStatus: new KeyStatusCache(database.db), log, redis }
+  const keyStatus = new KeyStatusCache(database.db)
+  const subscriber = redis ? listenForRevocations(redis, keyStatus) : undefined
+  return { config, database, tokens, keyStatus, log, redis, closeExtras: () => subscriber?.disconnect() }
 }
 
 /** Releases what createDeps opened. */
 export async function closeDeps(deps: Deps): Promise<void> {
+  deps.closeExtras?.()
   deps.redis?.disconnect()
   await deps.database.close()
 }
@@ -73,7 +77,12 @@ export async function bootstrap(deps: Deps, print: (text: string) => void): Prom
     const existing = await findKeyByHash(database.db, hashSecret(config.bootstrapApiKey))
     if (existing && existing.tenant_id !== tenant) throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
     if (existing && existing.revoked_at !== null) throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')
-    if (!existing) await apiKeys.create(ctx, { name: 'bootstrap (SERVICE_API_KEY)', role: 'admin' }, config.bootstrapApiKey)
+    if (!existing) {
+      // Instances starting together race to create it; the loser finds it made.
+      await apiKeys.create(ctx, { name: 'bootstrap (SERVICE_API_KEY)', role: 'admin' }, config.bootstrapApiKey).catch((err: unknown) => {
+        if (!isUniqueViolation(err)) throw err
+      })
+    }
     return
   }
   if (await hasActiveAdminKey(database.db, tenant, now())) return

@@ -51,10 +51,14 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
   })
 }
 
-/** Appends to the tenant's hash chain; the tenant row lock keeps concurrent writers from forking it. */
+/**
+ * Appends to the tenant's hash chain; the tenant row lock keeps concurrent writers from forking it.
+ * FOR NO KEY UPDATE, not FOR UPDATE: rows inserted in this transaction hold KEY SHARE locks on the
+ * tenant row through their foreign keys, and FOR UPDATE would deadlock two such writers.
+ */
 async function appendAudit(tx: Tx, dialect: Database['dialect'], ctx: Ctx, entries: AuditEntry[]): Promise<void> {
   let head = tx.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', ctx.tenantId)
-  if (dialect === 'postgres') head = head.forUpdate()
+  if (dialect === 'postgres') head = head.forNoKeyUpdate()
   const tenant = await head.executeTakeFirstOrThrow()
   let seq = tenant.audit_seq
   let prevHash = tenant.audit_head

@@ -7,12 +7,13 @@ import { runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './api-keys.repo.js'
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery } from './api-keys.schemas.js'
+import { announceRevocation } from './revocations.js'
 import { generateSecret, hashSecret, secretPrefix } from './secrets.js'
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>
 
-export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus'>) {
-  const { database, keyStatus } = deps
+export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' | 'redis'>) {
+  const { database, keyStatus, redis } = deps
   const { db } = database
 
   return {
@@ -68,6 +69,7 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus'>)
         }
       })
       keyStatus.markRevoked(revoked.tenant_id, revoked.id)
+      announceRevocation(redis, revoked.tenant_id, revoked.id)
     },
   }
 }
