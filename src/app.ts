@@ -15,6 +15,10 @@ import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
 import { createModelsService } from './modules/models/models.service.js'
+import { riskScenarioRoutes } from './modules/risk-scenarios/risk-scenarios.routes.js'
+import { createRiskScenariosService } from './modules/risk-scenarios/risk-scenarios.service.js'
+import { riskTypeRoutes } from './modules/risk-types/risk-types.routes.js'
+import { createRiskTypesService } from './modules/risk-types/risk-types.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
@@ -56,6 +60,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     auditLogs: createAuditLogsService(deps),
     models: createModelsService(deps),
     vendors: createVendorsService(deps),
+    riskTypes: createRiskTypesService(deps),
+    riskScenarios: createRiskScenariosService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -69,6 +75,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(auditLogRoutes(services.auditLogs))
       await api.register(modelRoutes(services.models))
       await api.register(vendorRoutes(services.vendors))
+      await api.register(riskTypeRoutes(services.riskTypes))
+      await api.register(riskScenarioRoutes(services.riskScenarios))
     },
     { prefix: API_PREFIX },
   )
