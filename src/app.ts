@@ -15,6 +15,8 @@ import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
 import { createModelsService } from './modules/models/models.service.js'
+import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
+import { createRelationshipsService } from './modules/relationships/relationships.service.js'
 import { riskScenarioRoutes } from './modules/risk-scenarios/risk-scenarios.routes.js'
 import { createRiskScenariosService } from './modules/risk-scenarios/risk-scenarios.service.js'
 import { riskTypeRoutes } from './modules/risk-types/risk-types.routes.js'
@@ -62,6 +64,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     vendors: createVendorsService(deps),
     riskTypes: createRiskTypesService(deps),
     riskScenarios: createRiskScenariosService(deps),
+    relationships: createRelationshipsService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -77,6 +80,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(vendorRoutes(services.vendors))
       await api.register(riskTypeRoutes(services.riskTypes))
       await api.register(riskScenarioRoutes(services.riskScenarios))
+      await api.register(relationshipRoutes(services.relationships))
     },
     { prefix: API_PREFIX },
   )
