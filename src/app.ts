@@ -16,9 +16,19 @@ import { createAuditLogsService } from './modules/audit-logs/audit-logs.service.
 import { authRoutes } from './modules/auth/auth.routes.js'
 import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
+import { modelRoutes } from './modules/models/models.routes.js'
+import { createModelsService } from './modules/models/models.service.js'
+import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
+import { createRelationshipsService } from './modules/relationships/relationships.service.js'
+import { riskScenarioRoutes } from './modules/risk-scenarios/risk-scenarios.routes.js'
+import { createRiskScenariosService } from './modules/risk-scenarios/risk-scenarios.service.js'
+import { riskTypeRoutes } from './modules/risk-types/risk-types.routes.js'
+import { createRiskTypesService } from './modules/risk-types/risk-types.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
+import { vendorRoutes } from './modules/vendors/vendors.routes.js'
+import { createVendorsService } from './modules/vendors/vendors.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -53,6 +63,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     apiKeys: createApiKeysService(deps),
     useCases: createUseCasesService(deps),
     auditLogs: createAuditLogsService(deps),
+    models: createModelsService(deps),
+    vendors: createVendorsService(deps),
+    riskTypes: createRiskTypesService(deps),
+    riskScenarios: createRiskScenariosService(deps),
+    relationships: createRelationshipsService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -66,6 +81,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(useCaseRoutes(services.useCases))
       await api.register(auditLogRoutes(services.auditLogs))
+      await api.register(modelRoutes(services.models))
+      await api.register(vendorRoutes(services.vendors))
+      await api.register(riskTypeRoutes(services.riskTypes))
+      await api.register(riskScenarioRoutes(services.riskScenarios))
+      await api.register(relationshipRoutes(services.relationships))
     },
     { prefix: API_PREFIX },
   )

@@ -56,6 +56,12 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
 }
 
+/** True for a FOREIGN KEY violation on either database (the referenced row vanished concurrently). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY'
+}
+
 /** True when the database could not be reached or answered with a connection-level failure. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown } | null

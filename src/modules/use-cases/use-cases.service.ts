@@ -4,6 +4,7 @@ import { AppError, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
+import { removeAssociations } from '../../shared/links.repo.js'
 import { diff, runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
@@ -104,10 +105,11 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
       await runMutation(database, ctx, async (tx) => {
         const current = await repo.findUseCase(tx, ctx.tenantId, id)
         if (!current) throw notFound('use case', id)
+        const unlinked = await removeAssociations(tx, database.dialect, ctx.tenantId, 'use_case', current)
         await repo.deleteUseCase(tx, ctx.tenantId, id)
         return {
           result: undefined,
-          audit: { action: 'use_case.deleted', resourceType: 'use_case', resourceId: id, resourceName: current.name, useCaseId: id },
+          audit: [...unlinked, { action: 'use_case.deleted', resourceType: 'use_case', resourceId: id, resourceName: current.name, useCaseId: id }],
         }
       })
     },

@@ -1,0 +1,43 @@
+import { type Static, Type } from 'typebox'
+import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+
+const editable = {
+  description: Type.Optional(Nullable(Text(10_000), { examples: ['Outputs that disadvantage a protected group.'] })),
+  custom: Type.Optional(Nullable(Type.Boolean({ description: 'Defined by this tenant rather than the starter library. `null` means true.' }))),
+  hidden: Type.Optional(Nullable(Type.Boolean({ description: 'Hidden from pickers. `null` means false.' }))),
+}
+
+export const RiskType = Type.Object({
+  id: Id('rt'),
+  name: Name,
+  description: Nullable(Type.String()),
+  custom: Type.Boolean(),
+  hidden: Type.Boolean(),
+  ...Timestamps,
+})
+export type RiskType = Static<typeof RiskType>
+
+export const RiskTypeCreate = Type.Object(
+  { name: Name, ...editable },
+  { additionalProperties: false, examples: [{ name: 'Bias and fairness', description: 'Outputs that disadvantage a protected group.' }] },
+)
+export type RiskTypeCreate = Static<typeof RiskTypeCreate>
+
+export const RiskTypeUpdate = Type.Object(
+  { name: Type.Optional(Name), ...editable },
+  { additionalProperties: false, examples: [{ hidden: true }] },
+)
+export type RiskTypeUpdate = Static<typeof RiskTypeUpdate>
+
+export const RiskTypeListQuery = Type.Object(
+  {
+    ...PageQuery,
+    sort: SortParam(['name', 'created_at', 'updated_at']),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+  },
+  { additionalProperties: false },
+)
+export type RiskTypeListQuery = Static<typeof RiskTypeListQuery>
+
+export const RiskTypePage = PageOf(RiskType)

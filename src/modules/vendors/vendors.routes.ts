@@ -1,0 +1,35 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { created } from '../../http/responses.js'
+import { IdParam } from '../../shared/schemas.js'
+import { Vendor, VendorCreate, VendorListQuery, VendorPage, VendorUpdate } from './vendors.schemas.js'
+import type { VendorsService } from './vendors.service.js'
+
+const tags = ['vendors']
+
+export function vendorRoutes(vendors: VendorsService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get('/vendors', {
+      schema: { operationId: 'listVendors', summary: 'List vendors', tags, querystring: VendorListQuery, response: { 200: VendorPage } },
+    }, async (req) => vendors.list(req.ctx, req.query))
+
+    app.get('/vendors/:id', {
+      schema: { operationId: 'getVendor', summary: 'Get a vendor', tags, params: IdParam('vnd'), response: { 200: Vendor } },
+    }, async (req) => vendors.get(req.ctx, req.params.id))
+
+    app.post('/vendors', {
+      schema: { operationId: 'createVendor', summary: 'Create a vendor', tags, body: VendorCreate, response: { 201: Vendor } },
+    }, async (req, reply) => created(req, reply, await vendors.create(req.ctx, req.body)))
+
+    app.patch('/vendors/:id', {
+      schema: { operationId: 'updateVendor', summary: 'Update a vendor', description: '`null` clears a field (`status` returns to `active`); absent fields stay as they are.', tags, params: IdParam('vnd'), body: VendorUpdate, response: { 200: Vendor } },
+    }, async (req) => vendors.update(req.ctx, req.params.id, req.body))
+
+    app.delete('/vendors/:id', {
+      schema: { operationId: 'deleteVendor', summary: 'Delete a vendor', description: 'Also removes its links to use cases and models (each removal is audited).', tags, params: IdParam('vnd'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
+    }, async (req, reply) => {
+      await vendors.delete(req.ctx, req.params.id)
+      return reply.code(204).send(null)
+    })
+  }
+}
