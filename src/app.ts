@@ -16,6 +16,10 @@ import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/heal
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
+import { useCaseWorkflowRoutes } from './modules/workflow-stages/use-case-workflow.routes.js'
+import { createUseCaseWorkflowService } from './modules/workflow-stages/use-case-workflow.service.js'
+import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.routes.js'
+import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -50,6 +54,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     apiKeys: createApiKeysService(deps),
     useCases: createUseCasesService(deps),
     auditLogs: createAuditLogsService(deps),
+    workflowStages: createWorkflowStagesService(deps),
+    useCaseWorkflow: createUseCaseWorkflowService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -61,6 +67,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(useCaseRoutes(services.useCases))
       await api.register(auditLogRoutes(services.auditLogs))
+      await api.register(workflowStageRoutes(services.workflowStages))
+      await api.register(useCaseWorkflowRoutes(services.useCaseWorkflow))
     },
     { prefix: API_PREFIX },
   )
