@@ -29,6 +29,10 @@ import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
 import { vendorRoutes } from './modules/vendors/vendors.routes.js'
 import { createVendorsService } from './modules/vendors/vendors.service.js'
+import { useCaseWorkflowRoutes } from './modules/workflow-stages/use-case-workflow.routes.js'
+import { createUseCaseWorkflowService } from './modules/workflow-stages/use-case-workflow.service.js'
+import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.routes.js'
+import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -68,6 +72,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     riskTypes: createRiskTypesService(deps),
     riskScenarios: createRiskScenariosService(deps),
     relationships: createRelationshipsService(deps),
+    workflowStages: createWorkflowStagesService(deps),
+    useCaseWorkflow: createUseCaseWorkflowService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -86,6 +92,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(riskTypeRoutes(services.riskTypes))
       await api.register(riskScenarioRoutes(services.riskScenarios))
       await api.register(relationshipRoutes(services.relationships))
+      await api.register(workflowStageRoutes(services.workflowStages))
+      await api.register(useCaseWorkflowRoutes(services.useCaseWorkflow))
     },
     { prefix: API_PREFIX },
   )

@@ -13,6 +13,7 @@ import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
+import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
 import { systemCtx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
@@ -49,6 +50,8 @@ export async function signingSecret(config: Config, database: Database): Promise
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
   const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
+  // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
+  await ensureSystemStages(database)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)

@@ -2,12 +2,16 @@ import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Database } from './create-db.js'
 import * as foundation from './migrations/2026-11-22T00-foundation.js'
 import * as catalog from './migrations/2026-11-22T01-catalog.js'
+import * as workflowRejectionReason from './migrations/2026-11-22T03-workflow-rejection-reason.js'
+import * as workflowSystemStages from './migrations/2026-11-22T03-workflow-system-stages.js'
 import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
   '2026-11-22T00-foundation': foundation,
   '2026-11-22T01-catalog': catalog,
+  '2026-11-22T03-workflow-rejection-reason': workflowRejectionReason,
+  '2026-11-22T03-workflow-system-stages': workflowSystemStages,
   '2026-11-22T05-idempotency': idempotency,
 }
 
@@ -19,7 +23,8 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   // so databases that keep several schemas (one per test, one per environment) don't confuse it.
   const migrationTableSchema =
     database.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema : undefined
-  const migrator = new Migrator({ db, provider, migrationTableSchema })
+  // Branches add migrations side by side; one that sorts before an applied one still applies.
+  const migrator = new Migrator({ db, provider, migrationTableSchema, allowUnorderedMigrations: true })
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)

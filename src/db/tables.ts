@@ -59,6 +59,8 @@ export interface UseCaseRow {
   owner: string | null
   workflow_stage_id: string | null
   workflow_stage_step: string | null
+  /** Set while workflow_stage_step is `rejected`. */
+  workflow_rejection_reason: string | null
   creator_id: string | null
   created_at: string
   updated_at: string

@@ -22,3 +22,6 @@ export const Timestamps = {
 export function parseJsonList(text: string): string[] {
   return JSON.parse(text) as string[]
 }
+
+/** For routes that take no query parameters: an unknown one is a 400, as on lists. */
+export const NoQuery = Type.Object({}, { additionalProperties: false })

@@ -8,6 +8,7 @@ import { removeAssociations } from '../../shared/links.repo.js'
 import { diff, runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
+import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import * as repo from './use-cases.repo.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
 
@@ -39,7 +40,7 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
     async create(ctx: Ctx, input: UseCaseCreate): Promise<UseCase> {
       const at = now()
       const name = input.name.trim()
-      const row: UseCaseRow = {
+      const fields: Omit<UseCaseRow, 'workflow_stage_id' | 'workflow_stage_step'> = {
         id: newId('uc'),
         tenant_id: ctx.tenantId,
         name,
@@ -52,14 +53,15 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
         industries: JSON.stringify(input.industries ?? []),
         source: input.source ?? null,
         owner: input.owner ?? null,
-        workflow_stage_id: null,
-        workflow_stage_step: null,
+        workflow_rejection_reason: null,
         creator_id: input.creator_id ?? ctx.actor.id,
         created_at: at,
         updated_at: at,
       }
       try {
         return await runMutation(database, ctx, async (tx) => {
+          // A new use case starts in the tenant's start stage, at its first step.
+          const row: UseCaseRow = { ...fields, ...(await workflowStart(tx, ctx.tenantId)) }
           await repo.insertUseCase(tx, row)
           const created = toUseCase(row)
           return {

@@ -1,0 +1,218 @@
+import { isUniqueViolation } from '../../db/create-db.js'
+import type { WorkflowStageRow } from '../../db/tables.js'
+import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import { type Ctx, systemCtx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { nameKey } from '../../shared/search.js'
+import { updateUseCase } from '../use-cases/use-cases.repo.js'
+import * as repo from './workflow-stages.repo.js'
+import type { WorkflowStage, WorkflowStageCreate, WorkflowStageListQuery, WorkflowStageUpdate } from './workflow-stages.schemas.js'
+import { firstStep } from './workflow-steps.js'
+
+export type WorkflowStagesService = ReturnType<typeof createWorkflowStagesService>
+
+const AUDITED_FIELDS = ['name', 'description', 'type', 'position', 'assessment_required', 'evidence_collection_required'] as const
+
+export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
+  const { database } = deps
+  const { db } = database
+
+  const duplicateName = (name: string) => new AppError('conflict', `a workflow stage named "${name}" already exists in this tenant`)
+
+  /** Locks the tenant's stages for this transaction and returns its end stage (always there once provisioned). */
+  async function lock(tx: Tx, tenantId: string): Promise<WorkflowStageRow> {
+    const end = await repo.lockStages(tx, tenantId, database.dialect)
+    if (!end) throw conflict('this tenant has no end workflow stage yet; restart the service to provision it')
+    return end
+  }
+
+  const outOfRange = (end: WorkflowStageRow) =>
+    invalid('position', `must be between 1 and ${end.position}: strictly after the start stage (0) and at most the end stage's position (${end.position}), which then moves down`)
+
+  return {
+    async list(ctx: Ctx, query: WorkflowStageListQuery): Promise<Page<WorkflowStage>> {
+      const ks = keyset({ ...query, sort: query.sort ?? 'position' }, repo.WORKFLOW_STAGE_SORT_COLUMNS)
+      return toPage(await repo.listStages(db, ctx.tenantId, query, ks), ks, toWorkflowStage)
+    },
+
+    async get(ctx: Ctx, id: string): Promise<WorkflowStage> {
+      const row = await repo.findStage(db, ctx.tenantId, id)
+      if (!row) throw notFound('workflow stage', id)
+      return toWorkflowStage(row)
+    },
+
+    async create(ctx: Ctx, input: WorkflowStageCreate): Promise<WorkflowStage> {
+      const name = input.name.trim()
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const end = await lock(tx, ctx.tenantId)
+          const position = input.position ?? end.position
+          if (position > end.position) throw outOfRange(end)
+          const at = now()
+          const row: WorkflowStageRow = {
+            id: newId('ws'),
+            tenant_id: ctx.tenantId,
+            name,
+            name_key: nameKey(name),
+            description: input.description ?? null,
+            type: 'intermediate',
+            position,
+            assessment_required: flag(input.assessment_required ?? true),
+            evidence_collection_required: flag(input.evidence_collection_required ?? true),
+            created_at: at,
+            updated_at: at,
+          }
+          await repo.makeRoomAt(tx, ctx.tenantId, position, row.id, at)
+          await repo.insertStage(tx, row)
+          const created = toWorkflowStage(row)
+          return { result: created, audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)) }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateName(name) : err
+      }
+    },
+
+    async update(ctx: Ctx, id: string, input: WorkflowStageUpdate): Promise<WorkflowStage> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const end = await lock(tx, ctx.tenantId)
+          const current = await repo.findStage(tx, ctx.tenantId, id)
+          if (!current) throw notFound('workflow stage', id)
+          if (current.type !== 'intermediate') throw systemManaged(current, 'changed')
+          if (input.position !== undefined && input.position > end.position) throw outOfRange(end)
+          const changes = rowChanges(input)
+          const before = toWorkflowStage(current)
+          const after = toWorkflowStage({ ...current, ...changes })
+          const changed = diff(before, after, AUDITED_FIELDS)
+          if (!changed) return { result: before, audit: [] }
+          const at = now()
+          if (changed.position) await repo.makeRoomAt(tx, ctx.tenantId, after.position, id, at)
+          await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: at })
+          return { result: { ...after, updated_at: at }, audit: stageAudit('workflow_stage.updated', { ...current, ...changes }, changed) }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? duplicateName(input.name?.trim() ?? '') : err
+      }
+    },
+
+    async delete(ctx: Ctx, id: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        await lock(tx, ctx.tenantId)
+        const current = await repo.findStage(tx, ctx.tenantId, id)
+        if (!current) throw notFound('workflow stage', id)
+        if (current.type !== 'intermediate') throw systemManaged(current, 'deleted')
+        const inUse = await repo.countUseCasesInStage(tx, ctx.tenantId, id)
+        if (inUse > 0) {
+          throw conflict(`workflow stage ${id} ("${current.name}") holds ${inUse} use case${inUse === 1 ? '' : 's'}; move ${inUse === 1 ? 'it' : 'them'} to another stage first (PUT /use_cases/{id}/workflow)`)
+        }
+        await repo.deleteStage(tx, ctx.tenantId, id)
+        return { result: undefined, audit: stageAudit('workflow_stage.deleted', current, null) }
+      })
+    },
+  }
+}
+
+function systemManaged(stage: WorkflowStageRow, verb: string): AppError {
+  return conflict(`workflow stage ${stage.id} is the tenant's ${stage.type} stage; it is system-managed and cannot be ${verb}`)
+}
+
+function stageAudit(action: string, row: WorkflowStageRow, changes: Record<string, [unknown, unknown]> | null): AuditEntry {
+  return { action, resourceType: 'workflow_stage', resourceId: row.id, resourceName: row.name, changes }
+}
+
+const flag = (value: boolean) => (value ? 1 : 0)
+
+/** The columns a PATCH body sets; `null` on description clears it, absent fields stay as they are. */
+function rowChanges(input: WorkflowStageUpdate): Partial<WorkflowStageRow> {
+  const changes: Partial<WorkflowStageRow> = {}
+  if (input.name !== undefined) {
+    changes.name = input.name.trim()
+    changes.name_key = nameKey(input.name)
+  }
+  if (input.description !== undefined) changes.description = input.description
+  if (input.position !== undefined) changes.position = input.position
+  if (input.assessment_required !== undefined) changes.assessment_required = flag(input.assessment_required)
+  if (input.evidence_collection_required !== undefined) changes.evidence_collection_required = flag(input.evidence_collection_required)
+  return changes
+}
+
+export function toWorkflowStage(row: WorkflowStageRow): WorkflowStage {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    type: row.type as WorkflowStage['type'],
+    position: row.position,
+    assessment_required: row.assessment_required === 1,
+    evidence_collection_required: row.evidence_collection_required === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+const blankStage: WorkflowStage = {
+  id: '', name: null as unknown as string, description: null, type: null as unknown as WorkflowStage['type'], position: null as unknown as number,
+  assessment_required: null as unknown as boolean, evidence_collection_required: null as unknown as boolean, created_at: '', updated_at: '',
+}
+
+/** The system-managed stages every tenant has. The end stage requires no steps: arriving there is `clear`, and final. */
+const SYSTEM_STAGES = [
+  { type: 'start', name: 'Start', description: 'Where every new use case begins.', position: 0, assessment_required: 1, evidence_collection_required: 1 },
+  { type: 'end', name: 'End', description: 'The end of the workflow: a use case here is cleared for good.', position: 1, assessment_required: 0, evidence_collection_required: 0 },
+] as const
+
+/**
+ * Creates the tenant's start and end stages when missing (a TenantProvisioner, run in the tenant-creating
+ * transaction), and puts use cases that were created before stages existed into the start stage.
+ */
+export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntry[]> {
+  const audit: AuditEntry[] = []
+  const at = now()
+  for (const stage of SYSTEM_STAGES) {
+    if (await repo.findSystemStage(tx, ctx.tenantId, stage.type)) continue
+    const row: WorkflowStageRow = { id: newId('ws'), tenant_id: ctx.tenantId, ...stage, name_key: nameKey(stage.name), created_at: at, updated_at: at }
+    if (stage.type === 'start') await repo.makeRoomAt(tx, ctx.tenantId, 0, row.id, at)
+    else row.position = ((await repo.maxPosition(tx, ctx.tenantId)) ?? 0) + 1
+    await repo.insertStage(tx, row)
+    audit.push(stageAudit('workflow_stage.created', row, diff(blankStage, toWorkflowStage(row), AUDITED_FIELDS)))
+  }
+  const start = (await repo.findSystemStage(tx, ctx.tenantId, 'start'))!
+  const step = firstStep(start)
+  for (const useCase of await repo.findUseCasesWithoutStage(tx, ctx.tenantId)) {
+    await updateUseCase(tx, ctx.tenantId, useCase.id, { workflow_stage_id: start.id, workflow_stage_step: step, updated_at: at })
+    audit.push({
+      action: 'use_case.workflow_moved', resourceType: 'use_case', resourceId: useCase.id, resourceName: useCase.name, useCaseId: useCase.id,
+      subObjectType: 'workflow_stage', subObjectId: start.id, subObjectName: start.name,
+      changes: { workflow_stage_id: [null, start.id], workflow_stage_step: [useCase.workflow_stage_step, step] },
+      metadata: { reason: 'placed in the start stage when workflow stages were provisioned' },
+    })
+  }
+  return audit
+}
+
+/**
+ * Provisions the system stages of tenants created before they came with the tenant. Idempotent and cheap
+ * when nothing is missing (one query); run at every start.
+ */
+export async function ensureSystemStages(database: Deps['database']): Promise<string[]> {
+  const provisioned: string[] = []
+  for (const tenantId of await repo.tenantsWithoutSystemStages(database.db)) {
+    try {
+      await runMutation(database, systemCtx(tenantId), async (tx) => ({ result: undefined, audit: await provisionSystemStages(tx, systemCtx(tenantId)) }))
+      provisioned.push(tenantId)
+    } catch (err) {
+      // Another instance starting at the same time provisioned it first.
+      if (!isUniqueViolation(err)) throw err
+    }
+  }
+  return provisioned
+}
+
+/** Where a new use case begins: the tenant's start stage at its first step (nowhere, before the tenant has one). */
+export async function workflowStart(tx: Tx, tenantId: string): Promise<{ workflow_stage_id: string | null; workflow_stage_step: string | null }> {
+  const start = await repo.findSystemStage(tx, tenantId, 'start')
+  return start ? { workflow_stage_id: start.id, workflow_stage_step: firstStep(start) } : { workflow_stage_id: null, workflow_stage_step: null }
+}
