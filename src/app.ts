@@ -13,6 +13,8 @@ import { createAuditLogsService } from './modules/audit-logs/audit-logs.service.
 import { authRoutes } from './modules/auth/auth.routes.js'
 import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
+import { policyControlRoutes } from './modules/policy-controls/policy-controls.routes.js'
+import { createPolicyControlsService } from './modules/policy-controls/policy-controls.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
@@ -50,6 +52,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     apiKeys: createApiKeysService(deps),
     useCases: createUseCasesService(deps),
     auditLogs: createAuditLogsService(deps),
+    policyControls: createPolicyControlsService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -61,6 +64,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(useCaseRoutes(services.useCases))
       await api.register(auditLogRoutes(services.auditLogs))
+      await api.register(policyControlRoutes(services.policyControls))
     },
     { prefix: API_PREFIX },
   )
