@@ -15,7 +15,11 @@ import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { policyControlRoutes } from './modules/policy-controls/policy-controls.routes.js'
 import { createPolicyControlsService } from './modules/policy-controls/policy-controls.service.js'
+import { policyPackRoutes } from './modules/policy-packs/policy-packs.routes.js'
+import { createPolicyPacksService } from './modules/policy-packs/policy-packs.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
+import { useCasePolicyRoutes } from './modules/use-case-policies/use-case-policies.routes.js'
+import { createUseCasePoliciesService } from './modules/use-case-policies/use-case-policies.service.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
 import type { Deps } from './shared/deps.js'
@@ -53,6 +57,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     useCases: createUseCasesService(deps),
     auditLogs: createAuditLogsService(deps),
     policyControls: createPolicyControlsService(deps),
+    policyPacks: createPolicyPacksService(deps),
+    useCasePolicies: createUseCasePoliciesService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -65,6 +71,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(useCaseRoutes(services.useCases))
       await api.register(auditLogRoutes(services.auditLogs))
       await api.register(policyControlRoutes(services.policyControls))
+      await api.register(policyPackRoutes(services.policyPacks))
+      await api.register(useCasePolicyRoutes(services.useCasePolicies))
     },
     { prefix: API_PREFIX },
   )
