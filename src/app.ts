@@ -17,6 +17,8 @@ import { policyControlRoutes } from './modules/policy-controls/policy-controls.r
 import { createPolicyControlsService } from './modules/policy-controls/policy-controls.service.js'
 import { policyPackRoutes } from './modules/policy-packs/policy-packs.routes.js'
 import { createPolicyPacksService } from './modules/policy-packs/policy-packs.service.js'
+import { questionnaireRoutes } from './modules/questionnaires/questionnaires.routes.js'
+import { createQuestionnairesService } from './modules/questionnaires/questionnaires.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCasePolicyRoutes } from './modules/use-case-policies/use-case-policies.routes.js'
 import { createUseCasePoliciesService } from './modules/use-case-policies/use-case-policies.service.js'
@@ -59,6 +61,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     policyControls: createPolicyControlsService(deps),
     policyPacks: createPolicyPacksService(deps),
     useCasePolicies: createUseCasePoliciesService(deps),
+    questionnaires: createQuestionnairesService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -73,6 +76,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(policyControlRoutes(services.policyControls))
       await api.register(policyPackRoutes(services.policyPacks))
       await api.register(useCasePolicyRoutes(services.useCasePolicies))
+      await api.register(questionnaireRoutes(services.questionnaires))
     },
     { prefix: API_PREFIX },
   )
