@@ -11,6 +11,7 @@ import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.re
 import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
+import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { systemCtx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
@@ -57,7 +58,7 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
 export async function bootstrap(deps: Deps, print: (text: string) => void): Promise<void> {
   const { config, database } = deps
   const tenant = config.bootstrapTenant
-  await createTenantsService(database).ensure(tenant)
+  await createTenantsService(database, tenantProvisioners(config)).ensure(tenant)
   const apiKeys = createApiKeysService(deps)
   const ctx = systemCtx(tenant)
   if (config.bootstrapApiKey) {

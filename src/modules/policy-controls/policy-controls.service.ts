@@ -39,8 +39,7 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
     async createBase(ctx: Ctx, input: PolicyControlBaseCreate): Promise<PolicyControlBase> {
       try {
         return await runMutation(database, ctx, async (tx) => {
-          const { row, audit } = newBase(ctx, input.key, input.name)
-          await repo.insertBase(tx, row)
+          const { row, audit } = await newBase(tx, ctx, input.key, input.name)
           return { result: toBase(row), audit }
         })
       } catch (err) {
@@ -152,12 +151,14 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
 
 // The building blocks below are shared with the starter library, which writes the same records in its own transaction.
 
-export function newBase(ctx: Ctx, key: string, name: string): { row: PolicyControlBaseRow; audit: AuditEntry } {
+/** Inserts a new control base (no versions yet). */
+export async function newBase(tx: Tx, ctx: Ctx, key: string, name: string): Promise<{ row: PolicyControlBaseRow; audit: AuditEntry }> {
   const at = now()
   const row: PolicyControlBaseRow = {
     id: newId('pcb'), tenant_id: ctx.tenantId, key, name: name.trim(), name_key: nameKey(name),
     archived: 0, deprecated: 0, latest_version: null, created_at: at, updated_at: at,
   }
+  await repo.insertBase(tx, row)
   const audit: AuditEntry = {
     action: 'policy_control_base.created', resourceType: 'policy_control_base', resourceId: row.id, resourceName: key,
     changes: diff(toBase({ ...row, key: null as unknown as string, name: null as unknown as string }), toBase(row), ['key', 'name']),

@@ -4,15 +4,15 @@ import { AppError } from '../../http/errors.js'
 import { TENANT_PATTERN } from '../../config.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import { now } from '../../shared/ids.js'
-import { GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
 
 export interface Tenant {
   id: string
   created_at: string
 }
 
-/** Work every new tenant needs inside its creating transaction (system workflow stages, …). */
-export type TenantProvisioner = (tx: Tx, ctx: Ctx) => Promise<void>
+/** Work every new tenant needs inside its creating transaction (system workflow stages, …); returns the audit entries for what it wrote. */
+export type TenantProvisioner = (tx: Tx, ctx: Ctx) => Promise<AuditEntry[] | void>
 
 export function createTenantsService(database: Database, provisioners: TenantProvisioner[] = []) {
   const { db } = database
@@ -28,8 +28,9 @@ export function createTenantsService(database: Database, provisioners: TenantPro
     try {
       await runMutation(database, ctx, async (tx) => {
         await tx.insertInto('tenants').values({ ...tenant, audit_seq: 0, audit_head: GENESIS_HASH }).execute()
-        for (const provision of provisioners) await provision(tx, ctx)
-        return { result: undefined, audit: { action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id } }
+        const audit: AuditEntry[] = [{ action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id }]
+        for (const provision of provisioners) audit.push(...((await provision(tx, ctx)) ?? []))
+        return { result: undefined, audit }
       })
     } catch (err) {
       if (isUniqueViolation(err)) throw new AppError('conflict', `tenant ${id} already exists`)
