@@ -24,7 +24,15 @@ import { riskScenarioRoutes } from './modules/risk-scenarios/risk-scenarios.rout
 import { createRiskScenariosService } from './modules/risk-scenarios/risk-scenarios.service.js'
 import { riskTypeRoutes } from './modules/risk-types/risk-types.routes.js'
 import { createRiskTypesService } from './modules/risk-types/risk-types.service.js'
+import { policyControlRoutes } from './modules/policy-controls/policy-controls.routes.js'
+import { createPolicyControlsService } from './modules/policy-controls/policy-controls.service.js'
+import { policyPackRoutes } from './modules/policy-packs/policy-packs.routes.js'
+import { createPolicyPacksService } from './modules/policy-packs/policy-packs.service.js'
+import { questionnaireRoutes } from './modules/questionnaires/questionnaires.routes.js'
+import { createQuestionnairesService } from './modules/questionnaires/questionnaires.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
+import { useCasePolicyRoutes } from './modules/use-case-policies/use-case-policies.routes.js'
+import { createUseCasePoliciesService } from './modules/use-case-policies/use-case-policies.service.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
 import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
 import { vendorRoutes } from './modules/vendors/vendors.routes.js'
@@ -74,6 +82,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     relationships: createRelationshipsService(deps),
     workflowStages: createWorkflowStagesService(deps),
     useCaseWorkflow: createUseCaseWorkflowService(deps),
+    policyControls: createPolicyControlsService(deps),
+    policyPacks: createPolicyPacksService(deps),
+    useCasePolicies: createUseCasePoliciesService(deps),
+    questionnaires: createQuestionnairesService(deps),
   }
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -94,6 +106,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(relationshipRoutes(services.relationships))
       await api.register(workflowStageRoutes(services.workflowStages))
       await api.register(useCaseWorkflowRoutes(services.useCaseWorkflow))
+      await api.register(policyControlRoutes(services.policyControls))
+      await api.register(policyPackRoutes(services.policyPacks))
+      await api.register(useCasePolicyRoutes(services.useCasePolicies))
+      await api.register(questionnaireRoutes(services.questionnaires))
     },
     { prefix: API_PREFIX },
   )

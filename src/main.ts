@@ -12,6 +12,7 @@ import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
+import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
 import { systemCtx } from './shared/context.js'
@@ -73,7 +74,7 @@ export async function closeDeps(deps: Deps): Promise<void> {
 export async function bootstrap(deps: Deps, print: (text: string) => void): Promise<void> {
   const { config, database } = deps
   const tenant = config.bootstrapTenant
-  await createTenantsService(database).ensure(tenant)
+  await createTenantsService(database, tenantProvisioners(config)).ensure(tenant)
   const apiKeys = createApiKeysService(deps)
   const ctx = systemCtx(tenant)
   if (config.bootstrapApiKey) {

@@ -3,6 +3,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
+import { createLibraryService } from '../modules/library/library.service.js'
+import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
 import { createDeps, createLogger, openDatabase, serve } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
@@ -47,7 +49,7 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     run: (args, config) =>
       withDeps(config, async (deps) => {
-        const tenant = await createTenantsService(deps.database).create(args.positionals[0], 'cli')
+        const tenant = await createTenantsService(deps.database, tenantProvisioners(deps.config)).create(args.positionals[0], 'cli')
         out(`created tenant ${tenant.id}`)
       }),
   },
@@ -57,6 +59,24 @@ const COMMANDS: Record<string, Command> = {
     run: (_args, config) =>
       withDeps(config, async (deps) => {
         for (const tenant of await createTenantsService(deps.database).list()) out(`${tenant.id}\t${tenant.created_at}`)
+      }),
+  },
+  'library load': {
+    usage: 'aigov library load [--tenant <tenant>]',
+    summary: 'Add the starter policy library (risk types, scenarios, controls, packs, intake questionnaire) to a tenant, or to every tenant. Existing records are kept; loading twice changes nothing.',
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenants = createTenantsService(deps.database)
+        const only = args.values.tenant
+        if (typeof only === 'string') await requireTenant(deps, only)
+        const ids = typeof only === 'string' ? [only] : (await tenants.list()).map((t) => t.id)
+        const library = createLibraryService(deps)
+        for (const id of ids) {
+          const { records, skipped } = await library.load(id, 'cli')
+          out(records === 0 ? `${id}: already up to date` : `${id}: added the starter library (${records} audited changes)`)
+          for (const reason of skipped) out(`${id}: skipped pack ${reason}`)
+        }
       }),
   },
   'keys create': {

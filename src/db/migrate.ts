@@ -2,6 +2,7 @@ import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Database } from './create-db.js'
 import * as foundation from './migrations/2026-11-22T00-foundation.js'
 import * as catalog from './migrations/2026-11-22T01-catalog.js'
+import * as policy from './migrations/2026-11-22T02-policy.js'
 import * as workflowRejectionReason from './migrations/2026-11-22T03-workflow-rejection-reason.js'
 import * as workflowSystemStages from './migrations/2026-11-22T03-workflow-system-stages.js'
 import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
@@ -10,6 +11,7 @@ import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
 const migrations: Record<string, Migration> = {
   '2026-11-22T00-foundation': foundation,
   '2026-11-22T01-catalog': catalog,
+  '2026-11-22T02-policy': policy,
   '2026-11-22T03-workflow-rejection-reason': workflowRejectionReason,
   '2026-11-22T03-workflow-system-stages': workflowSystemStages,
   '2026-11-22T05-idempotency': idempotency,

@@ -17,6 +17,15 @@ export interface Tables {
   model_vendors: LinkRow & { model_id: string; vendor_id: string }
   risk_scenario_risk_types: LinkRow & { risk_scenario_id: string; risk_type_id: string }
   use_case_risk_scenarios: LinkRow & { use_case_id: string; risk_scenario_id: string; likelihood: number | null; impact: number | null }
+  policy_control_bases: PolicyControlBaseRow
+  policy_control_versions: PolicyControlVersionRow
+  policy_packs: PolicyPackRow
+  policy_pack_controls: PolicyPackControlRow
+  use_case_policy_packs: UseCasePolicyPackRow
+  use_case_controls: UseCaseControlRow
+  questionnaires: QuestionnaireRow
+  use_case_questionnaires: LinkRow & { use_case_id: string; questionnaire_key: string; questionnaire_id: string }
+  model_questionnaires: LinkRow & { model_id: string; questionnaire_key: string; questionnaire_id: string }
 }
 
 export interface TenantRow {
@@ -151,4 +160,99 @@ export interface IdempotencyRow {
   /** The stored response as JSON: status, headers, body */
   response: string | null
   expires_at: string
+}
+
+export interface PolicyControlBaseRow {
+  id: string
+  tenant_id: string
+  key: string
+  name: string
+  name_key: string
+  archived: number
+  deprecated: number
+  /** The highest published version number, kept in step by publish. */
+  latest_version: number | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PolicyControlVersionRow {
+  id: string
+  tenant_id: string
+  base_id: string
+  key: string
+  version: number
+  status: string
+  name: string
+  name_key: string
+  description: string | null
+  evidence_requirements: string
+  risk_type_ids: string
+  published_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PolicyPackRow {
+  id: string
+  tenant_id: string
+  key: string
+  version: number
+  /** 1 on the newest version of its key. */
+  latest: number
+  name: string
+  name_key: string
+  description: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PolicyPackControlRow {
+  tenant_id: string
+  policy_pack_id: string
+  position: number
+  control_key: string
+  control_version: number
+  control_version_id: string
+}
+
+export interface UseCasePolicyPackRow {
+  tenant_id: string
+  use_case_id: string
+  policy_pack_key: string
+  policy_pack_id: string
+  due_date: string | null
+  created_at: string
+}
+
+export interface UseCaseControlRow {
+  id: string
+  tenant_id: string
+  use_case_id: string
+  control_key: string
+  control_version: number
+  control_version_id: string
+  name: string
+  policy_pack_key: string
+  policy_pack_version: number
+  status: string
+  due_date: string | null
+  notes: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface QuestionnaireRow {
+  id: string
+  tenant_id: string
+  key: string
+  version: number
+  latest: number
+  name: string
+  name_key: string
+  description: string | null
+  target: string
+  sections: string
+  created_at: string
+  updated_at: string
 }

@@ -25,3 +25,13 @@ export function parseJsonList(text: string): string[] {
 
 /** For routes that take no query parameters: an unknown one is a 400, as on lists. */
 export const NoQuery = Type.Object({}, { additionalProperties: false })
+/** A record key (policy controls, packs, questionnaires): stable, human-chosen, unique per tenant. */
+export const Key = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', examples: ['EU-AIA-ART9'] })
+
+export const KeyParam = (what: string) => Type.Object({ key: Type.String({ maxLength: 100, description: `The ${what} key.` }) })
+
+/** `?version=` on a get by key: that version, else the latest. */
+export const VersionQuery = Type.Object(
+  { version: Type.Optional(Type.Integer({ minimum: 1, description: 'A version number; the latest when absent.' })) },
+  { additionalProperties: false },
+)

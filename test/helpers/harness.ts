@@ -10,6 +10,7 @@ import type { DialectName } from '../../src/db/create-db.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../../src/main.js'
 import { createApiKeysService } from '../../src/modules/api-keys/api-keys.service.js'
+import { tenantProvisioners } from '../../src/modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../../src/modules/tenants/tenants.service.js'
 import { type Role, systemCtx } from '../../src/shared/context.js'
 import type { Deps } from '../../src/shared/deps.js'
@@ -84,7 +85,7 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
   const deps = await createDeps(config, log, db)
   const app = await buildApp(deps)
   await app.ready()
-  const tenants = createTenantsService(db)
+  const tenants = createTenantsService(db, tenantProvisioners(config))
   const tokens = new Map<string, string>()
 
   const apiKey = async (tenant = 'acme', role: Role = 'admin') => {

@@ -5,9 +5,10 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { diff, runMutation } from '../../shared/mutation.js'
+import { diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
+import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import * as repo from './use-cases.repo.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
@@ -25,16 +26,23 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
 
   const duplicateName = (name: string) => new AppError('conflict', `a use case named "${name}" already exists in this tenant`)
 
+  /** Fills questionnaire_ids for a page of use cases with one query. */
+  async function withQuestionnaireIds(conn: Tx, tenantId: string, items: UseCase[]): Promise<UseCase[]> {
+    const ids = await useCaseQuestionnaireIds(conn, tenantId, items.map((item) => item.id))
+    return items.map((item) => ({ ...item, questionnaire_ids: ids.get(item.id) ?? [] }))
+  }
+
   return {
     async list(ctx: Ctx, query: UseCaseListQuery): Promise<Page<UseCase>> {
       const ks = keyset(query, repo.USE_CASE_SORT_COLUMNS)
-      return toPage(await repo.listUseCases(db, ctx.tenantId, query, ks), ks, toUseCase)
+      const page = toPage(await repo.listUseCases(db, ctx.tenantId, query, ks), ks, toUseCase)
+      return { ...page, items: await withQuestionnaireIds(db, ctx.tenantId, page.items) }
     },
 
     async get(ctx: Ctx, id: string): Promise<UseCase> {
       const row = await repo.findUseCase(db, ctx.tenantId, id)
       if (!row) throw notFound('use case', id)
-      return toUseCase(row)
+      return (await withQuestionnaireIds(db, ctx.tenantId, [toUseCase(row)]))[0]
     },
 
     async create(ctx: Ctx, input: UseCaseCreate): Promise<UseCase> {
@@ -87,8 +95,8 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
           const current = await repo.findUseCase(tx, ctx.tenantId, id)
           if (!current) throw notFound('use case', id)
           const changes = rowChanges(input)
-          const before = toUseCase(current)
-          const after = toUseCase({ ...current, ...changes })
+          const [before] = await withQuestionnaireIds(tx, ctx.tenantId, [toUseCase(current)])
+          const after = { ...toUseCase({ ...current, ...changes }), questionnaire_ids: before.questionnaire_ids }
           const changed = diff(before, after, AUDITED_FIELDS)
           if (!changed) return { result: before, audit: [] }
           const updated = { ...changes, updated_at: now() }

@@ -1,0 +1,74 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { created } from '../../http/responses.js'
+import { IdParam, KeyParam, VersionQuery } from '../../shared/schemas.js'
+import {
+  AttachedQuestionnaire, AttachedQuestionnairePage, AttachQuestionnaire, OwnerKeyParams, OwnerPageQuery, Questionnaire, QuestionnaireCreate,
+  QuestionnaireListQuery, QuestionnairePage,
+} from './questionnaires.schemas.js'
+import type { QuestionnairesService } from './questionnaires.service.js'
+
+const tags = ['questionnaires']
+const useCaseTags = ['questionnaires', 'use cases']
+const modelTags = ['questionnaires', 'models']
+const detached = { 204: Type.Null({ description: 'Detached.' }) }
+
+export function questionnaireRoutes(questionnaires: QuestionnairesService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.get('/questionnaires', {
+      schema: { operationId: 'listQuestionnaires', summary: 'List questionnaires', description: 'The latest version of each key; `all_versions=true` lists every version.', tags, querystring: QuestionnaireListQuery, response: { 200: QuestionnairePage } },
+    }, async (req) => questionnaires.list(req.ctx, req.query))
+
+    app.get('/questionnaires/:key', {
+      schema: { operationId: 'getQuestionnaire', summary: 'Get a questionnaire by key (latest, or ?version=) or by q_ id', tags, params: KeyParam('questionnaire'), querystring: VersionQuery, response: { 200: Questionnaire } },
+    }, async (req) => questionnaires.get(req.ctx, req.params.key, req.query.version))
+
+    app.post('/questionnaires', {
+      schema: { operationId: 'createQuestionnaire', summary: 'Publish a new version of a questionnaire', tags, body: QuestionnaireCreate, response: { 201: Questionnaire } },
+    }, async (req, reply) => created(req, reply, await questionnaires.create(req.ctx, req.body)))
+
+    app.get('/use_cases/:id/questionnaires', {
+      schema: { operationId: 'listUseCaseQuestionnaires', summary: 'List the questionnaires attached to a use case', tags: useCaseTags, params: IdParam('uc'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
+    }, async (req) => questionnaires.listAttached(req.ctx, 'use_case', req.params.id, req.query))
+
+    app.get('/use_cases/:id/questionnaires/:key', {
+      schema: { operationId: 'getUseCaseQuestionnaire', summary: 'Get a questionnaire attached to a use case', tags: useCaseTags, params: OwnerKeyParams, response: { 200: AttachedQuestionnaire } },
+    }, async (req) => questionnaires.getAttached(req.ctx, 'use_case', req.params.id, req.params.key))
+
+    app.post('/use_cases/:id/questionnaires', {
+      schema: { operationId: 'attachUseCaseQuestionnaire', summary: 'Attach a questionnaire to a use case', tags: useCaseTags, params: IdParam('uc'), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
+    }, async (req, reply) => {
+      const attached = await questionnaires.attach(req.ctx, 'use_case', req.params.id, req.body)
+      return created(req, reply, attached, `${req.url.split('?')[0]}/${encodeURIComponent(attached.key)}`)
+    })
+
+    app.delete('/use_cases/:id/questionnaires/:key', {
+      schema: { operationId: 'detachUseCaseQuestionnaire', summary: 'Detach a questionnaire from a use case', tags: useCaseTags, params: OwnerKeyParams, response: detached },
+    }, async (req, reply) => {
+      await questionnaires.detach(req.ctx, 'use_case', req.params.id, req.params.key)
+      return reply.code(204).send(null)
+    })
+
+    app.get('/models/:id/questionnaires', {
+      schema: { operationId: 'listModelQuestionnaires', summary: 'List the questionnaires attached to a model', tags: modelTags, params: IdParam('mdl'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
+    }, async (req) => questionnaires.listAttached(req.ctx, 'model', req.params.id, req.query))
+
+    app.get('/models/:id/questionnaires/:key', {
+      schema: { operationId: 'getModelQuestionnaire', summary: 'Get a questionnaire attached to a model', tags: modelTags, params: OwnerKeyParams, response: { 200: AttachedQuestionnaire } },
+    }, async (req) => questionnaires.getAttached(req.ctx, 'model', req.params.id, req.params.key))
+
+    app.post('/models/:id/questionnaires', {
+      schema: { operationId: 'attachModelQuestionnaire', summary: 'Attach a questionnaire to a model', tags: modelTags, params: IdParam('mdl'), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
+    }, async (req, reply) => {
+      const attached = await questionnaires.attach(req.ctx, 'model', req.params.id, req.body)
+      return created(req, reply, attached, `${req.url.split('?')[0]}/${encodeURIComponent(attached.key)}`)
+    })
+
+    app.delete('/models/:id/questionnaires/:key', {
+      schema: { operationId: 'detachModelQuestionnaire', summary: 'Detach a questionnaire from a model', tags: modelTags, params: OwnerKeyParams, response: detached },
+    }, async (req, reply) => {
+      await questionnaires.detach(req.ctx, 'model', req.params.id, req.params.key)
+      return reply.code(204).send(null)
+    })
+  }
+}

@@ -1,0 +1,173 @@
+import { isUniqueViolation } from '../../db/create-db.js'
+import type { QuestionnaireRow } from '../../db/tables.js'
+import { AppError, conflict, type FieldError, invalid, notFound } from '../../http/errors.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { nameKey } from '../../shared/search.js'
+import * as repo from './questionnaires.repo.js'
+import {
+  type AttachedQuestionnaire, type AttachQuestionnaire, MAX_QUESTIONS, type Questionnaire, type QuestionnaireCreate,
+  type QuestionnaireListQuery, type Section,
+} from './questionnaires.schemas.js'
+
+export type QuestionnairesService = ReturnType<typeof createQuestionnairesService>
+
+const QUESTIONNAIRE_ID = /^q_[0-9a-z]{26}$/
+
+export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
+  const { database } = deps
+  const { db } = database
+
+  async function owner(tx: Tx, ctx: Ctx, kind: repo.OwnerKind, id: string) {
+    const row = await repo.ownerExists(tx, ctx.tenantId, kind, id)
+    if (!row) throw notFound(repo.OWNERS[kind].label, id)
+    return row
+  }
+
+  return {
+    async list(ctx: Ctx, query: QuestionnaireListQuery): Promise<Page<Questionnaire>> {
+      const ks = keyset(query, repo.QUESTIONNAIRE_SORT_COLUMNS)
+      return toPage(await repo.listQuestionnaires(db, ctx.tenantId, query, ks), ks, toQuestionnaire)
+    },
+
+    /** By key (the latest version, or `version`), or by a q_ id. */
+    async get(ctx: Ctx, keyOrId: string, version?: number): Promise<Questionnaire> {
+      const row = QUESTIONNAIRE_ID.test(keyOrId) && version === undefined
+        ? await repo.findQuestionnaire(db, ctx.tenantId, keyOrId)
+        : await repo.findQuestionnaireByKey(db, ctx.tenantId, keyOrId, version)
+      if (!row) throw notFound('questionnaire', version === undefined ? keyOrId : `${keyOrId} version ${version}`)
+      return toQuestionnaire(row)
+    },
+
+    async create(ctx: Ctx, input: QuestionnaireCreate): Promise<Questionnaire> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const { row, audit } = await publishQuestionnaireVersion(tx, ctx, input)
+          return { result: toQuestionnaire(row), audit }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? conflict(`another version of questionnaire "${input.key}" was created at the same time; retry`) : err
+      }
+    },
+
+    async listAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, query: { page_limit?: number; page_after?: string }): Promise<Page<AttachedQuestionnaire>> {
+      await owner(db, ctx, kind, ownerId)
+      const ks = keyset(query)
+      return toPage(await repo.listAttached(db, ctx.tenantId, kind, ownerId, ks), ks, toAttached)
+    },
+
+    async getAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<AttachedQuestionnaire> {
+      await owner(db, ctx, kind, ownerId)
+      const row = await repo.findAttached(db, ctx.tenantId, kind, ownerId, key)
+      if (!row) throw notFound('attached questionnaire', key)
+      return toAttached(row)
+    },
+
+    async attach(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, input: AttachQuestionnaire): Promise<AttachedQuestionnaire> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const parent = await owner(tx, ctx, kind, ownerId)
+          const version = input.version ?? undefined
+          const q = await repo.findQuestionnaireByKey(tx, ctx.tenantId, input.key, version)
+          if (!q) throw version === undefined ? invalid('key', `no questionnaire has key "${input.key}"`) : invalid('version', `questionnaire "${input.key}" has no version ${version}`)
+          if (q.target !== kind) throw invalid('key', `questionnaire "${q.key}" targets ${q.target}, not ${kind}`)
+          if (await repo.findAttached(tx, ctx.tenantId, kind, ownerId, q.key)) {
+            throw conflict(`questionnaire "${q.key}" is already attached to ${repo.OWNERS[kind].label} ${ownerId}; detach it first to attach another version`)
+          }
+          const at = now()
+          await repo.attach(tx, ctx.tenantId, kind, ownerId, q, at)
+          return {
+            result: { id: q.id, key: q.key, version: q.version, questionnaire_id: publicId(q), name: q.name, target: q.target as AttachedQuestionnaire['target'], attached_at: at },
+            audit: attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)),
+          }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? conflict(`questionnaire "${input.key}" was attached at the same time; it is attached once`) : err
+      }
+    },
+
+    async detach(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        const parent = await owner(tx, ctx, kind, ownerId)
+        const current = await repo.findAttached(tx, ctx.tenantId, kind, ownerId, key)
+        if (!current) throw notFound('attached questionnaire', key)
+        await repo.detach(tx, ctx.tenantId, kind, ownerId, key)
+        return { result: undefined, audit: attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)) }
+      })
+    },
+  }
+}
+
+function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: string; name: string }, questionnaireId: string, label: string): AuditEntry {
+  return {
+    action, resourceType: kind, resourceId: parent.id, resourceName: parent.name, useCaseId: kind === 'use_case' ? parent.id : null,
+    subObjectType: 'questionnaire', subObjectId: questionnaireId, subObjectName: label,
+  }
+}
+
+/** Inserts the next version of a questionnaire after checking its content. Shared with the starter library. */
+export async function publishQuestionnaireVersion(tx: Tx, ctx: Ctx, input: QuestionnaireCreate): Promise<{ row: QuestionnaireRow; audit: AuditEntry }> {
+  const sections = checkSections(input.sections)
+  const previous = await repo.findQuestionnaireByKey(tx, ctx.tenantId, input.key)
+  if (previous && previous.target !== input.target) {
+    throw invalid('target', `earlier versions of questionnaire "${input.key}" target ${previous.target}; a key keeps its target`)
+  }
+  const at = now()
+  const row: QuestionnaireRow = {
+    id: newId('q'), tenant_id: ctx.tenantId, key: input.key, version: (previous?.version ?? 0) + 1, latest: 1,
+    name: input.name.trim(), name_key: nameKey(input.name), description: input.description ?? null, target: input.target,
+    sections: JSON.stringify(sections), created_at: at, updated_at: at,
+  }
+  await repo.insertQuestionnaire(tx, row)
+  return {
+    row,
+    audit: {
+      action: 'questionnaire.created', resourceType: 'questionnaire', resourceId: row.id, resourceName: publicId(row),
+      changes: { key: [null, row.key], version: [null, row.version], name: [null, row.name], target: [null, row.target] },
+      metadata: { sections: sections.length, questions: sections.reduce((n, s) => n + s.questions.length, 0) },
+    },
+  }
+}
+
+/** The rules JSON Schema cannot express: unique ids, select options where (and only where) they belong, the question limit. */
+function checkSections(input: QuestionnaireCreate['sections']): Section[] {
+  const errors: FieldError[] = []
+  const sectionIds = new Set<string>()
+  const questionIds = new Set<string>()
+  let count = 0
+  const sections = input.map((section, s): Section => {
+    if (sectionIds.has(section.id)) errors.push({ field: `sections/${s}/id`, message: `section id "${section.id}" is used twice` })
+    sectionIds.add(section.id)
+    const questions = section.questions.map((question, i) => {
+      count += 1
+      const field = `sections/${s}/questions/${i}`
+      if (questionIds.has(question.id)) errors.push({ field: `${field}/id`, message: `question id "${question.id}" is used twice in this questionnaire` })
+      questionIds.add(question.id)
+      const options = question.select_options ?? []
+      if (question.evidence_type === 'select' && options.length === 0) errors.push({ field: `${field}/select_options`, message: 'a select question needs select_options' })
+      if (question.evidence_type !== 'select' && options.length > 0) errors.push({ field: `${field}/select_options`, message: 'only select questions take select_options' })
+      return { id: question.id, question: question.question, evidence_type: question.evidence_type, multiple: question.multiple ?? false, select_options: options, required: question.required ?? false }
+    })
+    return { id: section.id, title: section.title, description: section.description ?? null, questions }
+  })
+  if (count > MAX_QUESTIONS) errors.push({ field: 'sections', message: `${count} questions; a questionnaire has at most ${MAX_QUESTIONS}` })
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  return sections
+}
+
+const publicId = (row: { key: string; version: number }) => `${row.key}+${row.version}`
+
+function toQuestionnaire(row: QuestionnaireRow): Questionnaire {
+  return {
+    id: row.id, key: row.key, version: row.version, questionnaire_id: publicId(row), latest: row.latest === 1, name: row.name,
+    description: row.description, target: row.target as Questionnaire['target'], sections: JSON.parse(row.sections) as Section[],
+    created_at: row.created_at, updated_at: row.updated_at,
+  }
+}
+
+function toAttached(row: repo.AttachedRow): AttachedQuestionnaire {
+  return { id: row.id, key: row.key, version: row.version, questionnaire_id: publicId(row), name: row.name, target: row.target as AttachedQuestionnaire['target'], attached_at: row.attached_at }
+}

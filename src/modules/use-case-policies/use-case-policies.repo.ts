@@ -1,0 +1,80 @@
+import type { Kysely } from 'kysely'
+import type { Tables, UseCaseControlRow, UseCasePolicyPackRow } from '../../db/tables.js'
+import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import type { UseCaseControlListQuery } from './use-case-policies.schemas.js'
+
+type Db = Kysely<Tables>
+
+// --- applied packs ---
+
+function appliedPacks(db: Db, tenantId: string, useCaseId: string) {
+  const joined = db
+    .selectFrom('use_case_policy_packs as a')
+    .innerJoin('policy_packs as p', 'p.id', 'a.policy_pack_id')
+    .where('a.tenant_id', '=', tenantId)
+    .where('a.use_case_id', '=', useCaseId)
+    .select(['p.id as id', 'p.key as key', 'p.version as version', 'p.name as name', 'p.description as description', 'a.due_date as due_date', 'a.created_at as applied_at'])
+  // A derived table gives the keyset helper unambiguous column names.
+  return db.selectFrom(joined.as('ap')).selectAll()
+}
+
+export type AppliedPackRow = Awaited<ReturnType<ReturnType<typeof appliedPacks>['executeTakeFirstOrThrow']>>
+
+export function listAppliedPacks(db: Db, tenantId: string, useCaseId: string, ks: Keyset): Promise<AppliedPackRow[]> {
+  return applyKeyset(appliedPacks(db, tenantId, useCaseId), ks).execute()
+}
+
+export function findAppliedPack(db: Db, tenantId: string, useCaseId: string, key: string): Promise<AppliedPackRow | undefined> {
+  return appliedPacks(db, tenantId, useCaseId).where('key', '=', key).executeTakeFirst()
+}
+
+export async function insertApplication(db: Db, row: UseCasePolicyPackRow): Promise<void> {
+  await db.insertInto('use_case_policy_packs').values(row).execute()
+}
+
+export async function deleteApplication(db: Db, tenantId: string, useCaseId: string, key: string): Promise<void> {
+  await db.deleteFrom('use_case_policy_packs').where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId).where('policy_pack_key', '=', key).execute()
+}
+
+/** For each control key the use case's applied packs need: the packs needing it, oldest application first. */
+export function neededControls(db: Db, tenantId: string, useCaseId: string) {
+  return db
+    .selectFrom('use_case_policy_packs as a')
+    .innerJoin('policy_pack_controls as pc', 'pc.policy_pack_id', 'a.policy_pack_id')
+    .innerJoin('policy_packs as p', 'p.id', 'a.policy_pack_id')
+    .select(['pc.control_key', 'p.key as pack_key', 'p.version as pack_version'])
+    .where('a.tenant_id', '=', tenantId)
+    .where('a.use_case_id', '=', useCaseId)
+    .orderBy('a.created_at')
+    .orderBy('p.id')
+    .execute()
+}
+
+// --- use-case controls ---
+
+export function findControl(db: Db, tenantId: string, useCaseId: string, id: string): Promise<UseCaseControlRow | undefined> {
+  return db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId).where('id', '=', id).executeTakeFirst()
+}
+
+export function allControls(db: Db, tenantId: string, useCaseId: string): Promise<UseCaseControlRow[]> {
+  return db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId).execute()
+}
+
+export function listControls(db: Db, tenantId: string, useCaseId: string, query: UseCaseControlListQuery, ks: Keyset): Promise<UseCaseControlRow[]> {
+  let q = db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId)
+  if (query.status !== undefined) q = q.where('status', '=', query.status)
+  if (query.policy_pack_key !== undefined) q = q.where('policy_pack_key', '=', query.policy_pack_key)
+  return applyKeyset(q, ks).execute()
+}
+
+export async function insertControls(db: Db, rows: UseCaseControlRow[]): Promise<void> {
+  if (rows.length > 0) await db.insertInto('use_case_controls').values(rows).execute()
+}
+
+export async function updateControl(db: Db, tenantId: string, id: string, changes: Partial<UseCaseControlRow>): Promise<void> {
+  await db.updateTable('use_case_controls').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+}
+
+export async function deleteControls(db: Db, tenantId: string, ids: string[]): Promise<void> {
+  if (ids.length > 0) await db.deleteFrom('use_case_controls').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute()
+}

@@ -1,0 +1,76 @@
+import { type Static, Type } from 'typebox'
+import { PageOf, PageQuery } from '../../shared/pagination.js'
+import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+
+const DueDate = Type.String({ format: 'date', description: 'YYYY-MM-DD', examples: ['2027-08-02'] })
+
+export const ControlStatus = Type.Enum(['pending', 'in_progress', 'implemented', 'not_applicable'])
+
+export const AppliedPolicyPack = Type.Object({
+  id: Id('pp'),
+  key: Key,
+  version: Type.Integer({ minimum: 1 }),
+  name: Name,
+  description: Type.Union([Type.String(), Type.Null()]),
+  due_date: Type.Union([DueDate, Type.Null()]),
+  applied_at: Type.String({ format: 'date-time' }),
+})
+export type AppliedPolicyPack = Static<typeof AppliedPolicyPack>
+
+export const ApplyPolicyPack = Type.Object(
+  {
+    key: Key,
+    version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'The latest version when absent.' }))),
+    due_date: Type.Optional(Nullable(DueDate)),
+  },
+  {
+    additionalProperties: false,
+    description: 'Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.',
+    examples: [{ key: 'EU-AI-ACT-HIGH-RISK', due_date: '2027-08-02' }],
+  },
+)
+export type ApplyPolicyPack = Static<typeof ApplyPolicyPack>
+
+export const AppliedPolicyPackPage = PageOf(AppliedPolicyPack)
+
+export const UseCaseControl = Type.Object({
+  id: Id('ucc'),
+  use_case_id: Id('uc'),
+  control_key: Key,
+  control_version: Type.Integer({ minimum: 1 }),
+  control_version_id: Id('pcv'),
+  name: Name,
+  policy_pack_key: Key,
+  policy_pack_version: Type.Integer({ minimum: 1 }),
+  status: ControlStatus,
+  due_date: Type.Union([DueDate, Type.Null()]),
+  notes: Type.Union([Type.String(), Type.Null()]),
+  ...Timestamps,
+})
+export type UseCaseControl = Static<typeof UseCaseControl>
+
+export const UseCaseControlUpdate = Type.Object(
+  {
+    status: Type.Optional(ControlStatus),
+    notes: Type.Optional(Nullable(Text(10_000))),
+    due_date: Type.Optional(Nullable(DueDate)),
+  },
+  { additionalProperties: false, examples: [{ status: 'implemented', notes: 'Override switch tested on 2026-11-20.' }] },
+)
+export type UseCaseControlUpdate = Static<typeof UseCaseControlUpdate>
+
+export const UseCaseControlListQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(ControlStatus),
+    policy_pack_key: Type.Optional(Key),
+  },
+  { additionalProperties: false },
+)
+export type UseCaseControlListQuery = Static<typeof UseCaseControlListQuery>
+
+export const UseCaseControlPage = PageOf(UseCaseControl)
+
+export const UseCasePackParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_… id.' }), key: Type.String({ maxLength: 100, description: 'The policy pack key.' }) })
+export const UseCaseControlParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_… id.' }), control_id: Type.String({ maxLength: 64, description: 'The ucc_… id.' }) })
+export const UseCasePageQuery = Type.Object(PageQuery, { additionalProperties: false })

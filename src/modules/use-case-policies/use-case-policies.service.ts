@@ -1,0 +1,174 @@
+import { isUniqueViolation } from '../../db/create-db.js'
+import type { UseCaseControlRow, UseCaseRow } from '../../db/tables.js'
+import { conflict, invalid, notFound } from '../../http/errors.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.js'
+import { findUseCase } from '../use-cases/use-cases.repo.js'
+import * as repo from './use-case-policies.repo.js'
+import type {
+  AppliedPolicyPack, ApplyPolicyPack, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate,
+} from './use-case-policies.schemas.js'
+
+export type UseCasePoliciesService = ReturnType<typeof createUseCasePoliciesService>
+
+const CONTROL_FIELDS = ['status', 'notes', 'due_date', 'policy_pack_key', 'policy_pack_version'] as const
+
+export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
+  const { database } = deps
+  const { db } = database
+
+  async function useCase(tx: Tx, ctx: Ctx, id: string): Promise<UseCaseRow> {
+    const row = await findUseCase(tx, ctx.tenantId, id)
+    if (!row) throw notFound('use case', id)
+    return row
+  }
+
+  return {
+    async listPacks(ctx: Ctx, useCaseId: string, query: { page_limit?: number; page_after?: string }): Promise<Page<AppliedPolicyPack>> {
+      await useCase(db, ctx, useCaseId)
+      const ks = keyset(query)
+      return toPage(await repo.listAppliedPacks(db, ctx.tenantId, useCaseId, ks), ks, toApplied)
+    },
+
+    async getPack(ctx: Ctx, useCaseId: string, key: string): Promise<AppliedPolicyPack> {
+      await useCase(db, ctx, useCaseId)
+      const row = await repo.findAppliedPack(db, ctx.tenantId, useCaseId, key)
+      if (!row) throw notFound('applied policy pack', key)
+      return toApplied(row)
+    },
+
+    async applyPack(ctx: Ctx, useCaseId: string, input: ApplyPolicyPack): Promise<AppliedPolicyPack> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const uc = await useCase(tx, ctx, useCaseId)
+          const version = input.version ?? undefined
+          const pack = await findPackByKey(tx, ctx.tenantId, input.key, version)
+          if (!pack) throw version === undefined ? invalid('key', `no policy pack has key "${input.key}"`) : invalid('version', `policy pack "${input.key}" has no version ${version}`)
+          if (await repo.findAppliedPack(tx, ctx.tenantId, useCaseId, pack.key)) {
+            throw conflict(`policy pack "${pack.key}" is already applied to use case ${useCaseId}; remove it first to apply another version`)
+          }
+          const at = now()
+          const dueDate = input.due_date ?? null
+          await repo.insertApplication(tx, { tenant_id: ctx.tenantId, use_case_id: useCaseId, policy_pack_key: pack.key, policy_pack_id: pack.id, due_date: dueDate, created_at: at })
+
+          const present = new Set((await repo.allControls(tx, ctx.tenantId, useCaseId)).map((c) => c.control_key))
+          const controls = await packControls(tx, ctx.tenantId, [pack.id])
+          const added: UseCaseControlRow[] = controls
+            .filter((c) => !present.has(c.control_key))
+            .map((c) => ({
+              id: newId('ucc'), tenant_id: ctx.tenantId, use_case_id: useCaseId, control_key: c.control_key, control_version: c.control_version,
+              control_version_id: c.control_version_id, name: c.name, policy_pack_key: pack.key, policy_pack_version: pack.version,
+              status: 'pending', due_date: dueDate, notes: null, created_at: at, updated_at: at,
+            }))
+          await repo.insertControls(tx, added)
+
+          const packLabel = `${pack.key} v${pack.version}`
+          const audit: AuditEntry[] = [
+            {
+              action: 'policy_pack.applied', resourceType: 'use_case', resourceId: uc.id, resourceName: uc.name, useCaseId: uc.id,
+              subObjectType: 'policy_pack', subObjectId: pack.id, subObjectName: packLabel,
+              metadata: { key: pack.key, version: pack.version, due_date: dueDate, controls_created: added.map((c) => c.control_key), controls_already_present: controls.filter((c) => present.has(c.control_key)).map((c) => c.control_key) },
+            },
+            ...added.map((row): AuditEntry => ({
+              action: 'use_case_control.created', resourceType: 'use_case_control', resourceId: row.id, resourceName: row.control_key, useCaseId: uc.id,
+              changes: diff(blankControl, toControl(row), CONTROL_FIELDS), metadata: { policy_pack: packLabel, control_version: row.control_version },
+            })),
+          ]
+          return {
+            result: { id: pack.id, key: pack.key, version: pack.version, name: pack.name, description: pack.description, due_date: dueDate, applied_at: at },
+            audit,
+          }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? conflict(`policy pack "${input.key}" was applied to use case ${useCaseId} at the same time; it is applied once`) : err
+      }
+    },
+
+    /** Removes the pack and the controls no other applied pack needs; shared controls stay, credited to a remaining pack. */
+    async removePack(ctx: Ctx, useCaseId: string, key: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        const uc = await useCase(tx, ctx, useCaseId)
+        const applied = await repo.findAppliedPack(tx, ctx.tenantId, useCaseId, key)
+        if (!applied) throw notFound('applied policy pack', key)
+        await repo.deleteApplication(tx, ctx.tenantId, useCaseId, key)
+
+        const neededBy = new Map<string, { pack_key: string; pack_version: number }>()
+        for (const need of await repo.neededControls(tx, ctx.tenantId, useCaseId)) if (!neededBy.has(need.control_key)) neededBy.set(need.control_key, need)
+        const audit: AuditEntry[] = []
+        const removed: UseCaseControlRow[] = []
+        const at = now()
+        for (const control of await repo.allControls(tx, ctx.tenantId, useCaseId)) {
+          const need = neededBy.get(control.control_key)
+          if (!need) {
+            removed.push(control)
+            audit.push({ action: 'use_case_control.deleted', resourceType: 'use_case_control', resourceId: control.id, resourceName: control.control_key, useCaseId, metadata: { policy_pack: `${applied.key} v${applied.version}`, status: control.status } })
+          } else if (control.policy_pack_key === key) {
+            const changes = { policy_pack_key: need.pack_key, policy_pack_version: need.pack_version }
+            await repo.updateControl(tx, ctx.tenantId, control.id, { ...changes, updated_at: at })
+            audit.push({ action: 'use_case_control.updated', resourceType: 'use_case_control', resourceId: control.id, resourceName: control.control_key, useCaseId, changes: diff(toControl(control), toControl({ ...control, ...changes }), CONTROL_FIELDS) })
+          }
+        }
+        await repo.deleteControls(tx, ctx.tenantId, removed.map((c) => c.id))
+        audit.unshift({
+          action: 'policy_pack.removed', resourceType: 'use_case', resourceId: uc.id, resourceName: uc.name, useCaseId,
+          subObjectType: 'policy_pack', subObjectId: applied.id, subObjectName: `${applied.key} v${applied.version}`,
+          metadata: { key: applied.key, version: applied.version, controls_removed: removed.map((c) => c.control_key) },
+        })
+        return { result: undefined, audit }
+      })
+    },
+
+    async listControls(ctx: Ctx, useCaseId: string, query: UseCaseControlListQuery): Promise<Page<UseCaseControl>> {
+      await useCase(db, ctx, useCaseId)
+      const ks = keyset(query)
+      return toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, toControl)
+    },
+
+    async getControl(ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseControl> {
+      await useCase(db, ctx, useCaseId)
+      const row = await repo.findControl(db, ctx.tenantId, useCaseId, id)
+      if (!row) throw notFound('use case control', id)
+      return toControl(row)
+    },
+
+    async updateControl(ctx: Ctx, useCaseId: string, id: string, input: UseCaseControlUpdate): Promise<UseCaseControl> {
+      return runMutation(database, ctx, async (tx) => {
+        await useCase(tx, ctx, useCaseId)
+        const current = await repo.findControl(tx, ctx.tenantId, useCaseId, id)
+        if (!current) throw notFound('use case control', id)
+        const changes: Partial<UseCaseControlRow> = {}
+        if (input.status !== undefined) changes.status = input.status
+        if (input.notes !== undefined) changes.notes = input.notes
+        if (input.due_date !== undefined) changes.due_date = input.due_date
+        const before = toControl(current)
+        const after = toControl({ ...current, ...changes })
+        const changed = diff(before, after, CONTROL_FIELDS)
+        if (!changed) return { result: before, audit: [] }
+        const updatedAt = now()
+        await repo.updateControl(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+        return {
+          result: { ...after, updated_at: updatedAt },
+          audit: { action: 'use_case_control.updated', resourceType: 'use_case_control', resourceId: id, resourceName: current.control_key, useCaseId, changes: changed },
+        }
+      })
+    },
+  }
+}
+
+function toApplied(row: repo.AppliedPackRow): AppliedPolicyPack {
+  return { id: row.id, key: row.key, version: row.version, name: row.name, description: row.description, due_date: row.due_date, applied_at: row.applied_at }
+}
+
+function toControl(row: UseCaseControlRow): UseCaseControl {
+  return {
+    id: row.id, use_case_id: row.use_case_id, control_key: row.control_key, control_version: row.control_version, control_version_id: row.control_version_id,
+    name: row.name, policy_pack_key: row.policy_pack_key, policy_pack_version: row.policy_pack_version, status: row.status as UseCaseControl['status'],
+    due_date: row.due_date, notes: row.notes, created_at: row.created_at, updated_at: row.updated_at,
+  }
+}
+
+const blankControl = { status: null, notes: null, due_date: null, policy_pack_key: null, policy_pack_version: null } as unknown as UseCaseControl
