@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { seed } from './seed.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
@@ -123,6 +124,46 @@ const COMMANDS: Record<string, Command> = {
         out(`revoked ${args.positionals[0]}`)
       }),
   },
+  seed: {
+    usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',
+    summary: 'Bulk-load a tenant (default "bench") for scale tests: N use cases, each audited, plus update records up to --audit-logs.',
+    options: { 'use-cases': { type: 'string' }, 'audit-logs': { type: 'string' }, tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const count = (name: string) => {
+          const raw = args.values[name]
+          if (raw === undefined) return 0
+          if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`)
+          return Number(raw)
+        }
+        const started = Date.now()
+        const bar = progressBar()
+        const result = await seed(deps.database, tenantProvisioners(deps.config), {
+          tenant: typeof args.values.tenant === 'string' ? args.values.tenant : 'bench',
+          useCases: count('use-cases'),
+          auditLogs: count('audit-logs'),
+          progress: bar,
+        })
+        bar.finish()
+        out(`seeded ${result.useCases} use cases and ${result.auditLogs} audit records in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      }),
+  },
+}
+
+/** A one-line progress bar on stderr (redrawn in place on a terminal, every 10 % otherwise). */
+function progressBar() {
+  let lastShown = -1
+  const draw = (done: number, total: number) => {
+    const share = total === 0 ? 1 : done / total
+    const step = Math.floor(share * (process.stderr.isTTY ? 100 : 10))
+    if (step === lastShown) return
+    lastShown = step
+    const width = 30
+    const filled = Math.round(share * width)
+    const line = `[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}% ${done}/${total}`
+    process.stderr.write(process.stderr.isTTY ? `\r${line}` : `${line}\n`)
+  }
+  return Object.assign(draw, { finish: () => process.stderr.isTTY && process.stderr.write('\n') })
 }
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
