@@ -3,6 +3,7 @@ import scalar from '@scalar/fastify-api-reference'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { Type } from 'typebox'
 import { SERVICE_VERSION } from '../../version.js'
+import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
 
 export const Problem = Type.Object(
@@ -38,6 +39,8 @@ function addErrorResponses(route: RouteOptions): void {
   const isPublic = route.config?.public === true
   const hasBody = schema.body !== undefined
   if (route.method === 'POST' && !isPublic) schema.headers ??= IdempotencyHeader
+  // A route that declares no query parameters takes none: an unknown one is a 400, as on lists.
+  schema.querystring ??= NoQuery
   const add = (status: number, description: string) => {
     response[status] ??= problem(description)
   }
