@@ -22,7 +22,7 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config
     if (config.public) return
-    req.ctx = await authenticate(req, deps)
+    req.ctx = await authenticateBearer(req, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
       throw new AppError('forbidden', `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`)
@@ -30,7 +30,8 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
   })
 }
 
-async function authenticate(req: FastifyRequest, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): Promise<Ctx> {
+/** Checks `Authorization: Bearer` (signature, expiry, revocation, X-Tenant) and returns the caller's context. Also used by /mcp. */
+export async function authenticateBearer(req: FastifyRequest, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): Promise<Ctx> {
   const header = req.headers.authorization
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw new AppError('unauthorized', 'send Authorization: Bearer <access token> (from POST /api/v1/integration/auth/token)')
