@@ -287,6 +287,16 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect((await fetch(url, initialize({ authorization: `Bearer ${token}` }))).status).toBe(401)
   })
 
+  it('records the source a caller declares (mcp or cli), never a claimed system source', async () => {
+    const write = t.as('acme', 'write')
+    for (const [declared, recorded] of [['mcp', 'mcp'], ['cli', 'cli'], ['system', 'api'], ['nonsense', 'api']]) {
+      const res = await write({ method: 'POST', url: '/vendors', headers: { 'x-aigov-source': declared }, payload: { name: `Declared ${declared}` } })
+      expect(res.statusCode).toBe(201)
+      const audit = await write({ method: 'GET', url: `/audit_logs?resource_id=${res.json().id}` })
+      expect(audit.json().items[0].source).toBe(recorded)
+    }
+  })
+
   it('sends a request id on /mcp responses and keeps GET for the event stream', async () => {
     const res = await fetch(url, initialize({ ...(await bearer()), 'x-request-id': 'mcp-req-1' }))
     expect(res.headers.get('x-request-id')).toBe('mcp-req-1')

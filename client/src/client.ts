@@ -254,6 +254,10 @@ function namespaces(core: Core) {
       export: (query?: Query<'exportAuditLogs'>, o?: O) => call('exportAuditLogs', [], { query }, o),
       verify: (o?: O) => call('verifyAuditLogs', [], {}, o),
     },
+    governanceSummary: {
+      /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */
+      get: (query?: Query<'getGovernanceSummary'>, o?: O) => call('getGovernanceSummary', [], { query }, o),
+    },
   }
 }
 

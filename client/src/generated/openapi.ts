@@ -1085,6 +1085,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/governance_summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Counts of use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls
+         * @description A control is overdue when its due date is before `as_of` (default today, UTC) and its status is pending or in_progress.
+         */
+        get: operations["getGovernanceSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -13929,6 +13949,202 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getGovernanceSummary: {
+        parameters: {
+            query?: {
+                /** @description The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent. */
+                as_of?: string;
+                /** @description How many use cases with overdue controls to list (1-100). */
+                overdue_limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "as_of": "2027-09-01",
+                     *       "use_cases": {
+                     *         "total": 3,
+                     *         "by_risk_level": {
+                     *           "high": 1,
+                     *           "medium": 1,
+                     *           "low": 0,
+                     *           "none": 0,
+                     *           "unset": 1
+                     *         },
+                     *         "by_workflow_stage": [
+                     *           {
+                     *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+                     *             "stage_name": "Intake",
+                     *             "position": 0,
+                     *             "total": 3,
+                     *             "by_step": {
+                     *               "assessment": 3
+                     *             }
+                     *           }
+                     *         ]
+                     *       },
+                     *       "controls": {
+                     *         "total": 8,
+                     *         "by_status": {
+                     *           "pending": 5,
+                     *           "in_progress": 1,
+                     *           "implemented": 2,
+                     *           "not_applicable": 0
+                     *         },
+                     *         "overdue": 4
+                     *       },
+                     *       "overdue_use_cases": [
+                     *         {
+                     *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
+                     *           "name": "Credit scoring",
+                     *           "risk_category_level": "high",
+                     *           "overdue_controls": 4,
+                     *           "earliest_due_date": "2027-08-02"
+                     *         }
+                     *       ],
+                     *       "overdue_use_cases_total": 1
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * Format: date
+                         * @description YYYY-MM-DD
+                         * @example 2027-08-02
+                         */
+                        as_of: string;
+                        use_cases: {
+                            total: number;
+                            by_risk_level: {
+                                high: number;
+                                medium: number;
+                                low: number;
+                                none: number;
+                                unset: number;
+                            };
+                            /** @description In workflow order; only stages holding use cases. */
+                            by_workflow_stage: {
+                                stage_id: string | null;
+                                stage_name: string | null;
+                                position: number | null;
+                                total: number;
+                                /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
+                                by_step: {
+                                    [key: string]: number;
+                                };
+                            }[];
+                        };
+                        controls: {
+                            total: number;
+                            by_status: {
+                                pending: number;
+                                in_progress: number;
+                                implemented: number;
+                                not_applicable: number;
+                            };
+                            /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
+                            overdue: number;
+                        };
+                        /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
+                        overdue_use_cases: {
+                            id: string;
+                            name: string;
+                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
+                            overdue_controls: number;
+                            /**
+                             * Format: date
+                             * @description YYYY-MM-DD
+                             * @example 2027-08-02
+                             */
+                            earliest_due_date: string;
+                        }[];
+                        overdue_use_cases_total: number;
+                    };
+                };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
             400: {

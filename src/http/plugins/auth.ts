@@ -1,8 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { KeyStatusCache } from '../../modules/api-keys/key-status.js'
 import type { TokenService } from '../../modules/auth/tokens.js'
-import { type Ctx, type Role, roleAllows } from '../../shared/context.js'
+import { type Ctx, type Role, roleAllows, type Source } from '../../shared/context.js'
 import { AppError } from '../errors.js'
+
+/**
+ * A caller may say it acts for an assistant (`mcp`, e.g. `aigov mcp --stdio`) or a command line (`cli`);
+ * that is what audit records show as `source`. The actor stays the API key; `system` cannot be claimed.
+ */
+export const SOURCE_HEADER = 'X-Aigov-Source'
+const CLAIMABLE_SOURCES: readonly Source[] = ['mcp', 'cli']
+
+function declaredSource(req: FastifyRequest): Source {
+  const value = req.headers['x-aigov-source']
+  return typeof value === 'string' && (CLAIMABLE_SOURCES as readonly string[]).includes(value) ? (value as Source) : 'api'
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -49,6 +61,6 @@ export async function authenticateBearer(req: FastifyRequest, deps: { tokens: To
     role: claims.role,
     actor: { type: 'api_key', id: claims.keyId, name: keyName },
     requestId: req.id,
-    source: 'api',
+    source: declaredSource(req),
   }
 }
