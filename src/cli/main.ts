@@ -11,6 +11,7 @@ import { createDeps, createLogger, openDatabase, serve } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
+import { serveStdio } from '../mcp/stdio.js'
 
 /** A usage error: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -30,6 +31,15 @@ const COMMANDS: Record<string, Command> = {
     usage: 'aigov serve',
     summary: 'Start the HTTP service (migrates the database first). Settings come from the environment.',
     run: async (_args, config) => serve(config),
+  },
+  mcp: {
+    usage: 'aigov mcp --stdio',
+    summary: 'Serve the MCP tools over stdio for a local assistant, calling the service at SERVICE_API_URL with SERVICE_API_KEY and SERVICE_TENANT. (Over HTTP, the service itself serves /mcp when ENABLE_MCP_SERVER=true.)',
+    options: { stdio: { type: 'boolean' } },
+    run: async (args, config) => {
+      if (!args.values.stdio) throw new UsageError('only --stdio is available here; the HTTP transport is /mcp of "aigov serve" with ENABLE_MCP_SERVER=true')
+      await serveStdio(config)
+    },
   },
   migrate: {
     usage: 'aigov migrate',
@@ -246,5 +256,5 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const code = await main(process.argv.slice(2))
-// serve keeps the process alive through its server; everything else exits with its code.
-if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exit(code)
+// serve keeps the process alive through its server, mcp through stdin; everything else exits with its code.
+if (code !== 0 || !['serve', 'mcp'].includes(process.argv[2] ?? '')) process.exit(code)
