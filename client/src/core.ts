@@ -91,7 +91,8 @@ export function createCore(options: CoreOptions): Core {
     input: CallInput<K> = {},
     call: CallOptions = {},
   ): Promise<Result<Data<K>>> {
-    const spec: OperationSpec = OPERATIONS[operationId]
+    const spec: OperationSpec | undefined = OPERATIONS[operationId]
+    if (!spec) throw new TypeError(`unknown operationId ${String(operationId)}`)
     const url = baseUrl + (spec.root ? '' : API_PREFIX) + fillPath(spec.path, pathArgs) + queryString(input.query)
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...options.headers, ...call.headers }
     if (options.tenant !== undefined && spec.path !== '/livez' && spec.path !== '/readyz') headers['x-tenant'] = options.tenant
