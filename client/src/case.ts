@@ -7,10 +7,11 @@ type SnakeKey<S extends string> = S extends `${infer Head}${infer Tail}`
 
 /**
  * Object properties whose values are free-form maps keyed by data (audit `changes` is keyed by wire field
- * names, `metadata` by whatever the writer chose): their keys are passed through untouched.
+ * names, `metadata` by whatever the writer chose, readiness `checks` by dependency): their keys pass untouched.
+ * A test fails when the OpenAPI document declares a map under any other property name.
  */
-export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set(['changes', 'metadata'])
-type FreeForm = 'changes' | 'metadata'
+export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set(['changes', 'metadata', 'checks'])
+type FreeForm = 'changes' | 'metadata' | 'checks'
 
 /** The camelCase view of a wire type. */
 export type Camelize<T> = T extends readonly (infer E)[]
@@ -44,7 +45,7 @@ export const camelize = <T>(value: T): Camelize<T> => convertKeys(value, camelKe
 /** Converts every object key to snake_case, recursively (values, ids and enum values are left alone). */
 export const snakify = <T>(value: T): Snakify<T> => convertKeys(value, snakeKey) as Snakify<T>
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false
   const proto: unknown = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null

@@ -77,6 +77,11 @@ type O = CallOptions
 function namespaces(core: Core) {
   const call = core.invoke
   return {
+    /**
+     * Any operation by its operationId, with path arguments in template order (e.g. for tools generated from
+     * the OpenAPI document); the namespaces below are the idiomatic way in.
+     */
+    invoke: core.invoke,
     health: {
       live: (o?: O) => call('getLiveness', [], {}, o),
       ready: (o?: O) => call('getReadiness', [], {}, o),

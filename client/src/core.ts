@@ -1,4 +1,4 @@
-import { snakify, camelize } from './case.js'
+import { camelize, isPlainObject, snakify } from './case.js'
 import { type ClientError, errorFromResponse, fail, malformed, ok, parseRetryAfter, type Result } from './errors.js'
 import { type Body, type Data, OPERATIONS, type OperationId, type OperationSpec, type Query } from './operations.js'
 
@@ -67,6 +67,7 @@ export function createCore(options: CoreOptions): Core {
       if (!options.apiKey || !options.tenant) {
         return fail({ kind: 'authentication', message: 'no credentials: pass apiKey and tenant (or set SERVICE_API_KEY and SERVICE_TENANT), or an accessToken' })
       }
+      const requestedAt = Date.now()
       const result = await invoke('createToken', [], {}, { headers: { 'x-api-key': options.apiKey } })
       if (result.error) return result
       const { accessToken, expiresIn } = result.data
@@ -74,8 +75,9 @@ export function createCore(options: CoreOptions): Core {
         return fail({ kind: 'validation', status: 200, message: 'malformed response from the service: the token exchange answered no access_token' })
       }
       const lifetime = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn * 1000 : DEFAULT_TOKEN_LIFETIME_MS
-      // Refresh a little before the end: 10% of the lifetime, at most a minute.
-      cached = { token: accessToken, refreshAt: Date.now() + lifetime - Math.min(60_000, lifetime / 10) }
+      // Refresh a little before the end: 10% of the lifetime (at most a minute), and at least 1.5 s because
+      // a JWT `exp` counts whole seconds from when the server issued it, up to 1 s earlier than it looks.
+      cached = { token: accessToken, refreshAt: requestedAt + lifetime - Math.min(60_000, Math.max(lifetime / 10, 1_500)) }
       return result
     })().finally(() => {
       exchanging = undefined
@@ -89,7 +91,8 @@ export function createCore(options: CoreOptions): Core {
     input: CallInput<K> = {},
     call: CallOptions = {},
   ): Promise<Result<Data<K>>> {
-    const spec: OperationSpec = OPERATIONS[operationId]
+    const spec: OperationSpec | undefined = OPERATIONS[operationId]
+    if (!spec) throw new TypeError(`unknown operationId ${String(operationId)}`)
     const url = baseUrl + (spec.root ? '' : API_PREFIX) + fillPath(spec.path, pathArgs) + queryString(input.query)
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...options.headers, ...call.headers }
     if (options.tenant !== undefined && spec.path !== '/livez' && spec.path !== '/readyz') headers['x-tenant'] = options.tenant
@@ -199,7 +202,7 @@ function fillPath(template: string, args: readonly string[]): string {
 }
 
 function queryString(query: unknown): string {
-  if (query === null || typeof query !== 'object') return ''
+  if (!isPlainObject(query)) return ''
   const params = new URLSearchParams()
   for (const [key, value] of Object.entries(snakify(query) as Record<string, unknown>)) {
     for (const item of Array.isArray(value) ? value : [value]) {
