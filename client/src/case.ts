@@ -7,11 +7,11 @@ type SnakeKey<S extends string> = S extends `${infer Head}${infer Tail}`
 
 /**
  * Object properties whose values are free-form maps keyed by data (audit `changes` is keyed by wire field
- * names, `metadata` by whatever the writer chose, readiness `checks` by dependency): their keys pass untouched.
+ * names, `metadata` by whatever the writer chose, readiness `checks` by dependency, the summary's `by_step` by workflow step): their keys pass untouched.
  * A test fails when the OpenAPI document declares a map under any other property name.
  */
-export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set(['changes', 'metadata', 'checks'])
-type FreeForm = 'changes' | 'metadata' | 'checks'
+export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set(['changes', 'metadata', 'checks', 'by_step'])
+type FreeForm = 'changes' | 'metadata' | 'checks' | 'by_step'
 
 /** The camelCase view of a wire type. */
 export type Camelize<T> = T extends readonly (infer E)[]
