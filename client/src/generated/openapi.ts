@@ -1294,6 +1294,12 @@ export interface operations {
         /** @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "api_key": "sk_4fQ9x2…",
+                 *       "tenant": "default"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Alternative to the X-API-Key header. */
                     api_key?: string;
@@ -1748,6 +1754,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "jira-intake",
+                 *       "role": "write",
+                 *       "expires_at": "2027-06-30T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     /** @example jira-intake */
                     name: string;

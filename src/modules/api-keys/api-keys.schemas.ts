@@ -27,7 +27,7 @@ export const ApiKeyCreate = Type.Object(
     role: RoleEnum,
     expires_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ name: 'jira-intake', role: 'write', expires_at: '2027-06-30T00:00:00Z' }] },
 )
 export type ApiKeyCreate = Static<typeof ApiKeyCreate>
 

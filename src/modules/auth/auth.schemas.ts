@@ -5,7 +5,11 @@ export const TokenRequest = Type.Object(
     api_key: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Alternative to the X-API-Key header.' })),
     tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: 'Alternative to the X-Tenant header.' })),
   },
-  { additionalProperties: false, description: 'Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.' },
+  {
+    additionalProperties: false,
+    description: 'Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.',
+    examples: [{ api_key: 'sk_4fQ9x2…', tenant: 'default' }],
+  },
 )
 export type TokenRequest = Static<typeof TokenRequest>
 
