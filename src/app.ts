@@ -45,6 +45,9 @@ import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
 export const BODY_LIMIT = 1024 * 1024
+/** A client gets this long to send its headers, and REQUEST_TIMEOUT_MS for the whole request (408, then closed). */
+export const HEADERS_TIMEOUT_MS = 10_000
+export const REQUEST_TIMEOUT_MS = 15_000
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /** Builds the whole service as a Fastify instance; it never listens (main does). */
@@ -53,8 +56,10 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.log,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !deps.config.debug }),
     bodyLimit: BODY_LIMIT,
-    requestTimeout: 30_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     connectionTimeout: 60_000,
+    // Node checks those timeouts every connectionsCheckingInterval (30 s by default): too coarse to stop slowloris.
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()

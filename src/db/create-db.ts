@@ -18,6 +18,8 @@ pg.types.setTypeParser(20, (value) => Number(value))
 
 export interface DatabaseOptions {
   onPoolError?: (err: Error) => void
+  /** PostgreSQL: fail a query left unanswered this long (default QUERY_TIMEOUT_MS; 0 = never, for long maintenance work). */
+  queryTimeoutMs?: number
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -37,12 +39,44 @@ function createSqlite(path: string): Database {
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }
 
+/** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
+export const QUERY_TIMEOUT_MS = 2000
+
+/**
+ * A pg client that survives its connection dying while checked out of the pool: the failure reaches the
+ * running query (and so the request, as a 503), never the process as an unhandled 'error' event. A query
+ * that times out also drops its connection, so the pool replaces it instead of queueing behind a dead one.
+ */
+class ResilientClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config)
+    this.on('error', () => undefined)
+  }
+
+  override query(...args: unknown[]): any {
+    const result = (super.query as (...a: unknown[]) => unknown)(...args)
+    if (result instanceof Promise) {
+      result.catch((err: Error) => {
+        if (err?.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+      })
+    }
+    return result
+  }
+}
+
 function createPostgres(url: string, options: DatabaseOptions): Database {
+  const timeout = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS
   const pool = new pg.Pool({
+    Client: ResilientClient,
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
+    ...(timeout > 0
+      ? // The server gives up on a statement a little after the client has, so it never runs on unobserved.
+        { query_timeout: timeout, statement_timeout: timeout + 1000 }
+      : {}),
+    keepAlive: true,
   })
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
@@ -70,6 +104,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return (
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'SQLITE_BUSY', '57P01', '57P03', '53300'].includes(code) ||
     code.startsWith('08') ||
-    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   )
 }
