@@ -4,7 +4,8 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
 import { installOpenApi } from './http/plugins/openapi.js'
-import { installProblemHandlers } from './http/plugins/problems.js'
+import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
+import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { idempotencyStore } from './shared/idempotency.js'
@@ -65,6 +66,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // A URL that does not decode (e.g. %ff) is refused by the router before any hook: answer it as a problem too.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('X-Request-ID', req.id)
+      return sendProblem(req, reply, new AppError('bad_request', err.code === 'FST_ERR_BAD_URL' ? 'the URL is not validly percent-encoded' : err.message))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)

@@ -25,7 +25,7 @@ export const Problem = Type.Object(
 
 const IdempotencyHeader = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: 'Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing.' }),
+    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', description: 'Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing.' }),
   ),
 })
 
@@ -52,7 +52,12 @@ function addErrorResponses(route: RouteOptions): void {
     add(422, 'The body failed validation; `errors` names each field.')
   } else if (route.method !== 'GET') {
     add(409, 'Conflict with the current state.')
+    // A body sent anyway is still read: too large or not JSON is refused before the route runs.
+    add(413, 'The body is larger than 1 MiB.')
+    add(415, 'The body is not application/json.')
   }
+  // An Idempotency-Key already used with another body answers 422 on bodiless POSTs too.
+  if (route.method === 'POST' && !isPublic) add(422, 'The body failed validation, or the Idempotency-Key was used with another request.')
   if (!isPublic || route.url.endsWith('/auth/token')) add(429, 'Rate limited; see Retry-After.')
   add(500, 'Unexpected server error (no details are disclosed).')
   add(503, 'A dependency (database) is unavailable; retry later.')
@@ -61,6 +66,8 @@ function addErrorResponses(route: RouteOptions): void {
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     if ((route.schema as { hide?: boolean } | undefined)?.hide) return
+    // The HEAD twin of a GET shares its schema object; treating it as a bodiless non-GET gave every GET a 409.
+    if (route.method === 'HEAD') return
     addErrorResponses(route)
   })
   await app.register(swagger, {
