@@ -91,7 +91,17 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
   app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger())
   await app.register(scalar, {
     routePrefix: '/docs',
-    configuration: { url: '/openapi.json', title: 'AI Governance Integration API' },
+    // Self-contained: no web fonts, "try it" requests go straight to this service (not through Scalar's
+    // public proxy, which would see the bearer token), and the hosted AI agent and MCP buttons are off.
+    configuration: {
+      url: '/openapi.json',
+      title: 'AI Governance Integration API',
+      withDefaultFonts: false,
+      proxyUrl: '',
+      agent: { disabled: true },
+      mcp: { disabled: true },
+      telemetry: false,
+    },
     logLevel: 'warn',
   })
 }
