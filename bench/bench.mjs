@@ -3,6 +3,7 @@
 //
 //   --duration <s>      BENCH_DURATION      seconds per endpoint (default 10)
 //   --connections <n>   BENCH_CONNECTIONS   concurrent connections (default 50)
+//   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,create,token
 //   --profile           BENCH_PROFILE=1     write a CPU profile of the service (node --cpu-prof) to bench/results/
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
 import { fork } from 'node:child_process'
@@ -13,6 +14,7 @@ import { freePort, freshDatabase, load, P, ROOT, setting, startService, token } 
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
 const connections = setting('connections', 'BENCH_CONNECTIONS', 50)
+const only = setting('only', 'BENCH_ONLY', '').split(',').filter(Boolean)
 const profile = process.argv.includes('--profile') || process.env.BENCH_PROFILE === '1'
 const resultsDir = join(ROOT, 'bench/results')
 mkdirSync(resultsDir, { recursive: true })
@@ -56,7 +58,8 @@ await new Promise((resolve) => ceiling.once('message', resolve))
 
 const common = { connections, duration }
 const runs = []
-const run = async (name, options, status) => {
+const run = async (name, options, status, short) => {
+  if (short && only.length > 0 && !only.includes(short)) return
   const result = await load(name, { ...common, ...options }, status)
   runs.push(result)
   console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
@@ -65,16 +68,16 @@ const run = async (name, options, status) => {
 
 const ceilingRun = await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` })
 ceiling.kill()
-await run('GET /livez', { url: `${base}/livez` })
-await run('GET /use_cases (50)', { url: listUrl, headers: auth })
-await run('GET /use_cases/{id}', { url: `${base}${P}/use_cases/${ids[30]}`, headers: auth })
-await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }) })
+await run('GET /livez', { url: `${base}/livez` }, 200, 'livez')
+await run('GET /use_cases (50)', { url: listUrl, headers: auth }, 200, 'list')
+await run('GET /use_cases/{id}', { url: `${base}${P}/use_cases/${ids[30]}`, headers: auth }, 200, 'get')
+await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }) }, 200, 'query')
 let n = 0
 await run('POST /use_cases', {
   url: `${base}${P}/use_cases`, method: 'POST', headers: json,
   requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
-}, 201)
-await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } })
+}, 201, 'create')
+await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } }, 200, 'token')
 
 const peakRssMb = Math.round(service.peakRssMb())
 await service.stop()
@@ -82,8 +85,8 @@ await database.drop()
 
 for (const r of runs) r.ratio_to_ceiling = Math.round((r.requests_per_s / ceilingRun.requests_per_s) * 1000) / 1000
 const byName = Object.fromEntries(runs.map((r) => [r.name, r]))
-const list = byName['GET /use_cases (50)']
-const get = byName['GET /use_cases/{id}']
+const list = byName['GET /use_cases (50)'] ?? { ratio_to_ceiling: 0, p99_ms: 0 }
+const get = byName['GET /use_cases/{id}'] ?? { ratio_to_ceiling: 0, p99_ms: 0 }
 const readP99 = Math.max(list.p99_ms, get.p99_ms)
 const targets = [
   ['list ≥ 40 % of ceiling', `${Math.round(list.ratio_to_ceiling * 100)} %`, list.ratio_to_ceiling >= TARGETS.list_ratio],

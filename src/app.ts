@@ -10,6 +10,7 @@ import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { idempotencyStore } from './shared/idempotency.js'
 import { installValidators } from './http/plugins/validation.js'
+import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
@@ -74,6 +75,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
+  installSerializers(app)
   installProblemHandlers(app)
   acceptEmptyJsonBodies(app)
   app.addHook('onRequest', async (req, reply) => {
