@@ -43,6 +43,9 @@ import { useCaseWorkflowRoutes } from './modules/workflow-stages/use-case-workfl
 import { createUseCaseWorkflowService } from './modules/workflow-stages/use-case-workflow.service.js'
 import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.routes.js'
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
+import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
+import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { mcpHttpRoutes } from './mcp/http.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -83,23 +86,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   })
   await installOpenApi(app)
 
-  const services = {
-    auth: createAuthService(deps),
-    apiKeys: createApiKeysService(deps),
-    useCases: createUseCasesService(deps),
-    auditLogs: createAuditLogsService(deps),
-    models: createModelsService(deps),
-    vendors: createVendorsService(deps),
-    riskTypes: createRiskTypesService(deps),
-    riskScenarios: createRiskScenariosService(deps),
-    relationships: createRelationshipsService(deps),
-    workflowStages: createWorkflowStagesService(deps),
-    useCaseWorkflow: createUseCaseWorkflowService(deps),
-    policyControls: createPolicyControlsService(deps),
-    policyPacks: createPolicyPacksService(deps),
-    useCasePolicies: createUseCasePoliciesService(deps),
-    questionnaires: createQuestionnairesService(deps),
-  }
+  const services = createServices(deps)
 
   await app.register(healthRoutes(readinessChecks(deps)))
   await app.register(
@@ -123,10 +110,37 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(policyPackRoutes(services.policyPacks))
       await api.register(useCasePolicyRoutes(services.useCasePolicies))
       await api.register(questionnaireRoutes(services.questionnaires))
+      await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
     { prefix: API_PREFIX },
   )
+  // Off: /mcp is an unknown path like any other (404 problem response).
+  if (deps.config.enableMcp) await app.register(mcpHttpRoutes(deps, services))
   return app
+}
+
+export type Services = ReturnType<typeof createServices>
+
+/** Every family's service, built once: the HTTP routes and the MCP tools call these same objects. */
+export function createServices(deps: Deps) {
+  return {
+    auth: createAuthService(deps),
+    apiKeys: createApiKeysService(deps),
+    useCases: createUseCasesService(deps),
+    auditLogs: createAuditLogsService(deps),
+    models: createModelsService(deps),
+    vendors: createVendorsService(deps),
+    riskTypes: createRiskTypesService(deps),
+    riskScenarios: createRiskScenariosService(deps),
+    relationships: createRelationshipsService(deps),
+    workflowStages: createWorkflowStagesService(deps),
+    useCaseWorkflow: createUseCaseWorkflowService(deps),
+    policyControls: createPolicyControlsService(deps),
+    policyPacks: createPolicyPacksService(deps),
+    useCasePolicies: createUseCasePoliciesService(deps),
+    questionnaires: createQuestionnairesService(deps),
+    governanceSummary: createGovernanceSummaryService(deps),
+  }
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

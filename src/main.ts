@@ -143,11 +143,23 @@ export async function serve(config: Config): Promise<void> {
     const deps = await createDeps(config, log, database)
     await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
     await closeDeps(deps)
+    let stopping = false
     for (let i = 0; i < config.workers; i++) cluster.fork()
     cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return
       log.error({ pid: worker.process.pid, code, signal }, 'worker exited; starting another')
       cluster.fork()
     })
+    const stopWorkers = (signal: NodeJS.Signals) => {
+      stopping = true
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+      cluster.on('exit', () => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      })
+      setTimeout(() => process.exit(0), 10_000).unref()
+    }
+    process.once('SIGTERM', () => stopWorkers('SIGTERM'))
+    process.once('SIGINT', () => stopWorkers('SIGINT'))
     log.info({ workers: config.workers, port: config.port }, 'cluster started')
     return
   }

@@ -52,6 +52,17 @@ describeEachDialect('HTTP behaviour: problems and request ids', (dialect) => {
     expect(body.errors).toEqual([{ field: 'colour', message: 'unknown field' }])
   })
 
+  it('refuses query parameters on routes that take none', async () => {
+    const admin = t.as('acme', 'admin')
+    const uc = (await admin({ method: 'POST', url: '/use_cases', payload: { name: 'No query' } })).json()
+    for (const url of [`/use_cases/${uc.id}?verbose=1`, '/system?x=1', '/api_keys/key_x?y=2']) {
+      const res = await admin({ method: 'GET', url })
+      expect(res.statusCode, url).toBe(400)
+    }
+    expect((await admin({ method: 'POST', url: '/use_cases?dry_run=1', payload: { name: 'Not created' } })).statusCode).toBe(400)
+    expect((await admin({ method: 'GET', url: '/use_cases?q=not' })).json().items).toEqual([])
+  })
+
   it('answers validation failures with 422 and conflicts with 409', async () => {
     expectProblem(await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 1 } }), 422, 'validation_failed')
     await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Once' } })

@@ -2,6 +2,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { seed } from './seed.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
@@ -10,6 +11,7 @@ import { createDeps, createLogger, openDatabase, serve } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
+import { serveStdio } from '../mcp/stdio.js'
 
 /** A usage error: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -29,6 +31,15 @@ const COMMANDS: Record<string, Command> = {
     usage: 'aigov serve',
     summary: 'Start the HTTP service (migrates the database first). Settings come from the environment.',
     run: async (_args, config) => serve(config),
+  },
+  mcp: {
+    usage: 'aigov mcp --stdio',
+    summary: 'Serve the MCP tools over stdio for a local assistant, calling the service at SERVICE_API_URL with SERVICE_API_KEY and SERVICE_TENANT. (Over HTTP, the service itself serves /mcp when ENABLE_MCP_SERVER=true.)',
+    options: { stdio: { type: 'boolean' } },
+    run: async (args, config) => {
+      if (!args.values.stdio) throw new UsageError('only --stdio is available here; the HTTP transport is /mcp of "aigov serve" with ENABLE_MCP_SERVER=true')
+      await serveStdio(config)
+    },
   },
   migrate: {
     usage: 'aigov migrate',
@@ -123,6 +134,46 @@ const COMMANDS: Record<string, Command> = {
         out(`revoked ${args.positionals[0]}`)
       }),
   },
+  seed: {
+    usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',
+    summary: 'Bulk-load a tenant (default "bench") for scale tests: N use cases, each audited, plus update records up to --audit-logs.',
+    options: { 'use-cases': { type: 'string' }, 'audit-logs': { type: 'string' }, tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const count = (name: string) => {
+          const raw = args.values[name]
+          if (raw === undefined) return 0
+          if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number`)
+          return Number(raw)
+        }
+        const started = Date.now()
+        const bar = progressBar()
+        const result = await seed(deps.database, tenantProvisioners(deps.config), {
+          tenant: typeof args.values.tenant === 'string' ? args.values.tenant : 'bench',
+          useCases: count('use-cases'),
+          auditLogs: count('audit-logs'),
+          progress: bar,
+        })
+        bar.finish()
+        out(`seeded ${result.useCases} use cases and ${result.auditLogs} audit records in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      }),
+  },
+}
+
+/** A one-line progress bar on stderr (redrawn in place on a terminal, every 10 % otherwise). */
+function progressBar() {
+  let lastShown = -1
+  const draw = (done: number, total: number) => {
+    const share = total === 0 ? 1 : done / total
+    const step = Math.floor(share * (process.stderr.isTTY ? 100 : 10))
+    if (step === lastShown) return
+    lastShown = step
+    const width = 30
+    const filled = Math.round(share * width)
+    const line = `[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${(share * 100).toFixed(0).padStart(3)}% ${done}/${total}`
+    process.stderr.write(process.stderr.isTTY ? `\r${line}` : `${line}\n`)
+  }
+  return Object.assign(draw, { finish: () => process.stderr.isTTY && process.stderr.write('\n') })
 }
 
 function required(values: Record<string, string | boolean | undefined>, name: string): string {
@@ -205,5 +256,5 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 const code = await main(process.argv.slice(2))
-// serve keeps the process alive through its server; everything else exits with its code.
-if (code !== 0 || !['serve'].includes(process.argv[2] ?? '')) process.exit(code)
+// serve keeps the process alive through its server, mcp through stdin; everything else exits with its code.
+if (code !== 0 || !['serve', 'mcp'].includes(process.argv[2] ?? '')) process.exit(code)

@@ -6,6 +6,7 @@ import * as policy from './migrations/2026-11-22T02-policy.js'
 import * as workflowRejectionReason from './migrations/2026-11-22T03-workflow-rejection-reason.js'
 import * as workflowSystemStages from './migrations/2026-11-22T03-workflow-system-stages.js'
 import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
+import * as auditSourceIndex from './migrations/2026-11-22T06-audit-source-index.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T03-workflow-rejection-reason': workflowRejectionReason,
   '2026-11-22T03-workflow-system-stages': workflowSystemStages,
   '2026-11-22T05-idempotency': idempotency,
+  '2026-11-22T06-audit-source-index': auditSourceIndex,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -1,8 +1,20 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { KeyStatusCache } from '../../modules/api-keys/key-status.js'
 import type { TokenService } from '../../modules/auth/tokens.js'
-import { type Ctx, type Role, roleAllows } from '../../shared/context.js'
+import { type Ctx, type Role, roleAllows, type Source } from '../../shared/context.js'
 import { AppError } from '../errors.js'
+
+/**
+ * A caller may say it acts for an assistant (`mcp`, e.g. `aigov mcp --stdio`) or a command line (`cli`);
+ * that is what audit records show as `source`. The actor stays the API key; `system` cannot be claimed.
+ */
+export const SOURCE_HEADER = 'X-Aigov-Source'
+const CLAIMABLE_SOURCES: readonly Source[] = ['mcp', 'cli']
+
+function declaredSource(req: FastifyRequest): Source {
+  const value = req.headers['x-aigov-source']
+  return typeof value === 'string' && (CLAIMABLE_SOURCES as readonly string[]).includes(value) ? (value as Source) : 'api'
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -22,7 +34,7 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config
     if (config.public) return
-    req.ctx = await authenticate(req, deps)
+    req.ctx = await authenticateBearer(req, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
       throw new AppError('forbidden', `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`)
@@ -30,7 +42,8 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
   })
 }
 
-async function authenticate(req: FastifyRequest, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): Promise<Ctx> {
+/** Checks `Authorization: Bearer` (signature, expiry, revocation, X-Tenant) and returns the caller's context. Also used by /mcp. */
+export async function authenticateBearer(req: FastifyRequest, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): Promise<Ctx> {
   const header = req.headers.authorization
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw new AppError('unauthorized', 'send Authorization: Bearer <access token> (from POST /api/v1/integration/auth/token)')
@@ -48,6 +61,6 @@ async function authenticate(req: FastifyRequest, deps: { tokens: TokenService; k
     role: claims.role,
     actor: { type: 'api_key', id: claims.keyId, name: keyName },
     requestId: req.id,
-    source: 'api',
+    source: declaredSource(req),
   }
 }

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify'
 import { Type } from 'typebox'
 import { SERVICE_VERSION } from '../../version.js'
+import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
 
 export const Problem = Type.Object(
@@ -37,6 +38,8 @@ function addErrorResponses(route: RouteOptions): void {
   const isPublic = route.config?.public === true
   const hasBody = schema.body !== undefined
   if (route.method === 'POST' && !isPublic) schema.headers ??= IdempotencyHeader
+  // A route that declares no query parameters takes none: an unknown one is a 400, as on lists.
+  schema.querystring ??= NoQuery
   const add = (status: number, description: string) => {
     response[status] ??= problem(description)
   }

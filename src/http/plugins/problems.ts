@@ -20,14 +20,19 @@ export interface ProblemBody {
 }
 
 export function problemBody(req: FastifyRequest, err: AppError): ProblemBody {
+  return problemFields(err, req.url.split('?')[0], req.id)
+}
+
+/** The problem document for an error; also what MCP tool errors carry. */
+export function problemFields(err: AppError, instance: string, requestId: string): ProblemBody {
   return {
     type: PROBLEM_TYPE_BASE + err.code.replaceAll('_', '-'),
     title: ERROR_CODES[err.code].title,
     status: err.status,
     code: err.code,
     detail: err.detail,
-    instance: req.url.split('?')[0],
-    request_id: req.id,
+    instance,
+    request_id: requestId,
     ...(err.errors && err.errors.length > 0 ? { errors: err.errors } : {}),
     ...err.extra,
   }

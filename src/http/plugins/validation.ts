@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
+import { AppError } from '../errors.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
@@ -27,6 +28,22 @@ export function installValidators(app: FastifyInstance): void {
       return validate(data) ? true : { error: toValidationErrors(validate.errors ?? []) }
     }
   })
+}
+
+let jsonAjv: Ajv | undefined
+
+/**
+ * Validates JSON that arrives outside an HTTP body (MCP tool arguments) exactly as a request body is:
+ * the same options, the same field messages; failure is a 422 AppError naming the fields.
+ */
+export function compileJsonValidator<T>(schema: object, what = 'arguments'): (data: unknown) => T {
+  jsonAjv ??= makeAjv(false)
+  const validate = jsonAjv.compile(schema)
+  return (data: unknown) => {
+    if (validate(data)) return data as T
+    const errors = fieldErrors(validate.errors ?? [])
+    throw new AppError('validation_failed', `invalid ${what}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+  }
 }
 
 function toValidationErrors(errors: ErrorObject[]): Error {

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import type { Deps } from '../../shared/deps.js'
-import { NoQuery } from '../../shared/schemas.js'
 import { SERVICE_NAME, SERVICE_VERSION } from '../../version.js'
 
 export const API_VERSION = 'v1'
@@ -27,7 +26,7 @@ export function systemRoutes(deps: Pick<Deps, 'config' | 'database'>): FastifyPl
   const { config, database } = deps
   return async (app) => {
     app.get('/system', {
-      schema: { operationId: 'getSystem', summary: 'Service name, version, tenant and enabled features', tags: ['system'], querystring: NoQuery, response: { 200: SystemInfo } },
+      schema: { operationId: 'getSystem', summary: 'Service name, version, tenant and enabled features', tags: ['system'], response: { 200: SystemInfo } },
     }, async (req) => ({
       service: SERVICE_NAME,
       version: SERVICE_VERSION,
@@ -44,7 +43,7 @@ export function systemRoutes(deps: Pick<Deps, 'config' | 'database'>): FastifyPl
     }))
 
     app.get('/system/ping', {
-      schema: { operationId: 'ping', summary: 'Check that the token works', tags: ['system'], querystring: NoQuery, response: { 200: Ping } },
+      schema: { operationId: 'ping', summary: 'Check that the token works', tags: ['system'], response: { 200: Ping } },
     }, async (req) => ({ message: 'pong' as const, tenant: req.ctx.tenantId, key_id: req.ctx.actor.id }))
   }
 }

@@ -1,13 +1,12 @@
-import { isUniqueViolation } from '../../db/create-db.js'
 import type { UseCaseRow } from '../../db/tables.js'
-import { AppError, notFound } from '../../http/errors.js'
+import { notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { nameKey } from '../../shared/search.js'
+import { nameColumns, presentFields, uniqueName } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import * as repo from './use-cases.repo.js'
@@ -23,8 +22,6 @@ const AUDITED_FIELDS = [
 export function createUseCasesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
   const { db } = database
-
-  const duplicateName = (name: string) => new AppError('conflict', `a use case named "${name}" already exists in this tenant`)
 
   /** Fills questionnaire_ids for a page of use cases with one query. */
   async function withQuestionnaireIds(conn: Tx, tenantId: string, items: UseCase[]): Promise<UseCase[]> {
@@ -47,12 +44,10 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
 
     async create(ctx: Ctx, input: UseCaseCreate): Promise<UseCase> {
       const at = now()
-      const name = input.name.trim()
       const fields: Omit<UseCaseRow, 'workflow_stage_id' | 'workflow_stage_step'> = {
         id: newId('uc'),
         tenant_id: ctx.tenantId,
-        name,
-        name_key: nameKey(name),
+        ...nameColumns(input.name),
         description: input.description ?? null,
         ai_type: input.ai_type ?? null,
         system_type: input.system_type ?? null,
@@ -66,8 +61,8 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      try {
-        return await runMutation(database, ctx, async (tx) => {
+      return uniqueName('use case', input.name, () =>
+        runMutation(database, ctx, async (tx) => {
           // A new use case starts in the tenant's start stage, at its first step.
           const row: UseCaseRow = { ...fields, ...(await workflowStart(tx, ctx.tenantId)) }
           await repo.insertUseCase(tx, row)
@@ -83,15 +78,13 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
               changes: diff(blankUseCase, created, AUDITED_FIELDS),
             },
           }
-        })
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateName(name) : err
-      }
+        }),
+      )
     },
 
     async update(ctx: Ctx, id: string, input: UseCaseUpdate): Promise<UseCase> {
-      try {
-        return await runMutation(database, ctx, async (tx) => {
+      return uniqueName('use case', input.name, () =>
+        runMutation(database, ctx, async (tx) => {
           const current = await repo.findUseCase(tx, ctx.tenantId, id)
           if (!current) throw notFound('use case', id)
           const changes = rowChanges(input)
@@ -105,10 +98,8 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
             result: { ...after, updated_at: updated.updated_at },
             audit: { action: 'use_case.updated', resourceType: 'use_case', resourceId: id, resourceName: after.name, useCaseId: id, changes: changed },
           }
-        })
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateName(input.name?.trim() ?? '') : err
-      }
+        }),
+      )
     },
 
     async delete(ctx: Ctx, id: string): Promise<void> {
@@ -128,13 +119,9 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
 
 /** The columns a PATCH body sets; `null` clears a field, an absent field stays as it is. */
 function rowChanges(input: UseCaseUpdate): Partial<UseCaseRow> {
-  const changes: Partial<UseCaseRow> = {}
-  if (input.name !== undefined) {
-    changes.name = input.name.trim()
-    changes.name_key = nameKey(input.name)
-  }
-  for (const field of ['description', 'ai_type', 'system_type', 'risk_category_level', 'source', 'owner', 'creator_id'] as const) {
-    if (input[field] !== undefined) changes[field] = input[field]
+  const changes: Partial<UseCaseRow> = {
+    ...presentFields(input, ['description', 'ai_type', 'system_type', 'risk_category_level', 'source', 'owner', 'creator_id']),
+    ...(input.name !== undefined && nameColumns(input.name)),
   }
   for (const field of ['regions', 'industries'] as const) {
     if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])

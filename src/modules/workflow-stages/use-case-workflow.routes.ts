@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { IdParam, NoQuery } from '../../shared/schemas.js'
+import { IdParam } from '../../shared/schemas.js'
 import { UseCaseWorkflow, UseCaseWorkflowReject, UseCaseWorkflowSet } from './use-case-workflow.schemas.js'
 import type { UseCaseWorkflowService } from './use-case-workflow.service.js'
 
@@ -8,7 +8,7 @@ const tags = ['use case workflow']
 export function useCaseWorkflowRoutes(workflow: UseCaseWorkflowService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/use_cases/:id/workflow', {
-      schema: { operationId: 'getUseCaseWorkflow', summary: 'Where a use case is in the workflow', tags, params: IdParam('uc'), querystring: NoQuery, response: { 200: UseCaseWorkflow } },
+      schema: { operationId: 'getUseCaseWorkflow', summary: 'Where a use case is in the workflow', tags, params: IdParam('uc'), response: { 200: UseCaseWorkflow } },
     }, async (req) => workflow.get(req.ctx, req.params.id))
 
     app.put('/use_cases/:id/workflow', {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { created } from '../../http/responses.js'
-import { IdParam, NoQuery } from '../../shared/schemas.js'
+import { IdParam } from '../../shared/schemas.js'
 import { WorkflowStage, WorkflowStageCreate, WorkflowStageListQuery, WorkflowStagePage, WorkflowStageUpdate } from './workflow-stages.schemas.js'
 import type { WorkflowStagesService } from './workflow-stages.service.js'
 
@@ -14,7 +14,7 @@ export function workflowStageRoutes(stages: WorkflowStagesService): FastifyPlugi
     }, async (req) => stages.list(req.ctx, req.query))
 
     app.get('/workflow_stages/:id', {
-      schema: { operationId: 'getWorkflowStage', summary: 'Get a workflow stage', tags, params: IdParam('ws'), querystring: NoQuery, response: { 200: WorkflowStage } },
+      schema: { operationId: 'getWorkflowStage', summary: 'Get a workflow stage', tags, params: IdParam('ws'), response: { 200: WorkflowStage } },
     }, async (req) => stages.get(req.ctx, req.params.id))
 
     app.post('/workflow_stages', {

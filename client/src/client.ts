@@ -1,0 +1,268 @@
+import { type CallOptions, type Core, createCore } from './core.js'
+import { ClientRequestError, type Result } from './errors.js'
+import type { Body, Data, Item, OperationId, Query } from './operations.js'
+
+export interface ClientOptions {
+  /** The service's address, e.g. http://localhost:8080. Default: SERVICE_API_URL. */
+  baseUrl?: string
+  /** Exchanged for a token on first use. Default: SERVICE_API_KEY. */
+  apiKey?: string
+  /** Default: SERVICE_TENANT. */
+  tenant?: string
+  /** Used as is: no exchange, no refresh. */
+  accessToken?: string
+  /** Per attempt. Default 30 000. */
+  timeoutMs?: number
+  /** Retries of transient failures (429, 502, 503, 504, connection errors). Default 2. */
+  maxRetries?: number
+  /** Default: the global fetch. */
+  fetch?: typeof fetch
+  /** First backoff delay before a retry, doubling each time, with jitter. Default 500. */
+  retryDelayMs?: number
+  /** Longest wait before a retry; a longer Retry-After returns the error instead. Default 30 000. */
+  maxRetryDelayMs?: number
+  /** Sent with every request (e.g. a User-Agent of your integration). */
+  headers?: Record<string, string>
+}
+
+/** A list operation's query without the cursor, which `listAll()` manages. */
+type WalkQuery<K extends OperationId> = Omit<Query<K>, 'pageAfter'>
+type Page<T> = { items: T[]; pagination: { hasMore: boolean; nextCursor: string | null } }
+
+/** Yields every record of a list, page after page; throws ClientRequestError when a page fails. */
+async function* walk<T>(fetchPage: (pageAfter: string | undefined) => Promise<Result<Page<T>>>): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined
+  do {
+    const page = await fetchPage(cursor)
+    if (page.error) throw new ClientRequestError(page.error)
+    yield* page.data.items
+    cursor = page.data.pagination.hasMore ? (page.data.pagination.nextCursor ?? undefined) : undefined
+  } while (cursor !== undefined)
+}
+
+const env = (name: string): string | undefined => {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name]
+  return value === '' ? undefined : value
+}
+
+/**
+ * A client of the integration API. Every call resolves to `{ data, error }`; it never throws for HTTP or
+ * network failures. Options fall back to SERVICE_API_URL, SERVICE_API_KEY and SERVICE_TENANT.
+ */
+export function createClient(options: ClientOptions = {}) {
+  const baseUrl = options.baseUrl ?? env('SERVICE_API_URL')
+  if (!baseUrl) throw new TypeError('createClient: pass baseUrl or set SERVICE_API_URL')
+  const fetchImpl = options.fetch ?? globalThis.fetch
+  if (typeof fetchImpl !== 'function') throw new TypeError('createClient: no fetch available; pass options.fetch')
+  const core = createCore({
+    baseUrl,
+    apiKey: options.apiKey ?? env('SERVICE_API_KEY'),
+    tenant: options.tenant ?? env('SERVICE_TENANT'),
+    accessToken: options.accessToken,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxRetries: options.maxRetries ?? 2,
+    fetch: (input, init) => fetchImpl(input, init),
+    retryDelayMs: options.retryDelayMs ?? 500,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
+    headers: options.headers ?? {},
+  })
+  return namespaces(core)
+}
+
+export type Client = ReturnType<typeof createClient>
+
+type O = CallOptions
+
+/** One namespace per family, named after the operationIds' verbs; each method is one `core.invoke`. */
+function namespaces(core: Core) {
+  const call = core.invoke
+  return {
+    /**
+     * Any operation by its operationId, with path arguments in template order (e.g. for tools generated from
+     * the OpenAPI document); the namespaces below are the idiomatic way in.
+     */
+    invoke: core.invoke,
+    health: {
+      live: (o?: O) => call('getLiveness', [], {}, o),
+      ready: (o?: O) => call('getReadiness', [], {}, o),
+    },
+    auth: {
+      /** Exchanges the API key for a new token now (the client does this by itself when needed). */
+      token: () => core.exchangeToken(),
+    },
+    system: {
+      get: (o?: O) => call('getSystem', [], {}, o),
+      ping: (o?: O) => call('ping', [], {}, o),
+    },
+    apiKeys: {
+      list: (query?: Query<'listApiKeys'>, o?: O) => call('listApiKeys', [], { query }, o),
+      listAll: (query?: WalkQuery<'listApiKeys'>, o?: O) => walk<Item<'listApiKeys'>>((pageAfter) => call('listApiKeys', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getApiKey', [id], {}, o),
+      create: (body: Body<'createApiKey'>, o?: O) => call('createApiKey', [], { body }, o),
+      revoke: (id: string, o?: O) => call('revokeApiKey', [id], {}, o),
+    },
+    useCases: {
+      list: (query?: Query<'listUseCases'>, o?: O) => call('listUseCases', [], { query }, o),
+      listAll: (query?: WalkQuery<'listUseCases'>, o?: O) => walk<Item<'listUseCases'>>((pageAfter) => call('listUseCases', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getUseCase', [id], {}, o),
+      create: (body: Body<'createUseCase'>, o?: O) => call('createUseCase', [], { body }, o),
+      update: (id: string, body: Body<'updateUseCase'>, o?: O) => call('updateUseCase', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteUseCase', [id], {}, o),
+      models: {
+        list: (id: string, query?: Query<'listUseCaseModels'>, o?: O) => call('listUseCaseModels', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseModels'>, o?: O) => walk<Item<'listUseCaseModels'>>((pageAfter) => call('listUseCaseModels', [id], { query: { ...query, pageAfter } }, o)),
+        link: (id: string, modelId: string, o?: O) => call('linkUseCaseModel', [id], { body: { id: modelId } }, o),
+        unlink: (id: string, modelId: string, o?: O) => call('unlinkUseCaseModel', [id, modelId], {}, o),
+      },
+      vendors: {
+        list: (id: string, query?: Query<'listUseCaseVendors'>, o?: O) => call('listUseCaseVendors', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseVendors'>, o?: O) => walk<Item<'listUseCaseVendors'>>((pageAfter) => call('listUseCaseVendors', [id], { query: { ...query, pageAfter } }, o)),
+        link: (id: string, vendorId: string, o?: O) => call('linkUseCaseVendor', [id], { body: { id: vendorId } }, o),
+        unlink: (id: string, vendorId: string, o?: O) => call('unlinkUseCaseVendor', [id, vendorId], {}, o),
+      },
+      riskScenarios: {
+        list: (id: string, query?: Query<'listUseCaseRiskScenarios'>, o?: O) => call('listUseCaseRiskScenarios', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseRiskScenarios'>, o?: O) => walk<Item<'listUseCaseRiskScenarios'>>((pageAfter) => call('listUseCaseRiskScenarios', [id], { query: { ...query, pageAfter } }, o)),
+        link: (id: string, body: Body<'linkUseCaseRiskScenario'>, o?: O) => call('linkUseCaseRiskScenario', [id], { body }, o),
+        unlink: (id: string, riskScenarioId: string, o?: O) => call('unlinkUseCaseRiskScenario', [id, riskScenarioId], {}, o),
+      },
+      policyPacks: {
+        list: (id: string, query?: Query<'listUseCasePolicyPacks'>, o?: O) => call('listUseCasePolicyPacks', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCasePolicyPacks'>, o?: O) => walk<Item<'listUseCasePolicyPacks'>>((pageAfter) => call('listUseCasePolicyPacks', [id], { query: { ...query, pageAfter } }, o)),
+        get: (id: string, key: string, o?: O) => call('getUseCasePolicyPack', [id, key], {}, o),
+        apply: (id: string, body: Body<'applyPolicyPack'>, o?: O) => call('applyPolicyPack', [id], { body }, o),
+        remove: (id: string, key: string, o?: O) => call('removePolicyPack', [id, key], {}, o),
+      },
+      controls: {
+        list: (id: string, query?: Query<'listUseCaseControls'>, o?: O) => call('listUseCaseControls', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseControls'>, o?: O) => walk<Item<'listUseCaseControls'>>((pageAfter) => call('listUseCaseControls', [id], { query: { ...query, pageAfter } }, o)),
+        get: (id: string, controlId: string, o?: O) => call('getUseCaseControl', [id, controlId], {}, o),
+        update: (id: string, controlId: string, body: Body<'updateUseCaseControl'>, o?: O) => call('updateUseCaseControl', [id, controlId], { body }, o),
+      },
+      questionnaires: {
+        list: (id: string, query?: Query<'listUseCaseQuestionnaires'>, o?: O) => call('listUseCaseQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseQuestionnaires'>, o?: O) => walk<Item<'listUseCaseQuestionnaires'>>((pageAfter) => call('listUseCaseQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        get: (id: string, key: string, o?: O) => call('getUseCaseQuestionnaire', [id, key], {}, o),
+        attach: (id: string, body: Body<'attachUseCaseQuestionnaire'>, o?: O) => call('attachUseCaseQuestionnaire', [id], { body }, o),
+        detach: (id: string, key: string, o?: O) => call('detachUseCaseQuestionnaire', [id, key], {}, o),
+      },
+      workflow: {
+        get: (id: string, o?: O) => call('getUseCaseWorkflow', [id], {}, o),
+        set: (id: string, stageId: string, o?: O) => call('setUseCaseWorkflowStage', [id], { body: { stageId } }, o),
+        advance: (id: string, o?: O) => call('advanceUseCaseWorkflow', [id], {}, o),
+        reject: (id: string, reason: string, o?: O) => call('rejectUseCaseWorkflow', [id], { body: { reason } }, o),
+      },
+    },
+    models: {
+      list: (query?: Query<'listModels'>, o?: O) => call('listModels', [], { query }, o),
+      listAll: (query?: WalkQuery<'listModels'>, o?: O) => walk<Item<'listModels'>>((pageAfter) => call('listModels', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getModel', [id], {}, o),
+      create: (body: Body<'createModel'>, o?: O) => call('createModel', [], { body }, o),
+      update: (id: string, body: Body<'updateModel'>, o?: O) => call('updateModel', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteModel', [id], {}, o),
+      vendors: {
+        list: (id: string, query?: Query<'listModelVendors'>, o?: O) => call('listModelVendors', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listModelVendors'>, o?: O) => walk<Item<'listModelVendors'>>((pageAfter) => call('listModelVendors', [id], { query: { ...query, pageAfter } }, o)),
+        link: (id: string, vendorId: string, o?: O) => call('linkModelVendor', [id], { body: { id: vendorId } }, o),
+        unlink: (id: string, vendorId: string, o?: O) => call('unlinkModelVendor', [id, vendorId], {}, o),
+      },
+      questionnaires: {
+        list: (id: string, query?: Query<'listModelQuestionnaires'>, o?: O) => call('listModelQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listModelQuestionnaires'>, o?: O) => walk<Item<'listModelQuestionnaires'>>((pageAfter) => call('listModelQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        get: (id: string, key: string, o?: O) => call('getModelQuestionnaire', [id, key], {}, o),
+        attach: (id: string, body: Body<'attachModelQuestionnaire'>, o?: O) => call('attachModelQuestionnaire', [id], { body }, o),
+        detach: (id: string, key: string, o?: O) => call('detachModelQuestionnaire', [id, key], {}, o),
+      },
+    },
+    vendors: {
+      list: (query?: Query<'listVendors'>, o?: O) => call('listVendors', [], { query }, o),
+      listAll: (query?: WalkQuery<'listVendors'>, o?: O) => walk<Item<'listVendors'>>((pageAfter) => call('listVendors', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getVendor', [id], {}, o),
+      create: (body: Body<'createVendor'>, o?: O) => call('createVendor', [], { body }, o),
+      update: (id: string, body: Body<'updateVendor'>, o?: O) => call('updateVendor', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteVendor', [id], {}, o),
+      useCases: {
+        list: (id: string, query?: Query<'listVendorUseCases'>, o?: O) => call('listVendorUseCases', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listVendorUseCases'>, o?: O) => walk<Item<'listVendorUseCases'>>((pageAfter) => call('listVendorUseCases', [id], { query: { ...query, pageAfter } }, o)),
+      },
+      models: {
+        list: (id: string, query?: Query<'listVendorModels'>, o?: O) => call('listVendorModels', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listVendorModels'>, o?: O) => walk<Item<'listVendorModels'>>((pageAfter) => call('listVendorModels', [id], { query: { ...query, pageAfter } }, o)),
+      },
+    },
+    riskTypes: {
+      list: (query?: Query<'listRiskTypes'>, o?: O) => call('listRiskTypes', [], { query }, o),
+      listAll: (query?: WalkQuery<'listRiskTypes'>, o?: O) => walk<Item<'listRiskTypes'>>((pageAfter) => call('listRiskTypes', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getRiskType', [id], {}, o),
+      create: (body: Body<'createRiskType'>, o?: O) => call('createRiskType', [], { body }, o),
+      update: (id: string, body: Body<'updateRiskType'>, o?: O) => call('updateRiskType', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteRiskType', [id], {}, o),
+    },
+    riskScenarios: {
+      list: (query?: Query<'listRiskScenarios'>, o?: O) => call('listRiskScenarios', [], { query }, o),
+      listAll: (query?: WalkQuery<'listRiskScenarios'>, o?: O) => walk<Item<'listRiskScenarios'>>((pageAfter) => call('listRiskScenarios', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getRiskScenario', [id], {}, o),
+      create: (body: Body<'createRiskScenario'>, o?: O) => call('createRiskScenario', [], { body }, o),
+      update: (id: string, body: Body<'updateRiskScenario'>, o?: O) => call('updateRiskScenario', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteRiskScenario', [id], {}, o),
+    },
+    workflowStages: {
+      list: (query?: Query<'listWorkflowStages'>, o?: O) => call('listWorkflowStages', [], { query }, o),
+      listAll: (query?: WalkQuery<'listWorkflowStages'>, o?: O) => walk<Item<'listWorkflowStages'>>((pageAfter) => call('listWorkflowStages', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getWorkflowStage', [id], {}, o),
+      create: (body: Body<'createWorkflowStage'>, o?: O) => call('createWorkflowStage', [], { body }, o),
+      update: (id: string, body: Body<'updateWorkflowStage'>, o?: O) => call('updateWorkflowStage', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteWorkflowStage', [id], {}, o),
+    },
+    policyControlBases: {
+      list: (query?: Query<'listPolicyControlBases'>, o?: O) => call('listPolicyControlBases', [], { query }, o),
+      listAll: (query?: WalkQuery<'listPolicyControlBases'>, o?: O) => walk<Item<'listPolicyControlBases'>>((pageAfter) => call('listPolicyControlBases', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getPolicyControlBase', [id], {}, o),
+      create: (body: Body<'createPolicyControlBase'>, o?: O) => call('createPolicyControlBase', [], { body }, o),
+      update: (id: string, body: Body<'updatePolicyControlBase'>, o?: O) => call('updatePolicyControlBase', [id], { body }, o),
+    },
+    policyControlVersions: {
+      list: (query?: Query<'listPolicyControlVersions'>, o?: O) => call('listPolicyControlVersions', [], { query }, o),
+      listAll: (query?: WalkQuery<'listPolicyControlVersions'>, o?: O) => walk<Item<'listPolicyControlVersions'>>((pageAfter) => call('listPolicyControlVersions', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getPolicyControlVersion', [id], {}, o),
+      create: (body: Body<'createPolicyControlVersion'>, o?: O) => call('createPolicyControlVersion', [], { body }, o),
+      update: (id: string, body: Body<'updatePolicyControlVersion'>, o?: O) => call('updatePolicyControlVersion', [id], { body }, o),
+      publish: (id: string, o?: O) => call('publishPolicyControlVersion', [id], {}, o),
+    },
+    policyControls: {
+      list: (query?: Query<'listPolicyControls'>, o?: O) => call('listPolicyControls', [], { query }, o),
+      listAll: (query?: WalkQuery<'listPolicyControls'>, o?: O) => walk<Item<'listPolicyControls'>>((pageAfter) => call('listPolicyControls', [], { query: { ...query, pageAfter } }, o)),
+      get: (baseId: string, o?: O) => call('getPolicyControl', [baseId], {}, o),
+    },
+    policyPacks: {
+      list: (query?: Query<'listPolicyPacks'>, o?: O) => call('listPolicyPacks', [], { query }, o),
+      listAll: (query?: WalkQuery<'listPolicyPacks'>, o?: O) => walk<Item<'listPolicyPacks'>>((pageAfter) => call('listPolicyPacks', [], { query: { ...query, pageAfter } }, o)),
+      /** By key (the latest version, or `{ version }`) or by pp_ id. */
+      get: (keyOrId: string, query?: Query<'getPolicyPack'>, o?: O) => call('getPolicyPack', [keyOrId], { query }, o),
+      create: (body: Body<'createPolicyPack'>, o?: O) => call('createPolicyPack', [], { body }, o),
+    },
+    questionnaires: {
+      list: (query?: Query<'listQuestionnaires'>, o?: O) => call('listQuestionnaires', [], { query }, o),
+      listAll: (query?: WalkQuery<'listQuestionnaires'>, o?: O) => walk<Item<'listQuestionnaires'>>((pageAfter) => call('listQuestionnaires', [], { query: { ...query, pageAfter } }, o)),
+      /** By key (the latest version, or `{ version }`) or by q_ id. */
+      get: (keyOrId: string, query?: Query<'getQuestionnaire'>, o?: O) => call('getQuestionnaire', [keyOrId], { query }, o),
+      create: (body: Body<'createQuestionnaire'>, o?: O) => call('createQuestionnaire', [], { body }, o),
+    },
+    auditLogs: {
+      list: (query?: Query<'listAuditLogs'>, o?: O) => call('listAuditLogs', [], { query }, o),
+      listAll: (query?: WalkQuery<'listAuditLogs'>, o?: O) => walk<Item<'listAuditLogs'>>((pageAfter) => call('listAuditLogs', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getAuditLog', [id], {}, o),
+      /** The same filters as `list`, sent as a JSON body (for long filter lists). */
+      query: (filter?: Body<'queryAuditLogs'>, o?: O) => call('queryAuditLogs', [], { body: filter ?? {} }, o),
+      queryAll: (filter?: Omit<Body<'queryAuditLogs'>, 'pageAfter'>, o?: O) => walk<Item<'queryAuditLogs'>>((pageAfter) => call('queryAuditLogs', [], { body: { ...filter, pageAfter } }, o)),
+      /** Every matching record as NDJSON (default) or CSV text. */
+      export: (query?: Query<'exportAuditLogs'>, o?: O) => call('exportAuditLogs', [], { query }, o),
+      verify: (o?: O) => call('verifyAuditLogs', [], {}, o),
+    },
+    governanceSummary: {
+      /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */
+      get: (query?: Query<'getGovernanceSummary'>, o?: O) => call('getGovernanceSummary', [], { query }, o),
+    },
+  }
+}
+

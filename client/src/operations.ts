@@ -1,0 +1,145 @@
+import type { Camelize } from './case.js'
+import type { operations } from './generated/openapi.js'
+
+export interface OperationSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  /** Under /api/v1/integration unless `root`; `{name}` segments are filled from the call's path arguments, in order. */
+  path: string
+  root?: true
+  /** No bearer token (health checks and the token exchange itself). */
+  public?: true
+  /** A POST that changes state: it gets an Idempotency-Key, which also makes it safe to retry. */
+  idempotencyKey?: true
+  /** A POST that only reads (or only issues a token): safe to retry as it is. */
+  readOnly?: true
+  /** What a 2xx answers: a JSON record, a JSON page (`items` + `pagination`), text, or nothing (204). */
+  response: 'json' | 'page' | 'text' | 'empty'
+}
+
+/** Every operation of the service, by operationId; `satisfies` makes a route missing here a compile error. */
+export const OPERATIONS = {
+  getLiveness: { method: 'GET', path: '/livez', root: true, public: true, response: 'json' },
+  getReadiness: { method: 'GET', path: '/readyz', root: true, public: true, response: 'json' },
+  createToken: { method: 'POST', path: '/auth/token', public: true, readOnly: true, response: 'json' },
+  getSystem: { method: 'GET', path: '/system', response: 'json' },
+  ping: { method: 'GET', path: '/system/ping', response: 'json' },
+
+  listApiKeys: { method: 'GET', path: '/api_keys', response: 'page' },
+  getApiKey: { method: 'GET', path: '/api_keys/{id}', response: 'json' },
+  createApiKey: { method: 'POST', path: '/api_keys', idempotencyKey: true, response: 'json' },
+  revokeApiKey: { method: 'DELETE', path: '/api_keys/{id}', response: 'empty' },
+
+  listUseCases: { method: 'GET', path: '/use_cases', response: 'page' },
+  getUseCase: { method: 'GET', path: '/use_cases/{id}', response: 'json' },
+  createUseCase: { method: 'POST', path: '/use_cases', idempotencyKey: true, response: 'json' },
+  updateUseCase: { method: 'PATCH', path: '/use_cases/{id}', response: 'json' },
+  deleteUseCase: { method: 'DELETE', path: '/use_cases/{id}', response: 'empty' },
+  listUseCaseModels: { method: 'GET', path: '/use_cases/{id}/models', response: 'page' },
+  linkUseCaseModel: { method: 'POST', path: '/use_cases/{id}/models', idempotencyKey: true, response: 'json' },
+  unlinkUseCaseModel: { method: 'DELETE', path: '/use_cases/{id}/models/{model_id}', response: 'empty' },
+  listUseCaseVendors: { method: 'GET', path: '/use_cases/{id}/vendors', response: 'page' },
+  linkUseCaseVendor: { method: 'POST', path: '/use_cases/{id}/vendors', idempotencyKey: true, response: 'json' },
+  unlinkUseCaseVendor: { method: 'DELETE', path: '/use_cases/{id}/vendors/{vendor_id}', response: 'empty' },
+  listUseCaseRiskScenarios: { method: 'GET', path: '/use_cases/{id}/risk_scenarios', response: 'page' },
+  linkUseCaseRiskScenario: { method: 'POST', path: '/use_cases/{id}/risk_scenarios', idempotencyKey: true, response: 'json' },
+  unlinkUseCaseRiskScenario: { method: 'DELETE', path: '/use_cases/{id}/risk_scenarios/{risk_scenario_id}', response: 'empty' },
+  listUseCasePolicyPacks: { method: 'GET', path: '/use_cases/{id}/policy_packs', response: 'page' },
+  getUseCasePolicyPack: { method: 'GET', path: '/use_cases/{id}/policy_packs/{key}', response: 'json' },
+  applyPolicyPack: { method: 'POST', path: '/use_cases/{id}/policy_packs', idempotencyKey: true, response: 'json' },
+  removePolicyPack: { method: 'DELETE', path: '/use_cases/{id}/policy_packs/{key}', response: 'empty' },
+  listUseCaseControls: { method: 'GET', path: '/use_cases/{id}/controls', response: 'page' },
+  getUseCaseControl: { method: 'GET', path: '/use_cases/{id}/controls/{control_id}', response: 'json' },
+  updateUseCaseControl: { method: 'PATCH', path: '/use_cases/{id}/controls/{control_id}', response: 'json' },
+  listUseCaseQuestionnaires: { method: 'GET', path: '/use_cases/{id}/questionnaires', response: 'page' },
+  getUseCaseQuestionnaire: { method: 'GET', path: '/use_cases/{id}/questionnaires/{key}', response: 'json' },
+  attachUseCaseQuestionnaire: { method: 'POST', path: '/use_cases/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  detachUseCaseQuestionnaire: { method: 'DELETE', path: '/use_cases/{id}/questionnaires/{key}', response: 'empty' },
+  getUseCaseWorkflow: { method: 'GET', path: '/use_cases/{id}/workflow', response: 'json' },
+  setUseCaseWorkflowStage: { method: 'PUT', path: '/use_cases/{id}/workflow', response: 'json' },
+  advanceUseCaseWorkflow: { method: 'POST', path: '/use_cases/{id}/workflow/advance', idempotencyKey: true, response: 'json' },
+  rejectUseCaseWorkflow: { method: 'POST', path: '/use_cases/{id}/workflow/reject', idempotencyKey: true, response: 'json' },
+
+  listModels: { method: 'GET', path: '/models', response: 'page' },
+  getModel: { method: 'GET', path: '/models/{id}', response: 'json' },
+  createModel: { method: 'POST', path: '/models', idempotencyKey: true, response: 'json' },
+  updateModel: { method: 'PATCH', path: '/models/{id}', response: 'json' },
+  deleteModel: { method: 'DELETE', path: '/models/{id}', response: 'empty' },
+  listModelVendors: { method: 'GET', path: '/models/{id}/vendors', response: 'page' },
+  linkModelVendor: { method: 'POST', path: '/models/{id}/vendors', idempotencyKey: true, response: 'json' },
+  unlinkModelVendor: { method: 'DELETE', path: '/models/{id}/vendors/{vendor_id}', response: 'empty' },
+  listModelQuestionnaires: { method: 'GET', path: '/models/{id}/questionnaires', response: 'page' },
+  getModelQuestionnaire: { method: 'GET', path: '/models/{id}/questionnaires/{key}', response: 'json' },
+  attachModelQuestionnaire: { method: 'POST', path: '/models/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  detachModelQuestionnaire: { method: 'DELETE', path: '/models/{id}/questionnaires/{key}', response: 'empty' },
+
+  listVendors: { method: 'GET', path: '/vendors', response: 'page' },
+  getVendor: { method: 'GET', path: '/vendors/{id}', response: 'json' },
+  createVendor: { method: 'POST', path: '/vendors', idempotencyKey: true, response: 'json' },
+  updateVendor: { method: 'PATCH', path: '/vendors/{id}', response: 'json' },
+  deleteVendor: { method: 'DELETE', path: '/vendors/{id}', response: 'empty' },
+  listVendorUseCases: { method: 'GET', path: '/vendors/{id}/use_cases', response: 'page' },
+  listVendorModels: { method: 'GET', path: '/vendors/{id}/models', response: 'page' },
+
+  listRiskTypes: { method: 'GET', path: '/risk_types', response: 'page' },
+  getRiskType: { method: 'GET', path: '/risk_types/{id}', response: 'json' },
+  createRiskType: { method: 'POST', path: '/risk_types', idempotencyKey: true, response: 'json' },
+  updateRiskType: { method: 'PATCH', path: '/risk_types/{id}', response: 'json' },
+  deleteRiskType: { method: 'DELETE', path: '/risk_types/{id}', response: 'empty' },
+
+  listRiskScenarios: { method: 'GET', path: '/risk_scenarios', response: 'page' },
+  getRiskScenario: { method: 'GET', path: '/risk_scenarios/{id}', response: 'json' },
+  createRiskScenario: { method: 'POST', path: '/risk_scenarios', idempotencyKey: true, response: 'json' },
+  updateRiskScenario: { method: 'PATCH', path: '/risk_scenarios/{id}', response: 'json' },
+  deleteRiskScenario: { method: 'DELETE', path: '/risk_scenarios/{id}', response: 'empty' },
+
+  listWorkflowStages: { method: 'GET', path: '/workflow_stages', response: 'page' },
+  getWorkflowStage: { method: 'GET', path: '/workflow_stages/{id}', response: 'json' },
+  createWorkflowStage: { method: 'POST', path: '/workflow_stages', idempotencyKey: true, response: 'json' },
+  updateWorkflowStage: { method: 'PATCH', path: '/workflow_stages/{id}', response: 'json' },
+  deleteWorkflowStage: { method: 'DELETE', path: '/workflow_stages/{id}', response: 'empty' },
+
+  listPolicyControlBases: { method: 'GET', path: '/policy_control_bases', response: 'page' },
+  getPolicyControlBase: { method: 'GET', path: '/policy_control_bases/{id}', response: 'json' },
+  createPolicyControlBase: { method: 'POST', path: '/policy_control_bases', idempotencyKey: true, response: 'json' },
+  updatePolicyControlBase: { method: 'PATCH', path: '/policy_control_bases/{id}', response: 'json' },
+  listPolicyControlVersions: { method: 'GET', path: '/policy_control_versions', response: 'page' },
+  getPolicyControlVersion: { method: 'GET', path: '/policy_control_versions/{id}', response: 'json' },
+  createPolicyControlVersion: { method: 'POST', path: '/policy_control_versions', idempotencyKey: true, response: 'json' },
+  updatePolicyControlVersion: { method: 'PATCH', path: '/policy_control_versions/{id}', response: 'json' },
+  publishPolicyControlVersion: { method: 'POST', path: '/policy_control_versions/{id}/publish', idempotencyKey: true, response: 'json' },
+  listPolicyControls: { method: 'GET', path: '/policy_controls', response: 'page' },
+  getPolicyControl: { method: 'GET', path: '/policy_controls/{id}', response: 'json' },
+  listPolicyPacks: { method: 'GET', path: '/policy_packs', response: 'page' },
+  getPolicyPack: { method: 'GET', path: '/policy_packs/{key}', response: 'json' },
+  createPolicyPack: { method: 'POST', path: '/policy_packs', idempotencyKey: true, response: 'json' },
+
+  listQuestionnaires: { method: 'GET', path: '/questionnaires', response: 'page' },
+  getQuestionnaire: { method: 'GET', path: '/questionnaires/{key}', response: 'json' },
+  createQuestionnaire: { method: 'POST', path: '/questionnaires', idempotencyKey: true, response: 'json' },
+
+  listAuditLogs: { method: 'GET', path: '/audit_logs', response: 'page' },
+  getAuditLog: { method: 'GET', path: '/audit_logs/{id}', response: 'json' },
+  queryAuditLogs: { method: 'POST', path: '/audit_logs/query', readOnly: true, response: 'page' },
+  exportAuditLogs: { method: 'GET', path: '/audit_logs/export', response: 'text' },
+  verifyAuditLogs: { method: 'GET', path: '/audit_logs/verify', response: 'json' },
+
+  getGovernanceSummary: { method: 'GET', path: '/governance_summary', response: 'json' },
+} as const satisfies { [K in keyof operations]: OperationSpec }
+
+export type OperationId = keyof typeof OPERATIONS
+
+type Op<K extends OperationId> = operations[K]
+type Content<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: Record<string, infer T> } ? T : null
+type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : null
+
+/** Wire (snake_case) shapes of an operation. */
+export type WireQuery<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>
+export type WireBody<K extends OperationId> = NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : never
+export type WireData<K extends OperationId> = Success<Op<K>['responses']>
+
+/** camelCase shapes of an operation: what the client takes and gives. */
+export type Query<K extends OperationId> = Camelize<WireQuery<K>>
+export type Body<K extends OperationId> = Camelize<WireBody<K>>
+export type Data<K extends OperationId> = Camelize<WireData<K>>
+/** The record type of a list operation. */
+export type Item<K extends OperationId> = Data<K> extends { items: (infer I)[] } ? I : never

@@ -1,0 +1,66 @@
+import { type Kysely, sql } from 'kysely'
+import type { Tables } from '../../db/tables.js'
+
+type Db = Kysely<Tables>
+
+/** Statuses that still need work: a control in one of them past its due date is overdue. */
+export const OPEN_STATUSES = ['pending', 'in_progress']
+
+export function countUseCasesByRiskLevel(db: Db, tenantId: string) {
+  return db
+    .selectFrom('use_cases')
+    .where('tenant_id', '=', tenantId)
+    .select(['risk_category_level', (eb) => eb.fn.countAll<number>().as('count')])
+    .groupBy('risk_category_level')
+    .execute()
+}
+
+export function countUseCasesByStage(db: Db, tenantId: string) {
+  return db
+    .selectFrom('use_cases as u')
+    .leftJoin('workflow_stages as s', (join) => join.onRef('s.id', '=', 'u.workflow_stage_id').onRef('s.tenant_id', '=', 'u.tenant_id'))
+    .where('u.tenant_id', '=', tenantId)
+    .select(['u.workflow_stage_id as stage_id', 's.name as stage_name', 's.position as position', 'u.workflow_stage_step as step', (eb) => eb.fn.countAll<number>().as('count')])
+    .groupBy(['u.workflow_stage_id', 's.name', 's.position', 'u.workflow_stage_step'])
+    .execute()
+}
+
+export function countControlsByStatus(db: Db, tenantId: string) {
+  return db
+    .selectFrom('use_case_controls')
+    .where('tenant_id', '=', tenantId)
+    .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
+    .groupBy('status')
+    .execute()
+}
+
+/** Per use case: how many open controls are due before `asOf`, and the earliest such due date. */
+function overdueByUseCase(db: Db, tenantId: string, asOf: string) {
+  return db
+    .selectFrom('use_case_controls as c')
+    .innerJoin('use_cases as u', (join) => join.onRef('u.id', '=', 'c.use_case_id').onRef('u.tenant_id', '=', 'c.tenant_id'))
+    .where('c.tenant_id', '=', tenantId)
+    .where('c.status', 'in', OPEN_STATUSES)
+    .where('c.due_date', 'is not', null)
+    .where('c.due_date', '<', asOf)
+    .groupBy(['u.id', 'u.name', 'u.risk_category_level'])
+}
+
+export async function countOverdue(db: Db, tenantId: string, asOf: string): Promise<{ controls: number; useCases: number }> {
+  const row = await db
+    .selectFrom(overdueByUseCase(db, tenantId, asOf).select(['u.id', (eb) => eb.fn.countAll<number>().as('n')]).as('o'))
+    .select([(eb) => eb.fn.coalesce(eb.fn.sum<number>('o.n'), sql<number>`0`).as('controls'), (eb) => eb.fn.countAll<number>().as('use_cases')])
+    .executeTakeFirstOrThrow()
+  return { controls: Number(row.controls), useCases: Number(row.use_cases) }
+}
+
+export function listOverdueUseCases(db: Db, tenantId: string, asOf: string, limit: number) {
+  const riskRank = sql<number>`case u.risk_category_level when 'high' then 0 when 'medium' then 1 when 'low' then 2 when 'none' then 3 else 4 end`
+  return overdueByUseCase(db, tenantId, asOf)
+    .select(['u.id as id', 'u.name as name', 'u.risk_category_level as risk_category_level', (eb) => eb.fn.countAll<number>().as('overdue_controls'), (eb) => eb.fn.min<string>('c.due_date').as('earliest_due_date')])
+    .orderBy(riskRank)
+    .orderBy(sql`count(*)`, 'desc')
+    .orderBy('u.id')
+    .limit(limit)
+    .execute()
+}

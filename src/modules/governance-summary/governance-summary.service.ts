@@ -1,0 +1,66 @@
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import type { UseCase } from '../use-cases/use-cases.schemas.js'
+import * as repo from './governance-summary.repo.js'
+import type { GovernanceSummary, GovernanceSummaryQuery } from './governance-summary.schemas.js'
+
+export type GovernanceSummaryService = ReturnType<typeof createGovernanceSummaryService>
+
+const RISK_LEVELS = ['high', 'medium', 'low', 'none'] as const
+const CONTROL_STATUSES = ['pending', 'in_progress', 'implemented', 'not_applicable'] as const
+
+/** Tenant-wide counts for dashboards and assistants: risk levels, workflow positions, control status, overdue work. */
+export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
+  const { db } = deps.database
+
+  return {
+    async get(ctx: Ctx, query: GovernanceSummaryQuery = {}): Promise<GovernanceSummary> {
+      const asOf = query.as_of ?? new Date().toISOString().slice(0, 10)
+      const [risk, stages, controls, overdue, overdueUseCases] = await Promise.all([
+        repo.countUseCasesByRiskLevel(db, ctx.tenantId),
+        repo.countUseCasesByStage(db, ctx.tenantId),
+        repo.countControlsByStatus(db, ctx.tenantId),
+        repo.countOverdue(db, ctx.tenantId, asOf),
+        repo.listOverdueUseCases(db, ctx.tenantId, asOf, query.overdue_limit ?? 50),
+      ])
+
+      const byRisk = { high: 0, medium: 0, low: 0, none: 0, unset: 0 }
+      for (const row of risk) {
+        const level = (RISK_LEVELS as readonly string[]).includes(row.risk_category_level ?? '') ? (row.risk_category_level as keyof typeof byRisk) : 'unset'
+        byRisk[level] += Number(row.count)
+      }
+
+      const byStage = new Map<string | null, GovernanceSummary['use_cases']['by_workflow_stage'][number]>()
+      for (const row of stages) {
+        const entry = byStage.get(row.stage_id) ?? { stage_id: row.stage_id, stage_name: row.stage_name ?? null, position: row.position ?? null, total: 0, by_step: {} }
+        entry.total += Number(row.count)
+        const step = row.step ?? 'none'
+        entry.by_step[step] = (entry.by_step[step] ?? 0) + Number(row.count)
+        byStage.set(row.stage_id, entry)
+      }
+
+      const byStatus = { pending: 0, in_progress: 0, implemented: 0, not_applicable: 0 }
+      for (const row of controls) {
+        if ((CONTROL_STATUSES as readonly string[]).includes(row.status)) byStatus[row.status as keyof typeof byStatus] += Number(row.count)
+      }
+
+      return {
+        as_of: asOf,
+        use_cases: {
+          total: Object.values(byRisk).reduce((a, b) => a + b, 0),
+          by_risk_level: byRisk,
+          by_workflow_stage: [...byStage.values()].sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity)),
+        },
+        controls: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), by_status: byStatus, overdue: overdue.controls },
+        overdue_use_cases: overdueUseCases.map((row) => ({
+          id: row.id,
+          name: row.name,
+          risk_category_level: row.risk_category_level as UseCase['risk_category_level'],
+          overdue_controls: Number(row.overdue_controls),
+          earliest_due_date: row.earliest_due_date,
+        })),
+        overdue_use_cases_total: overdue.useCases,
+      }
+    },
+  }
+}
