@@ -114,6 +114,14 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = []) {
     readyMs,
     output: () => output,
     peakRssMb: () => (sample(), peakRssKb / 1024),
+    /** Resident memory right now, MB. */
+    rssMb() {
+      try {
+        return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+      } catch {
+        return 0
+      }
+    },
     async stop() {
       clearInterval(sampler)
       sample()
