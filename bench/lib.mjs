@@ -125,6 +125,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = []) {
     async stop() {
       clearInterval(sampler)
       sample()
+      if (process.env.BENCH_DEBUG_MEMORY) console.log(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))
       if (child.exitCode !== null) return
       await new Promise((resolve) => {
         child.once('exit', resolve)

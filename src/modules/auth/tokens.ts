@@ -17,7 +17,8 @@ const VERIFIED_CACHE_SIZE = 10_000
 
 /** Issues and verifies the service's HS256 access tokens. */
 export class TokenService {
-  private readonly key: Uint8Array
+  /** Imported once: jose would otherwise import the raw secret into WebCrypto on every sign and verify. */
+  private readonly key: Promise<CryptoKey>
   /**
    * Tokens whose signature and claims already checked out, until their `exp`. Verifying through WebCrypto
    * costs a thread-pool round trip per request; a token's claims cannot change, and revocation is checked
@@ -26,7 +27,7 @@ export class TokenService {
   private readonly verified = new Map<string, { claims: TokenClaims; exp: number }>()
 
   constructor(secret: string, readonly ttlSeconds: number) {
-    this.key = new TextEncoder().encode(secret)
+    this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
   }
 
   async sign(claims: TokenClaims): Promise<string> {
@@ -38,7 +39,7 @@ export class TokenService {
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + this.ttlSeconds)
       .setJti(randomUUID())
-      .sign(this.key)
+      .sign(await this.key)
   }
 
   async verify(token: string): Promise<TokenClaims> {
@@ -48,7 +49,7 @@ export class TokenService {
       this.verified.delete(token) // expired: the full check below says so
     }
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jwtVerify(token, await this.key, {
         algorithms: ['HS256'],
         issuer: TOKEN_ISSUER,
         audience: TOKEN_AUDIENCE,
