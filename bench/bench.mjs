@@ -128,6 +128,7 @@ const md = [
   ...targets.map(([name, value, met]) => `| ${name} | ${value} | ${met ? 'yes' : 'no'} |`),
   '',
 ].join('\n')
-writeFileSync(join(resultsDir, `latest-${database.dialect}.md`), md)
+// A partial run (--only) is for development: it does not replace the published table.
+if (only.length === 0) writeFileSync(join(resultsDir, `latest-${database.dialect}.md`), md)
 console.log('\n' + md)
 if (runs.some((r) => r.errors > 0)) process.exitCode = 1
