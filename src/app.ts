@@ -4,11 +4,13 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
 import { installOpenApi } from './http/plugins/openapi.js'
-import { installProblemHandlers } from './http/plugins/problems.js'
+import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
+import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { idempotencyStore } from './shared/idempotency.js'
 import { installValidators } from './http/plugins/validation.js'
+import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
@@ -48,6 +50,9 @@ import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
 export const BODY_LIMIT = 1024 * 1024
+/** A client gets this long to send its headers, and REQUEST_TIMEOUT_MS for the whole request (408, then closed). */
+export const HEADERS_TIMEOUT_MS = 10_000
+export const REQUEST_TIMEOUT_MS = 15_000
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
 /** Builds the whole service as a Fastify instance; it never listens (main does). */
@@ -56,16 +61,24 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     loggerInstance: deps.log,
     logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !deps.config.debug }),
     bodyLimit: BODY_LIMIT,
-    requestTimeout: 30_000,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     connectionTimeout: 60_000,
+    // Node checks those timeouts every connectionsCheckingInterval (30 s by default): too coarse to stop slowloris.
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
     genReqId: (req) => {
       const given = req.headers['x-request-id']
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // A URL that does not decode (e.g. %ff) is refused by the router before any hook: answer it as a problem too.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('X-Request-ID', req.id)
+      return sendProblem(req, reply, new AppError('bad_request', err.code === 'FST_ERR_BAD_URL' ? 'the URL is not validly percent-encoded' : err.message))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidators(app)
+  installSerializers(app)
   installProblemHandlers(app)
   acceptEmptyJsonBodies(app)
   app.addHook('onRequest', async (req, reply) => {

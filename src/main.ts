@@ -31,9 +31,11 @@ export function createLogger(config: Config): FastifyBaseLogger {
   }) as FastifyBaseLogger
 }
 
-export function openDatabase(config: Config, log: FastifyBaseLogger): Database {
+/** `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency. */
+export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean } = {}): Database {
   return createDatabase(config.databaseUrl, {
     onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
+    ...(options.maintenance ? { queryTimeoutMs: 0 } : {}),
   })
 }
 

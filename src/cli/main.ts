@@ -45,7 +45,7 @@ const COMMANDS: Record<string, Command> = {
     usage: 'aigov migrate',
     summary: 'Apply pending database migrations and exit.',
     run: async (_args, config) => {
-      const database = openDatabase(config, createLogger(config))
+      const database = openDatabase(config, createLogger(config), { maintenance: true })
       try {
         const applied = await migrateToLatest(database)
         out(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`)
@@ -188,7 +188,7 @@ async function requireTenant(deps: Deps, tenant: string): Promise<void> {
 
 async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Promise<void> {
   const log = createLogger({ ...config, logLevel: 'warn' })
-  const database = openDatabase(config, log)
+  const database = openDatabase(config, log, { maintenance: true })
   try {
     await migrateToLatest(database)
     const deps = await createDeps({ ...config, redisUrl: undefined }, log, database)

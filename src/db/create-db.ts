@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
-import pg from 'pg'
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { createRequire } from 'node:module'
+import type pgTypes from 'pg'
 import type { Tables } from './tables.js'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -13,11 +14,22 @@ export interface Database {
   close(): Promise<void>
 }
 
-// pg returns BIGINT as a string; our counters and sequence numbers fit in a double.
-pg.types.setTypeParser(20, (value) => Number(value))
+// pg is loaded only when PostgreSQL is used (it costs start time on SQLite).
+const require = createRequire(import.meta.url)
+let pgModule: typeof pgTypes | undefined
+function loadPg(): typeof pgTypes {
+  if (!pgModule) {
+    pgModule = require('pg') as typeof pgTypes
+    // pg returns BIGINT as a string; our counters and sequence numbers fit in a double.
+    pgModule.types.setTypeParser(20, (value) => Number(value))
+  }
+  return pgModule
+}
 
 export interface DatabaseOptions {
   onPoolError?: (err: Error) => void
+  /** PostgreSQL: fail a query left unanswered this long (default QUERY_TIMEOUT_MS; 0 = never, for long maintenance work). */
+  queryTimeoutMs?: number
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -33,16 +45,74 @@ function createSqlite(path: string): Database {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   return { db, dialect: 'sqlite', close: () => db.destroy() }
 }
 
+/** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
+export const QUERY_TIMEOUT_MS = 2000
+
+/**
+ * A pg client that survives its connection dying while checked out of the pool: the failure reaches the
+ * running query (and so the request, as a 503), never the process as an unhandled 'error' event. A query
+ * that times out also drops its connection, so the pool replaces it instead of queueing behind a dead one.
+ */
+function resilientClient(pg: typeof pgTypes) {
+  return class ResilientClient extends pg.Client {
+    constructor(config?: string | pgTypes.ClientConfig) {
+      super(config)
+      this.on('error', () => undefined)
+    }
+
+    override query(...args: unknown[]): any {
+      const result = (super.query as (...a: unknown[]) => unknown)(...args)
+      if (result instanceof Promise) {
+        result.catch((err: Error) => {
+          if (err?.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+        })
+      }
+      return result
+    }
+  }
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query anew; a better-sqlite3 statement can be reused, so the most recent ones are kept
+ * by their SQL text. Kysely's SQLite driver runs one query at a time on its one connection, so a cached
+ * statement is never in use twice at once.
+ */
+function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>()
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql)
+      if (!statement) {
+        statement = sqlite.prepare(sql)
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!)
+        statements.set(sql, statement)
+      }
+      return statement
+    },
+  } as SqliteDatabase
+}
+
 function createPostgres(url: string, options: DatabaseOptions): Database {
+  const timeout = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS
+  const pg = loadPg()
   const pool = new pg.Pool({
+    Client: resilientClient(pg),
     connectionString: url,
     max: 10,
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
+    ...(timeout > 0
+      ? // The server gives up on a statement a little after the client has, so it never runs on unobserved.
+        { query_timeout: timeout, statement_timeout: timeout + 1000 }
+      : {}),
+    keepAlive: true,
   })
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
@@ -70,6 +140,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return (
     ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'SQLITE_BUSY', '57P01', '57P03', '53300'].includes(code) ||
     code.startsWith('08') ||
-    /timeout exceeded when trying to connect|Connection terminated/i.test(message)
+    /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   )
 }

@@ -1,5 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis } from 'ioredis'
+
+// ioredis is loaded only when REDIS_URL is set (it costs start time otherwise).
+const require = createRequire(import.meta.url)
 
 export type RedisClient = Redis
 
@@ -8,7 +12,8 @@ export type RedisClient = Redis
  * fall back to per-instance state instead of hanging; it keeps reconnecting in the background.
  */
 export function createRedis(url: string, log: FastifyBaseLogger): Redis {
-  const redis = new Redis(url, {
+  const { Redis: RedisClass } = require('ioredis') as typeof import('ioredis')
+  const redis = new RedisClass(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: 500,

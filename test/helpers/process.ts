@@ -61,7 +61,8 @@ export async function startServiceProcess(env: Record<string, string>, port?: nu
     output: () => output,
     stop: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode)
+        // A process killed by a signal has signalCode set and exitCode null: it will not emit 'exit' again.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
         child.once('exit', (code) => resolve(code))
         child.kill(signal)
       }),

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv'
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import { AppError } from '../errors.js'
@@ -21,8 +21,12 @@ export function installValidators(app: FastifyInstance): void {
   const urlAjv = makeAjv('array')
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodyAjv : urlAjv
-    const validate = ajv.compile(schema)
-    return (data: unknown) => (validate(data) ? true : { error: toValidationErrors(validate.errors ?? []) })
+    // Compiled on first use, like the serializers: most routes are never called in a process's first second.
+    let validate: ValidateFunction | undefined
+    return (data: unknown) => {
+      validate ??= ajv.compile(schema)
+      return validate(data) ? true : { error: toValidationErrors(validate.errors ?? []) }
+    }
   })
 }
 

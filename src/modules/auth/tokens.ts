@@ -12,12 +12,22 @@ export interface TokenClaims {
   role: Role
 }
 
+/** How many verified tokens are remembered; clients reuse one token for its whole lifetime. */
+const VERIFIED_CACHE_SIZE = 10_000
+
 /** Issues and verifies the service's HS256 access tokens. */
 export class TokenService {
-  private readonly key: Uint8Array
+  /** Imported once: jose would otherwise import the raw secret into WebCrypto on every sign and verify. */
+  private readonly key: Promise<CryptoKey>
+  /**
+   * Tokens whose signature and claims already checked out, until their `exp`. Verifying through WebCrypto
+   * costs a thread-pool round trip per request; a token's claims cannot change, and revocation is checked
+   * per request elsewhere (KeyStatusCache).
+   */
+  private readonly verified = new Map<string, { claims: TokenClaims; exp: number }>()
 
   constructor(secret: string, readonly ttlSeconds: number) {
-    this.key = new TextEncoder().encode(secret)
+    this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
   }
 
   async sign(claims: TokenClaims): Promise<string> {
@@ -29,12 +39,17 @@ export class TokenService {
       .setIssuedAt()
       .setExpirationTime(Math.floor(Date.now() / 1000) + this.ttlSeconds)
       .setJti(randomUUID())
-      .sign(this.key)
+      .sign(await this.key)
   }
 
   async verify(token: string): Promise<TokenClaims> {
+    const known = this.verified.get(token)
+    if (known) {
+      if (known.exp > Math.floor(Date.now() / 1000)) return known.claims
+      this.verified.delete(token) // expired: the full check below says so
+    }
     try {
-      const { payload } = await jwtVerify(token, this.key, {
+      const { payload } = await jwtVerify(token, await this.key, {
         algorithms: ['HS256'],
         issuer: TOKEN_ISSUER,
         audience: TOKEN_AUDIENCE,
@@ -44,7 +59,10 @@ export class TokenService {
       if (typeof tenant !== 'string' || (role !== 'read' && role !== 'write' && role !== 'admin')) {
         throw new AppError('unauthorized', 'the access token is malformed')
       }
-      return { keyId: sub, tenantId: tenant, role }
+      const claims: TokenClaims = { keyId: sub, tenantId: tenant, role }
+      if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!)
+      this.verified.set(token, { claims, exp: payload.exp! })
+      return claims
     } catch (err) {
       if (err instanceof AppError) throw err
       const detail = err instanceof joseErrors.JWTExpired ? 'the access token has expired' : 'the access token is invalid'

@@ -1,0 +1,134 @@
+// npm run bench: throughput and latency of the main endpoints against the same-run ceiling (a bare node:http
+// server sending the list endpoint's bytes), the service's peak memory and its start-to-ready time.
+//
+//   --duration <s>      BENCH_DURATION      seconds per endpoint (default 10)
+//   --connections <n>   BENCH_CONNECTIONS   concurrent connections (default 50)
+//   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,create,token
+//   --profile           BENCH_PROFILE=1     write a CPU profile of the service (node --cpu-prof) to bench/results/
+//   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
+import { fork } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { freePort, freshDatabase, load, P, ROOT, setting, startService, token } from './lib.mjs'
+
+const duration = setting('duration', 'BENCH_DURATION', 10)
+const connections = setting('connections', 'BENCH_CONNECTIONS', 50)
+const only = setting('only', 'BENCH_ONLY', '').split(',').filter(Boolean)
+const profile = process.argv.includes('--profile') || process.env.BENCH_PROFILE === '1'
+const resultsDir = join(ROOT, 'bench/results')
+mkdirSync(resultsDir, { recursive: true })
+
+const TARGETS = {
+  list_ratio: 0.4, get_ratio: 0.6, read_p99_ms: 10, peak_rss_mb: 200, start_ms: 1000,
+}
+
+const database = await freshDatabase()
+console.log(`bench: ${database.dialect}, ${connections} connections, ${duration} s per endpoint`)
+
+// Start once on the empty database (migrations, bootstrap, starter library), then measure a plain restart.
+const cold = await startService(database.url)
+await cold.stop()
+const service = await startService(database.url, {}, profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : [])
+const base = service.base
+const bearer = await token(base)
+const auth = { authorization: `Bearer ${bearer}` }
+const json = { ...auth, 'content-type': 'application/json' }
+
+// A full page of use cases to list, and one to get.
+let ids = []
+for (let i = 0; i < 60; i++) {
+  const res = await fetch(`${base}${P}/use_cases`, {
+    method: 'POST', headers: json,
+    body: JSON.stringify({ name: `Seeded use case ${i}`, description: 'Scores retail credit applications with gradient-boosted trees.', risk_category_level: 'high', regions: ['EU', 'US'], industries: ['finance'], owner: 'risk-office' }),
+  })
+  if (res.status !== 201) throw new Error(`seed: ${res.status} ${await res.text()}`)
+  ids.push((await res.json()).id)
+}
+const listUrl = `${base}${P}/use_cases?page_limit=50`
+const listBody = Buffer.from(await (await fetch(listUrl, { headers: auth })).arrayBuffer())
+if (JSON.parse(listBody).items.length !== 50) throw new Error('the list page is not full')
+
+// The ceiling, as a separate process like the service, answering the list's exact bytes.
+const bodyFile = join(tmpdir(), `aigov-bench-body-${process.pid}.json`)
+writeFileSync(bodyFile, listBody)
+const ceilingPort = await freePort()
+const ceiling = fork(join(ROOT, 'bench/ceiling.mjs'), [bodyFile, String(ceilingPort)], { stdio: 'inherit' })
+await new Promise((resolve) => ceiling.once('message', resolve))
+
+const common = { connections, duration }
+const runs = []
+const run = async (name, options, status, short) => {
+  if (short && only.length > 0 && !only.includes(short)) return
+  const result = await load(name, { ...common, ...options }, status)
+  runs.push(result)
+  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
+  return result
+}
+
+const ceilingRun = await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` })
+ceiling.kill()
+await run('GET /livez', { url: `${base}/livez` }, 200, 'livez')
+await run('GET /use_cases (50)', { url: listUrl, headers: auth }, 200, 'list')
+await run('GET /use_cases/{id}', { url: `${base}${P}/use_cases/${ids[30]}`, headers: auth }, 200, 'get')
+await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }) }, 200, 'query')
+let n = 0
+await run('POST /use_cases', {
+  url: `${base}${P}/use_cases`, method: 'POST', headers: json,
+  requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
+}, 201, 'create')
+await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } }, 200, 'token')
+
+const peakRssMb = Math.round(service.peakRssMb())
+await service.stop()
+await database.drop()
+
+for (const r of runs) r.ratio_to_ceiling = Math.round((r.requests_per_s / ceilingRun.requests_per_s) * 1000) / 1000
+const byName = Object.fromEntries(runs.map((r) => [r.name, r]))
+const list = byName['GET /use_cases (50)'] ?? { ratio_to_ceiling: 0, p99_ms: 0 }
+const get = byName['GET /use_cases/{id}'] ?? { ratio_to_ceiling: 0, p99_ms: 0 }
+const readP99 = Math.max(list.p99_ms, get.p99_ms)
+const targets = [
+  ['list ≥ 40 % of ceiling', `${Math.round(list.ratio_to_ceiling * 100)} %`, list.ratio_to_ceiling >= TARGETS.list_ratio],
+  ['get ≥ 60 % of ceiling', `${Math.round(get.ratio_to_ceiling * 100)} %`, get.ratio_to_ceiling >= TARGETS.get_ratio],
+  ['read p99 ≤ 10 ms', `${readP99} ms`, readP99 <= TARGETS.read_p99_ms],
+  ['peak RSS ≤ 200 MB', `${peakRssMb} MB`, peakRssMb <= TARGETS.peak_rss_mb],
+  ['start to ready ≤ 1 s', `${Math.round(service.readyMs)} ms`, service.readyMs <= TARGETS.start_ms],
+]
+const report = {
+  date: new Date().toISOString(),
+  dialect: database.dialect,
+  node: process.version,
+  connections,
+  duration_s: duration,
+  list_body_bytes: listBody.length,
+  start_to_ready_ms: { first_start: Math.round(cold.readyMs), restart: Math.round(service.readyMs) },
+  peak_rss_mb: peakRssMb,
+  runs,
+  targets: Object.fromEntries(targets.map(([name, value, met]) => [name, { value, met }])),
+}
+const stamp = report.date.slice(0, 19).replaceAll(':', '-')
+writeFileSync(join(resultsDir, `${stamp}-${database.dialect}.json`), JSON.stringify(report, null, 2) + '\n')
+
+const md = [
+  `# Benchmark (${database.dialect})`,
+  '',
+  `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${connections} connections, ${duration} s per endpoint, ` +
+    `service in production mode as its own process (LOG_LEVEL=warn). The ceiling is a bare node:http server sending the list ` +
+    `endpoint's ${listBody.length} bytes, measured in the same run; ratios are against it. Produced by \`npm run bench\`.`,
+  '',
+  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | errors |',
+  '|---|---:|---:|---:|---:|---:|',
+  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.errors} |`),
+  '',
+  `Peak RSS of the service: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
+  '',
+  '| target | measured | met |',
+  '|---|---:|:---:|',
+  ...targets.map(([name, value, met]) => `| ${name} | ${value} | ${met ? 'yes' : 'no'} |`),
+  '',
+].join('\n')
+// A partial run (--only) is for development: it does not replace the published table.
+if (only.length === 0) writeFileSync(join(resultsDir, `latest-${database.dialect}.md`), md)
+console.log('\n' + md)
+if (runs.some((r) => r.errors > 0)) process.exitCode = 1

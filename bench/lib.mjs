@@ -1,0 +1,160 @@
+// Shared by the benchmarks: a database to run against, the service as a separate production-mode process,
+// its peak memory, and autocannon runs summarised the same way everywhere.
+import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import pg from 'pg'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+export const CLI = join(ROOT, 'dist/src/cli/main.js')
+export const P = '/api/v1/integration'
+export const TENANT = 'bench'
+export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
+
+/** `--name value` flags, else the environment variable, else the default. */
+export function setting(name, env, fallback) {
+  const i = process.argv.indexOf(`--${name}`)
+  const raw = i > 0 ? process.argv[i + 1] : process.env[env]
+  return raw === undefined || raw === '' ? fallback : typeof fallback === 'number' ? Number(raw) : raw
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+    server.on('error', reject)
+  })
+}
+
+/** A fresh database: a temporary SQLite file, or a PostgreSQL schema of its own when DATABASE_URL is PostgreSQL. */
+export async function freshDatabase() {
+  const url = process.env.DATABASE_URL
+  if (url?.startsWith('postgres')) {
+    const schema = `bench_${Date.now().toString(36)}`
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(`create schema ${schema}`)
+    await client.end()
+    return {
+      dialect: 'postgres',
+      url: `${url}${url.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`,
+      async drop() {
+        const c = new pg.Client({ connectionString: url })
+        await c.connect()
+        await c.query(`drop schema ${schema} cascade`)
+        await c.end()
+      },
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'aigov-bench-'))
+  return { dialect: 'sqlite', url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * Starts `aigov serve` in production mode and resolves once /readyz answers 200, with the time that took.
+ * Samples the process's peak resident memory (VmHWM) until stopped.
+ */
+export async function startService(databaseUrl, extraEnv = {}, nodeArgs = []) {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      NODE_ENV: 'production',
+      SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+      LOG_LEVEL: 'warn',
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PORT: String(port),
+      SERVICE_API_KEY: API_KEY,
+      SERVICE_TENANT: TENANT,
+      DATABASE_URL: databaseUrl,
+      // The bench is one client hammering one key: lift the limits far above what it can reach.
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (d) => (output += d))
+  child.stderr.on('data', (d) => (output += d))
+  const base = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited: ${output}`)
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - started > 60_000) throw new Error(`service did not become ready: ${output}`)
+    await new Promise((r) => setTimeout(r, 5))
+  }
+  const readyMs = performance.now() - started
+  let peakRssKb = 0
+  const sample = () => {
+    try {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+      peakRssKb = Math.max(peakRssKb, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0))
+    } catch {
+      // gone, or not Linux
+    }
+  }
+  const sampler = setInterval(sample, 100)
+  return {
+    base,
+    pid: child.pid,
+    readyMs,
+    output: () => output,
+    peakRssMb: () => (sample(), peakRssKb / 1024),
+    /** Resident memory right now, MB. */
+    rssMb() {
+      try {
+        return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
+      } catch {
+        return 0
+      }
+    },
+    async stop() {
+      clearInterval(sampler)
+      sample()
+      if (process.env.BENCH_DEBUG_MEMORY) console.log(readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8'))
+      if (child.exitCode !== null) return
+      await new Promise((resolve) => {
+        child.once('exit', resolve)
+        child.kill('SIGTERM')
+      })
+    },
+  }
+}
+
+export async function token(base) {
+  const res = await fetch(`${base}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'x-tenant': TENANT } })
+  if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`)
+  return (await res.json()).access_token
+}
+
+/** One autocannon run; fails loudly if anything but the expected status came back. */
+export async function load(name, options, expectedStatus = 200) {
+  const result = await autocannon({ connections: 50, duration: 10, ...options, expectBody: undefined })
+  const statusCounts = result.statusCodeStats ?? {}
+  const unexpected = Object.entries(statusCounts).filter(([code]) => Number(code) !== expectedStatus)
+  const summary = {
+    name,
+    requests_per_s: Math.round(result.requests.average),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    max_ms: result.latency.max,
+    total: result.requests.total,
+    errors: result.errors + result.timeouts + unexpected.reduce((n, [, v]) => n + v.count, 0),
+  }
+  if (summary.errors > 0) summary.unexpected = Object.fromEntries(unexpected.map(([code, v]) => [code, v.count]))
+  return summary
+}

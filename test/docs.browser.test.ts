@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestApp, type TestApp } from './helpers/harness.js'
+
+// The interactive reference at /docs, opened in a real headless browser: it must render the operations
+// from the service's own document and scripts, without reaching the internet.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+const hasBrowser = existsSync(CHROMIUM)
+
+describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` — skipped: no browser at ${CHROMIUM} (bash .ci/run installs Debian's chromium)`}`, () => {
+  let t: TestApp
+  let base: string
+  beforeAll(async () => {
+    t = await startTestApp('sqlite')
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' })
+  })
+  afterAll(async () => t?.close())
+
+  it('lists the use-case operations, loading everything from the service itself', async () => {
+    const { chromium } = await import('playwright-core')
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    })
+    try {
+      const page = await browser.newPage()
+      const outside: string[] = []
+      // Anything not served by the service is refused (and recorded): the page must not need it.
+      await page.route('**/*', (route) => {
+        const url = route.request().url()
+        if (url.startsWith(base) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue()
+        outside.push(url)
+        return route.abort()
+      })
+      const errors: string[] = []
+      page.on('pageerror', (err) => errors.push(err.message))
+      const res = await page.goto(`${base}/docs`, { waitUntil: 'load', timeout: 15_000 })
+      expect(res?.status()).toBe(200)
+      // Groups start collapsed in the sidebar; opening "use cases" lists its operations.
+      await page.getByText('use cases', { exact: true }).first().click({ timeout: 15_000 })
+      for (const summary of ['List use cases', 'Create a use case', 'Get a use case', 'Update a use case', 'Delete a use case']) {
+        await page.getByText(summary, { exact: true }).first().waitFor({ state: 'attached', timeout: 15_000 })
+      }
+      expect(errors).toEqual([])
+      expect(outside).toEqual([])
+    } finally {
+      await browser.close()
+    }
+  }, 45_000)
+})
