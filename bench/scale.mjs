@@ -9,8 +9,6 @@
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import SQLite from 'better-sqlite3'
-import pg from 'pg'
 import { CLI, freshDatabase, load, P, ROOT, setting, startService, TENANT, token } from './lib.mjs'
 
 
@@ -33,23 +31,6 @@ const seeded = spawnSync(process.execPath, [CLI, 'seed', '--use-cases', String(u
 if (seeded.status !== 0) throw new Error(`aigov seed failed: ${seeded.stdout}`)
 const seedSeconds = (performance.now() - seedStarted) / 1000
 console.log(`  ${seeded.stdout.trim()}`)
-
-// After a bulk load the planner has no statistics yet (PostgreSQL's autovacuum would gather them within
-// minutes; SQLite never does unless asked). Gather them, as an operator would after a bulk import: without
-// them PostgreSQL sorted the whole table for the first page (24 ms at 100 000 rows instead of ~2 ms).
-const analyzeStarted = performance.now()
-if (database.dialect === 'postgres') {
-  const client = new pg.Client({ connectionString: database.url })
-  await client.connect()
-  await client.query('analyze')
-  await client.end()
-} else {
-  const sqlite = new SQLite(database.url.slice('sqlite:'.length))
-  sqlite.exec('analyze')
-  sqlite.close()
-}
-const analyzeSeconds = (performance.now() - analyzeStarted) / 1000
-console.log(`  analyze: ${analyzeSeconds.toFixed(1)} s`)
 
 const service = await startService(database.url)
 const base = service.base
@@ -148,7 +129,6 @@ const report = {
   use_cases: useCases,
   audit_logs: auditLogs,
   seed_seconds: Math.round(seedSeconds),
-  analyze_seconds: Math.round(analyzeSeconds * 10) / 10,
   deep_page: deepPage,
   walk_seconds: Math.round(walkSeconds * 10) / 10,
   export: exported,
@@ -166,7 +146,7 @@ const md = [
   `# Scale benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}. One tenant seeded by \`aigov seed\` with ${useCases} use cases and ` +
-    `${auditLogs} audit records (${report.seed_seconds} s), then \`analyze\` (${report.analyze_seconds} s) as after any bulk import. Reads: one client, one request after another for ${duration} s each (latency); creates: autocannon at 50 connections. ` +
+    `${auditLogs} audit records (${report.seed_seconds} s, planner statistics included). Reads: one client, one request after another for ${duration} s each (latency); creates: autocannon at 50 connections. ` +
     `Produced by \`npm run bench:scale\` (SCALE_USE_CASES, SCALE_AUDIT_LOGS, SCALE_DURATION).`,
   '',
   '| measurement | p50 ms | p99 ms | req/s | errors |',

@@ -51,6 +51,16 @@ export async function signingSecret(config: Config, database: Database): Promise
   return row.value
 }
 
+/** Migrations can outlast the per-query timeout (an index on a large table): they run on a connection without it. */
+export async function migrate(config: Config, log: FastifyBaseLogger): Promise<string[]> {
+  const database = openDatabase(config, log, { maintenance: true })
+  try {
+    return await migrateToLatest(database)
+  } finally {
+    await database.close()
+  }
+}
+
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
   const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
@@ -118,8 +128,8 @@ export interface RunningService {
 /** Starts one listening instance: migrate, bootstrap, build, listen. */
 export async function startService(config: Config, options: { bootstrap?: boolean } = {}): Promise<RunningService> {
   const log = createLogger(config)
+  await migrate(config, log)
   const database = openDatabase(config, log)
-  await migrateToLatest(database)
   const deps = await createDeps(config, log, database)
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
@@ -138,9 +148,8 @@ export async function startService(config: Config, options: { bootstrap?: boolea
 export async function serve(config: Config): Promise<void> {
   if (config.workers > 1 && cluster.isPrimary) {
     const log = createLogger(config)
-    const database = openDatabase(config, log)
-    await migrateToLatest(database)
-    const deps = await createDeps(config, log, database)
+    await migrate(config, log)
+    const deps = await createDeps(config, log, openDatabase(config, log))
     await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
     await closeDeps(deps)
     let stopping = false

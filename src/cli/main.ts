@@ -7,7 +7,7 @@ import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { createDeps, createLogger, openDatabase, serve } from '../main.js'
+import { createDeps, createLogger, migrate, openDatabase, serve } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
@@ -45,13 +45,8 @@ const COMMANDS: Record<string, Command> = {
     usage: 'aigov migrate',
     summary: 'Apply pending database migrations and exit.',
     run: async (_args, config) => {
-      const database = openDatabase(config, createLogger(config), { maintenance: true })
-      try {
-        const applied = await migrateToLatest(database)
-        out(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`)
-      } finally {
-        await database.close()
-      }
+      const applied = await migrate(config, createLogger(config))
+      out(applied.length === 0 ? 'database is up to date' : `applied: ${applied.join(', ')}`)
     },
   },
   'tenants create': {
