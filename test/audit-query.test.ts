@@ -56,6 +56,16 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
     expect((await read({ method: 'POST', url: '/audit_logs/query', payload: { actions: ['x'] } })).statusCode).toBe(422)
   })
 
+  it('returns exactly the records created at or after start_time', async () => {
+    const read = t.as('aq', 'read')
+    const all = (await read({ method: 'GET', url: '/audit_logs?page_limit=100' })).json().items as { id: string; created_at: string }[]
+    for (const pivot of all) {
+      const expected = all.filter((a) => a.created_at >= pivot.created_at).map((a) => a.id).sort()
+      const got = (await read({ method: 'POST', url: '/audit_logs/query', payload: { start_time: pivot.created_at, page_limit: 100 } })).json().items.map((a: { id: string }) => a.id).sort()
+      expect(got).toEqual(expected)
+    }
+  })
+
   it('pages a query with its cursor', async () => {
     const read = t.as('aq', 'read')
     const first = (await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4 } })).json()

@@ -3,7 +3,7 @@ import type { Database } from '../db/create-db.js'
 import type { AuditLogRow, UseCaseRow } from '../db/tables.js'
 import { createTenantsService, type TenantProvisioner } from '../modules/tenants/tenants.service.js'
 import { workflowStart } from '../modules/workflow-stages/workflow-stages.service.js'
-import { newId } from '../shared/ids.js'
+import { backdatedId } from '../shared/ids.js'
 import { auditHash } from '../shared/mutation.js'
 
 export interface SeedOptions {
@@ -49,7 +49,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
       const ids: string[] = []
       // Timestamps step back from now so the seeded history reads in order and ends before live traffic.
       let clock = Date.now() - (auditLogs + 1) * 10
-      const tick = () => new Date((clock += 10)).toISOString()
+      const tick = () => (clock += 10)
       const audit: AuditLogRow[] = []
       const flushAudit = async () => {
         if (audit.length === 0) return
@@ -58,10 +58,11 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
         audit.length = 0
         options.progress(done, total)
       }
-      const record = async (entry: Omit<AuditLogRow, 'id' | 'tenant_id' | 'seq' | 'prev_hash' | 'hash' | 'actor_type' | 'actor_id' | 'actor_name' | 'source' | 'request_id' | 'metadata' | 'sub_object_type' | 'sub_object_id' | 'sub_object_name'>) => {
+      type Written = 'id' | 'tenant_id' | 'seq' | 'created_at' | 'prev_hash' | 'hash' | 'actor_type' | 'actor_id' | 'actor_name' | 'source' | 'request_id' | 'metadata' | 'sub_object_type' | 'sub_object_id' | 'sub_object_name'
+      const record = async (entry: Omit<AuditLogRow, Written> & { created_at: number }) => {
         chain.audit_seq += 1
         const row = {
-          id: newId('al'), tenant_id: tenant, seq: chain.audit_seq, ...entry, sub_object_type: null, sub_object_id: null, sub_object_name: null,
+          id: backdatedId('al', entry.created_at), tenant_id: tenant, seq: chain.audit_seq, ...entry, created_at: new Date(entry.created_at).toISOString(), sub_object_type: null, sub_object_id: null, sub_object_name: null,
           actor_type: 'system', actor_id: null, actor_name: 'seed', source: 'cli', request_id: null, metadata: null, prev_hash: chain.audit_head,
         }
         const hash = auditHash(row)
@@ -76,9 +77,9 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
           const at = tick()
           const name = seededName(i)
           const row: UseCaseRow = {
-            id: newId('uc'), tenant_id: tenant, name, name_key: name.toLowerCase(), description: `revision ${revisions(i)}`,
+            id: backdatedId('uc', at), tenant_id: tenant, name, name_key: name.toLowerCase(), description: `revision ${revisions(i)}`,
             ai_type: 'machine_learning', system_type: null, risk_category_level: RISK_LEVELS[i % RISK_LEVELS.length], regions: '["EU"]', industries: '[]',
-            source: 'seed', owner: null, ...start, workflow_rejection_reason: null, creator_id: null, created_at: at, updated_at: at,
+            source: 'seed', owner: null, ...start, workflow_rejection_reason: null, creator_id: null, created_at: new Date(at).toISOString(), updated_at: new Date(at).toISOString(),
           }
           rows.push(row)
           ids.push(row.id)

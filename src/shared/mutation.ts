@@ -74,11 +74,13 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], ctx: Ctx, entri
 }
 
 function auditRow(ctx: Ctx, entry: AuditEntry, seq: number, prevHash: string): AuditLogRow {
+  const at = Date.now()
   const row: Omit<AuditLogRow, 'hash'> = {
-    id: newId('al'),
+    // id and created_at from one clock reading: the id's time is then never earlier (see idFloor).
+    id: newId('al', at),
     tenant_id: ctx.tenantId,
     seq,
-    created_at: now(),
+    created_at: new Date(at).toISOString(),
     action: entry.action,
     resource_type: entry.resourceType,
     resource_id: entry.resourceId,
