@@ -5,6 +5,7 @@
 //   --connections <n>   BENCH_CONNECTIONS   concurrent connections (default 50)
 //   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,create,token
 //   --profile           BENCH_PROFILE=1     write a CPU profile of the service (node --cpu-prof) to bench/results/
+//   --heap-mb <n>       BENCH_HEAP_MB       cap the service's V8 old space (--max-old-space-size), as the README suggests
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
 import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -16,6 +17,7 @@ const duration = setting('duration', 'BENCH_DURATION', 10)
 const connections = setting('connections', 'BENCH_CONNECTIONS', 50)
 const only = setting('only', 'BENCH_ONLY', '').split(',').filter(Boolean)
 const profile = process.argv.includes('--profile') || process.env.BENCH_PROFILE === '1'
+const heapMb = setting('heap-mb', 'BENCH_HEAP_MB', 0)
 const resultsDir = join(ROOT, 'bench/results')
 mkdirSync(resultsDir, { recursive: true })
 
@@ -29,7 +31,8 @@ console.log(`bench: ${database.dialect}, ${connections} connections, ${duration}
 // Start once on the empty database (migrations, bootstrap, starter library), then measure a plain restart.
 const cold = await startService(database.url)
 await cold.stop()
-const service = await startService(database.url, {}, profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : [])
+const nodeArgs = [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), ...(heapMb > 0 ? [`--max-old-space-size=${heapMb}`] : [])]
+const service = await startService(database.url, {}, nodeArgs)
 const base = service.base
 const bearer = await token(base)
 const auth = { authorization: `Bearer ${bearer}` }
@@ -114,7 +117,7 @@ const md = [
   `# Benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${connections} connections, ${duration} s per endpoint, ` +
-    `service in production mode as its own process (LOG_LEVEL=warn). The ceiling is a bare node:http server sending the list ` +
+    `service in production mode as its own process (LOG_LEVEL=warn${heapMb > 0 ? `, --max-old-space-size=${heapMb}` : ''}). The ceiling is a bare node:http server sending the list ` +
     `endpoint's ${listBody.length} bytes, measured in the same run; ratios are against it. Produced by \`npm run bench\`.`,
   '',
   '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | errors |',
