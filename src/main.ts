@@ -68,13 +68,13 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
-  const subscriber = redis ? listenForRevocations(redis, keyStatus) : undefined
-  return { config, database, tokens, keyStatus, log, redis, closeExtras: () => subscriber?.disconnect() }
+  const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
+  return { config, database, tokens, keyStatus, log, redis, revocationListener }
 }
 
 /** Releases what createDeps opened. */
 export async function closeDeps(deps: Deps): Promise<void> {
-  deps.closeExtras?.()
+  deps.revocationListener?.disconnect()
   deps.redis?.disconnect()
   await deps.database.close()
 }

@@ -14,6 +14,6 @@ export interface Deps {
   log: FastifyBaseLogger
   /** Present when REDIS_URL is set: shared rate limits, idempotency records, revocation fan-out. */
   redis: RedisClient | undefined
-  /** Closes what createDeps opened besides the database (the revocation subscriber). */
-  closeExtras?: () => void
+  /** The connection listening for revocations from other instances (with Redis). */
+  revocationListener?: RedisClient
 }
