@@ -113,6 +113,22 @@ export function auditHash(row: Omit<AuditLogRow, 'hash'>): string {
   return createHash('sha256').update(canonical).digest('hex')
 }
 
+/**
+ * The PATCH step every family shares: compare `before` and `after` on the audited fields; when something
+ * changed, `write` it with a fresh updated_at and return the audit entry describing it; when nothing did,
+ * write and audit nothing.
+ */
+export async function auditedUpdate<T extends { updated_at: string }>(
+  update: { before: T; after: T; fields: readonly (keyof T & string)[]; audit: Omit<AuditEntry, 'changes'> },
+  write: (updatedAt: string, changes: Record<string, [unknown, unknown]>) => Promise<void>,
+): Promise<MutationOutcome<T>> {
+  const changes = diff(update.before, update.after, update.fields)
+  if (!changes) return { result: update.before, audit: [] }
+  const updatedAt = now()
+  await write(updatedAt, changes)
+  return { result: { ...update.after, updated_at: updatedAt }, audit: { ...update.audit, changes } }
+}
+
 /** Field-by-field [before, after] for the fields that changed; null when nothing did. */
 export function diff<T extends object>(before: T, after: T, fields: readonly (keyof T & string)[]): Record<string, [unknown, unknown]> | null {
   const changes: Record<string, [unknown, unknown]> = {}

@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
 import * as repo from './policy-controls.repo.js'
@@ -57,14 +57,12 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         if (input.deprecated !== undefined) changes.deprecated = input.deprecated ? 1 : 0
         const before = toBase(current)
         const after = toBase({ ...current, ...changes })
-        const changed = diff(before, after, BASE_FIELDS)
-        if (!changed) return { result: before, audit: [] }
-        const updatedAt = now()
-        await repo.updateBase(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-        return {
-          result: { ...after, updated_at: updatedAt },
-          audit: { action: 'policy_control_base.updated', resourceType: 'policy_control_base', resourceId: id, resourceName: after.key, changes: changed },
-        }
+        return auditedUpdate(
+          { before, after, fields: BASE_FIELDS, audit: { action: 'policy_control_base.updated', resourceType: 'policy_control_base', resourceId: id, resourceName: after.key } },
+          async (updatedAt) => {
+            await repo.updateBase(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+          },
+        )
       })
     },
 
@@ -113,14 +111,12 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         if (input.risk_type_ids !== undefined) changes.risk_type_ids = JSON.stringify(input.risk_type_ids ?? [])
         const before = toVersion(current)
         const after = toVersion({ ...current, ...changes })
-        const changed = diff(before, after, VERSION_FIELDS)
-        if (!changed) return { result: before, audit: [] }
-        const updatedAt = now()
-        await repo.updateVersion(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-        return {
-          result: { ...after, updated_at: updatedAt },
-          audit: { action: 'policy_control_version.updated', resourceType: 'policy_control_version', resourceId: id, resourceName: versionName(current), changes: changed },
-        }
+        return auditedUpdate(
+          { before, after, fields: VERSION_FIELDS, audit: { action: 'policy_control_version.updated', resourceType: 'policy_control_version', resourceId: id, resourceName: versionName(current) } },
+          async (updatedAt) => {
+            await repo.updateVersion(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+          },
+        )
       })
     },
 

@@ -5,7 +5,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { fromFlag, nameColumns, presentFields, toFlag, uniqueName } from '../../shared/records.js'
 import { parseJsonList } from '../../shared/schemas.js'
@@ -100,15 +100,13 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
           if (input.archived !== undefined) changes.archived = toFlag(input.archived ?? false)
           const before = toRiskScenario(current, currentTypeIds)
           const after = toRiskScenario({ ...current, ...changes }, riskTypeIds)
-          const changed = diff(before, after, AUDITED_FIELDS)
-          if (!changed) return { result: before, audit: [] }
-          const updatedAt = now()
-          await repo.updateRiskScenario(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-          if (changed.risk_type_ids) await repo.replaceRiskTypes(tx, ctx.tenantId, id, riskTypeIds, updatedAt)
-          return {
-            result: { ...after, updated_at: updatedAt },
-            audit: { action: 'risk_scenario.updated', resourceType: 'risk_scenario', resourceId: id, resourceName: after.name, changes: changed },
-          }
+          return auditedUpdate(
+            { before, after, fields: AUDITED_FIELDS, audit: { action: 'risk_scenario.updated', resourceType: 'risk_scenario', resourceId: id, resourceName: after.name } },
+            async (updatedAt, changed) => {
+              await repo.updateRiskScenario(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+              if (changed.risk_type_ids) await repo.replaceRiskTypes(tx, ctx.tenantId, id, riskTypeIds, updatedAt)
+            },
+          )
         }),
       )
     },

@@ -4,7 +4,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { diff, runMutation } from '../../shared/mutation.js'
+import { auditedUpdate, diff, runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { fromFlag, nameColumns, presentFields, toFlag, uniqueName } from '../../shared/records.js'
 import * as repo from './risk-types.repo.js'
@@ -69,14 +69,12 @@ export function createRiskTypesService(deps: Pick<Deps, 'database'>) {
           }
           const before = toRiskType(current)
           const after = toRiskType({ ...current, ...changes })
-          const changed = diff(before, after, AUDITED_FIELDS)
-          if (!changed) return { result: before, audit: [] }
-          const updatedAt = now()
-          await repo.updateRiskType(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-          return {
-            result: { ...after, updated_at: updatedAt },
-            audit: { action: 'risk_type.updated', resourceType: 'risk_type', resourceId: id, resourceName: after.name, changes: changed },
-          }
+          return auditedUpdate(
+            { before, after, fields: AUDITED_FIELDS, audit: { action: 'risk_type.updated', resourceType: 'risk_type', resourceId: id, resourceName: after.name } },
+            async (updatedAt) => {
+              await repo.updateRiskType(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+            },
+          )
         }),
       )
     },

@@ -4,7 +4,7 @@ import { conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.js'
 import { findUseCase } from '../use-cases/use-cases.repo.js'
@@ -146,14 +146,12 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
         if (input.due_date !== undefined) changes.due_date = input.due_date
         const before = toControl(current)
         const after = toControl({ ...current, ...changes })
-        const changed = diff(before, after, CONTROL_FIELDS)
-        if (!changed) return { result: before, audit: [] }
-        const updatedAt = now()
-        await repo.updateControl(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-        return {
-          result: { ...after, updated_at: updatedAt },
-          audit: { action: 'use_case_control.updated', resourceType: 'use_case_control', resourceId: id, resourceName: current.control_key, useCaseId, changes: changed },
-        }
+        return auditedUpdate(
+          { before, after, fields: CONTROL_FIELDS, audit: { action: 'use_case_control.updated', resourceType: 'use_case_control', resourceId: id, resourceName: current.control_key, useCaseId } },
+          async (updatedAt) => {
+            await repo.updateControl(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+          },
+        )
       })
     },
   }

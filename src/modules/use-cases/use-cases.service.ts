@@ -4,7 +4,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameColumns, presentFields, uniqueName } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
@@ -90,14 +90,12 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
           const changes = rowChanges(input)
           const [before] = await withQuestionnaireIds(tx, ctx.tenantId, [toUseCase(current)])
           const after = { ...toUseCase({ ...current, ...changes }), questionnaire_ids: before.questionnaire_ids }
-          const changed = diff(before, after, AUDITED_FIELDS)
-          if (!changed) return { result: before, audit: [] }
-          const updated = { ...changes, updated_at: now() }
-          await repo.updateUseCase(tx, ctx.tenantId, id, updated)
-          return {
-            result: { ...after, updated_at: updated.updated_at },
-            audit: { action: 'use_case.updated', resourceType: 'use_case', resourceId: id, resourceName: after.name, useCaseId: id, changes: changed },
-          }
+          return auditedUpdate(
+            { before, after, fields: AUDITED_FIELDS, audit: { action: 'use_case.updated', resourceType: 'use_case', resourceId: id, resourceName: after.name, useCaseId: id } },
+            async (updatedAt) => {
+              await repo.updateUseCase(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+            },
+          )
         }),
       )
     },

@@ -4,7 +4,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { diff, runMutation } from '../../shared/mutation.js'
+import { auditedUpdate, diff, runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameColumns, presentFields, uniqueName } from '../../shared/records.js'
 import * as repo from './vendors.repo.js'
@@ -64,14 +64,12 @@ export function createVendorsService(deps: Pick<Deps, 'database'>) {
           const changes: Partial<VendorRow> = { ...presentFields(input, PLAIN_FIELDS, DEFAULTS), ...(input.name !== undefined && nameColumns(input.name)) }
           const before = toVendor(current)
           const after = toVendor({ ...current, ...changes })
-          const changed = diff(before, after, AUDITED_FIELDS)
-          if (!changed) return { result: before, audit: [] }
-          const updatedAt = now()
-          await repo.updateVendor(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-          return {
-            result: { ...after, updated_at: updatedAt },
-            audit: { action: 'vendor.updated', resourceType: 'vendor', resourceId: id, resourceName: after.name, changes: changed },
-          }
+          return auditedUpdate(
+            { before, after, fields: AUDITED_FIELDS, audit: { action: 'vendor.updated', resourceType: 'vendor', resourceId: id, resourceName: after.name } },
+            async (updatedAt) => {
+              await repo.updateVendor(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+            },
+          )
         }),
       )
     },

@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
 import { updateUseCase } from '../use-cases/use-cases.repo.js'
@@ -86,12 +86,13 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
           const changes = rowChanges(input)
           const before = toWorkflowStage(current)
           const after = toWorkflowStage({ ...current, ...changes })
-          const changed = diff(before, after, AUDITED_FIELDS)
-          if (!changed) return { result: before, audit: [] }
-          const at = now()
-          if (changed.position) await repo.makeRoomAt(tx, ctx.tenantId, after.position, id, at)
-          await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: at })
-          return { result: { ...after, updated_at: at }, audit: stageAudit('workflow_stage.updated', { ...current, ...changes }, changed) }
+          return auditedUpdate(
+            { before, after, fields: AUDITED_FIELDS, audit: stageAudit('workflow_stage.updated', { ...current, ...changes }) },
+            async (updatedAt, changed) => {
+              if (changed.position) await repo.makeRoomAt(tx, ctx.tenantId, after.position, id, updatedAt)
+              await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+            },
+          )
         })
       } catch (err) {
         throw isUniqueViolation(err) ? duplicateName(input.name?.trim() ?? '') : err
@@ -109,7 +110,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
           throw conflict(`workflow stage ${id} ("${current.name}") holds ${inUse} use case${inUse === 1 ? '' : 's'}; move ${inUse === 1 ? 'it' : 'them'} to another stage first (PUT /use_cases/{id}/workflow)`)
         }
         await repo.deleteStage(tx, ctx.tenantId, id)
-        return { result: undefined, audit: stageAudit('workflow_stage.deleted', current, null) }
+        return { result: undefined, audit: stageAudit('workflow_stage.deleted', current) }
       })
     },
   }
@@ -119,7 +120,7 @@ function systemManaged(stage: WorkflowStageRow, verb: string): AppError {
   return conflict(`workflow stage ${stage.id} is the tenant's ${stage.type} stage; it is system-managed and cannot be ${verb}`)
 }
 
-function stageAudit(action: string, row: WorkflowStageRow, changes: Record<string, [unknown, unknown]> | null): AuditEntry {
+function stageAudit(action: string, row: WorkflowStageRow, changes: Record<string, [unknown, unknown]> | null = null): AuditEntry {
   return { action, resourceType: 'workflow_stage', resourceId: row.id, resourceName: row.name, changes }
 }
 
