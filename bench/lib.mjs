@@ -14,6 +14,10 @@ export const CLI = join(ROOT, 'dist/src/cli/main.js')
 export const P = '/api/v1/integration'
 export const TENANT = 'bench'
 export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
+/** The V8 heap cap `npm start` runs the service with, so the benchmarks measure the service as it is run. */
+export const START_HEAP_MB = Number(/--max-old-space-size=(\d+)/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1] ?? 0)
+
+export const heapArgs = (mb) => (mb > 0 ? [`--max-old-space-size=${mb}`] : [])
 
 /** `--name value` flags, else the environment variable, else the default. */
 export function setting(name, env, fallback) {
@@ -61,7 +65,7 @@ export async function freshDatabase() {
  * Starts `aigov serve` in production mode and resolves once /readyz answers 200, with the time that took.
  * Samples the process's peak resident memory (VmHWM) until stopped.
  */
-export async function startService(databaseUrl, extraEnv = {}, nodeArgs = []) {
+export async function startService(databaseUrl, extraEnv = {}, nodeArgs = heapArgs(START_HEAP_MB)) {
   const port = await freePort()
   const started = performance.now()
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {

@@ -11,7 +11,6 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CLI, freshDatabase, load, P, ROOT, setting, startService, TENANT, token } from './lib.mjs'
 
-
 const useCases = setting('use-cases', 'SCALE_USE_CASES', 100_000)
 const auditLogs = setting('audit-logs', 'SCALE_AUDIT_LOGS', useCases * 2)
 const duration = setting('duration', 'SCALE_DURATION', 5)
@@ -32,7 +31,8 @@ if (seeded.status !== 0) throw new Error(`aigov seed failed: ${seeded.stdout}`)
 const seedSeconds = (performance.now() - seedStarted) / 1000
 console.log(`  ${seeded.stdout.trim()}`)
 
-const service = await startService(database.url)
+// The read cache off: every page and query below is read from the database, which is what scale measures.
+const service = await startService(database.url, { SERVICE_READ_CACHE_MB: '0' })
 const base = service.base
 const auth = { authorization: `Bearer ${await token(base)}` }
 const json = { ...auth, 'content-type': 'application/json' }
@@ -146,7 +146,7 @@ const md = [
   `# Scale benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}. One tenant seeded by \`aigov seed\` with ${useCases} use cases and ` +
-    `${auditLogs} audit records (${report.seed_seconds} s, planner statistics included). Reads: one client, one request after another for ${duration} s each (latency); creates: autocannon at 50 connections. ` +
+    `${auditLogs} audit records (${report.seed_seconds} s, planner statistics included). Reads: one client, one request after another for ${duration} s each (latency), the read cache off (SERVICE_READ_CACHE_MB=0); creates: autocannon at 50 connections. ` +
     `Produced by \`npm run bench:scale\` (SCALE_USE_CASES, SCALE_AUDIT_LOGS, SCALE_DURATION).`,
   '',
   '| measurement | p50 ms | p99 ms | req/s | errors |',

@@ -8,6 +8,7 @@ import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
+import { installReadCache } from './http/plugins/read-cache.js'
 import { idempotencyStore } from './shared/idempotency.js'
 import { installValidators } from './http/plugins/validation.js'
 import { installSerializers } from './http/plugins/serialization.js'
@@ -45,7 +46,6 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
-import { mcpHttpRoutes } from './mcp/http.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -97,25 +97,32 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
-      await api.register(useCaseRoutes(services.useCases))
-      await api.register(auditLogRoutes(services.auditLogs))
-      await api.register(modelRoutes(services.models))
-      await api.register(vendorRoutes(services.vendors))
-      await api.register(riskTypeRoutes(services.riskTypes))
-      await api.register(riskScenarioRoutes(services.riskScenarios))
-      await api.register(relationshipRoutes(services.relationships))
-      await api.register(workflowStageRoutes(services.workflowStages))
-      await api.register(useCaseWorkflowRoutes(services.useCaseWorkflow))
-      await api.register(policyControlRoutes(services.policyControls))
-      await api.register(policyPackRoutes(services.policyPacks))
-      await api.register(useCasePolicyRoutes(services.useCasePolicies))
-      await api.register(questionnaireRoutes(services.questionnaires))
+      // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
+      await api.register(async (records) => {
+        installReadCache(records, deps.database, deps.config.readCacheBytes)
+        await records.register(useCaseRoutes(services.useCases))
+        await records.register(auditLogRoutes(services.auditLogs))
+        await records.register(modelRoutes(services.models))
+        await records.register(vendorRoutes(services.vendors))
+        await records.register(riskTypeRoutes(services.riskTypes))
+        await records.register(riskScenarioRoutes(services.riskScenarios))
+        await records.register(relationshipRoutes(services.relationships))
+        await records.register(workflowStageRoutes(services.workflowStages))
+        await records.register(useCaseWorkflowRoutes(services.useCaseWorkflow))
+        await records.register(policyControlRoutes(services.policyControls))
+        await records.register(policyPackRoutes(services.policyPacks))
+        await records.register(useCasePolicyRoutes(services.useCasePolicies))
+        await records.register(questionnaireRoutes(services.questionnaires))
+      })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
     { prefix: API_PREFIX },
   )
-  // Off: /mcp is an unknown path like any other (404 problem response).
-  if (deps.config.enableMcp) await app.register(mcpHttpRoutes(deps, services))
+  // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
+  if (deps.config.enableMcp) {
+    const { mcpHttpRoutes } = await import('./mcp/http.js')
+    await app.register(mcpHttpRoutes(deps, services))
+  }
   return app
 }
 

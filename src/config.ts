@@ -17,6 +17,8 @@ export type Config = Readonly<{
   rateLimitTokenPerMinute: number
   workers: number
   starterLibrary: boolean
+  /** Memory for rendered GET answers of tenant records, bytes; 0 turns the read cache off (ETags stay). */
+  readCacheBytes: number
   logLevel: string
   production: boolean
 }>
@@ -67,6 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitTokenPerMinute: integer(env, 'RATE_LIMIT_TOKEN_PER_MINUTE', 30, 1, 1_000_000),
     workers: integer(env, 'SERVICE_WORKERS', 1, 1, 64),
     starterLibrary: boolean(env, 'SERVICE_STARTER_LIBRARY', true),
+    readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
     production,
   })

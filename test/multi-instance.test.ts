@@ -81,6 +81,17 @@ describe.skipIf(!ready)(`two service processes sharing PostgreSQL and Redis${rea
     expect([...first.items, ...second.items].map((u: { name: string }) => u.name)).toEqual(['paged 0', 'paged 1', 'paged 2', 'paged 3', 'paged 4'])
   })
 
+  it('answers a read on B with a write just made on A, though B had the page in its read cache', async () => {
+    const path = '/use_cases?q=fresh&page_limit=100'
+    const names = async (service: ServiceProcess) => (await call(service, 'GET', path, adminToken)).body.items.map((u: { name: string }) => u.name)
+    expect(await names(b)).toEqual([])
+    expect(await names(b)).toEqual([])
+    for (let i = 0; i < 3; i++) {
+      expect((await call(a, 'POST', '/use_cases', adminToken, { name: `fresh ${i}` })).status).toBe(201)
+      expect(await names(b)).toEqual(Array.from({ length: i + 1 }, (_v, j) => `fresh ${j}`))
+    }
+  })
+
   it('gives exactly one 201 and 49 × 409 for 50 concurrent creates of one name over A and B', async () => {
     const results = await Promise.all(Array.from({ length: 50 }, (_v, i) => call(i % 2 ? a : b, 'POST', '/use_cases', adminToken, { name: 'Contended name' })))
     const statuses = results.map((r) => r.status).sort()

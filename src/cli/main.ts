@@ -11,7 +11,6 @@ import { createDeps, createLogger, migrate, openDatabase, serve } from '../main.
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
-import { serveStdio } from '../mcp/stdio.js'
 
 /** A usage error: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -38,6 +37,8 @@ const COMMANDS: Record<string, Command> = {
     options: { stdio: { type: 'boolean' } },
     run: async (args, config) => {
       if (!args.values.stdio) throw new UsageError('only --stdio is available here; the HTTP transport is /mcp of "aigov serve" with ENABLE_MCP_SERVER=true')
+      // Loaded here only: `serve` without MCP never pays for the SDK.
+      const { serveStdio } = await import('../mcp/stdio.js')
       await serveStdio(config)
     },
   },

@@ -20,6 +20,7 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     }, async (req) => auditLogs.list(req.ctx, req.body))
 
     app.get('/audit_logs/export', {
+      config: { readCache: false },
       schema: {
         operationId: 'exportAuditLogs',
         summary: 'Export audit records as NDJSON or CSV (streamed)',
@@ -44,6 +45,8 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     })
 
     app.get('/audit_logs/verify', {
+      // It checks what is stored, including changes made behind the service's back: always read afresh.
+      config: { readCache: false },
       schema: { operationId: 'verifyAuditLogs', summary: 'Verify the tamper-evident hash chain of this tenant’s audit records', tags, response: { 200: AuditVerification } },
     }, async (req) => auditLogs.verify(req.ctx))
 

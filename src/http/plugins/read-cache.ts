@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { LRUCache } from 'lru-cache'
+import { Type } from 'typebox'
+import type { Database } from '../../db/create-db.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: this GET is never answered from the read cache (streams, checks of the stored data itself). */
+    readCache?: boolean
+  }
+  interface FastifyRequest {
+    readCacheMiss: { key: string; etag: string } | null
+  }
+}
+
+interface CachedAnswer {
+  etag: string
+  body: Buffer
+  contentType: string
+}
+
+const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match` ETag is still current.' })
+
+/**
+ * ETags and a cache of rendered answers for the GET routes of this scope, whose answers depend only on the
+ * tenant's records and the URL.
+ *
+ * Every change to a tenant's records appends to the tenant's audit chain in the same transaction, so the
+ * chain head (sequence number and hash) names one state of everything the tenant holds. An answer rendered
+ * at a head stays exact for as long as the head stays put: each request reads the head (one indexed row)
+ * and is answered from memory when nothing changed, on every instance sharing the database. The head is
+ * read before the answer is rendered, so an answer is never filed under a head older than its data.
+ * Changes made in the database behind the service's back are not seen until the tenant's next write.
+ */
+export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number): void {
+  const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
+  const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
+  const tenantEtag = async (tenantId: string): Promise<string> => {
+    const { rows } = await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })
+    const head = rows[0] as { audit_seq: number; audit_head: string }
+    return `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
+  }
+
+  scope.decorateRequest('readCacheMiss', null)
+
+  const answerFromCache = async (req: FastifyRequest, reply: FastifyReply) => {
+    const etag = await tenantEtag(req.ctx.tenantId)
+    reply.header('cache-control', 'private, no-cache')
+    if (ifNoneMatch(req.headers['if-none-match'], etag)) {
+      return reply.header('etag', etag).code(304).send()
+    }
+    const key = `${req.ctx.tenantId} ${req.url}`
+    const cached = cache?.get(key)
+    if (cached?.etag === etag) {
+      return reply.header('etag', etag).header('content-type', cached.contentType).send(cached.body)
+    }
+    req.readCacheMiss = { key, etag }
+  }
+
+  scope.addHook('onRoute', (route) => {
+    if (route.method !== 'GET' || route.config?.readCache === false) return
+    const response = ((route.schema ??= {}) as { response?: Record<string, unknown> }).response ??= {}
+    response[304] ??= NOT_MODIFIED
+    // A route's own hook, after the rate limiter's (also per route): a cached answer still counts against
+    // the limit, and authentication (a scope hook) has run before either.
+    const hooks = route.onRequest
+    route.onRequest = [...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]), answerFromCache]
+  })
+
+  scope.addHook('onSend', async (req, reply, payload) => {
+    const miss = req.readCacheMiss
+    if (!miss || reply.statusCode !== 200) return payload
+    reply.header('etag', miss.etag)
+    if (cache && req.method === 'GET' && typeof payload === 'string') {
+      cache.set(miss.key, { etag: miss.etag, body: Buffer.from(payload), contentType: String(reply.getHeader('content-type')) })
+    }
+    return payload
+  })
+}
+
+/** RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a W/ prefix matches too). */
+function ifNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  if (header.trim() === '*') return true
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+}

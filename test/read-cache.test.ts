@@ -1,0 +1,115 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+
+describeEachDialect('ETags and the read cache', (dialect) => {
+  let t: TestApp
+  let other: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    // A second instance on the same database, with its own cache.
+    other = await startTestApp(dialect, { DATABASE_URL: t.config.databaseUrl })
+  })
+  afterAll(async () => {
+    await other?.close()
+    await t?.close()
+  })
+
+  const create = async (name: string, tenant = 'acme') => {
+    const res = await t.as(tenant, 'write')({ method: 'POST', url: '/use_cases', payload: { name } })
+    expect(res.statusCode).toBe(201)
+    return res.json().id as string
+  }
+
+  it('answers a repeated GET with the same ETag and body, and 304 to If-None-Match', async () => {
+    await create('Cached one')
+    const first = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases' })
+    const second = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases' })
+    expect(first.statusCode).toBe(200)
+    expect(first.headers.etag).toMatch(/^"\d+-[0-9a-f]{16}"$/)
+    expect(first.headers['cache-control']).toBe('private, no-cache')
+    expect(second.headers.etag).toBe(first.headers.etag)
+    expect(second.body).toBe(first.body)
+    expect(second.headers['content-type']).toBe(first.headers['content-type'])
+    expect(second.headers['ratelimit-remaining']).toBeDefined()
+
+    const notModified = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases', headers: { 'if-none-match': `"nope", W/${first.headers.etag}` } })
+    expect(notModified.statusCode).toBe(304)
+    expect(notModified.body).toBe('')
+    expect(notModified.headers.etag).toBe(first.headers.etag)
+  })
+
+  it('answers from memory until the tenant writes: a change made behind the service shows after the next write', async () => {
+    const id = await create('Renamed behind the back')
+    const url = `/use_cases/${id}`
+    expect((await t.as('acme', 'read')({ method: 'GET', url })).json().name).toBe('Renamed behind the back')
+    await sql`update use_cases set name = 'Changed in the database' where id = ${id}`.execute(t.deps.database.db)
+    expect((await t.as('acme', 'read')({ method: 'GET', url })).json().name).toBe('Renamed behind the back')
+    await create('Any write of the tenant')
+    expect((await t.as('acme', 'read')({ method: 'GET', url })).json().name).toBe('Changed in the database')
+  })
+
+  it('never answers with data older than the last write, on this instance or another', async () => {
+    const before = await other.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_limit=100' })
+    const id = await create('Written on the first instance')
+    for (const instance of [t, other]) {
+      const after = await instance.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_limit=100', headers: { 'if-none-match': String(before.headers.etag) } })
+      expect(after.statusCode).toBe(200)
+      expect(after.headers.etag).not.toBe(before.headers.etag)
+      expect(after.json().items.map((u: { id: string }) => u.id)).toContain(id)
+    }
+    const patched = await other.as('acme', 'write')({ method: 'PATCH', url: `/use_cases/${id}`, payload: { owner: 'new owner' } })
+    expect(patched.statusCode).toBe(200)
+    expect((await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().owner).toBe('new owner')
+    expect((await t.as('acme', 'write')({ method: 'DELETE', url: `/use_cases/${id}` })).statusCode).toBe(204)
+    expect((await other.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).statusCode).toBe(404)
+  })
+
+  it('keeps tenants apart: the same URL gives each tenant its own records and ETag', async () => {
+    await create('Only in globex', 'globex')
+    const acme = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases?q=globex' })
+    const globex = await t.as('globex', 'read')({ method: 'GET', url: '/use_cases?q=globex' })
+    expect(acme.json().items).toEqual([])
+    expect(globex.json().items.map((u: { name: string }) => u.name)).toEqual(['Only in globex'])
+    expect(globex.headers.etag).not.toBe(acme.headers.etag)
+    const crossed = await t.as('globex', 'read')({ method: 'GET', url: '/use_cases?q=globex', headers: { 'if-none-match': String(acme.headers.etag) } })
+    expect(crossed.statusCode).toBe(200)
+  })
+
+  it('gives no ETag to errors and caches none', async () => {
+    const missing = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i' })
+    expect(missing.statusCode).toBe(404)
+    expect(missing.headers.etag).toBeUndefined()
+    const bad = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_after=garbage' })
+    expect(bad.statusCode).toBe(400)
+  })
+
+  it('still checks the role before answering from the cache', async () => {
+    const stages = await t.as('acme', 'read')({ method: 'GET', url: '/workflow_stages' })
+    expect(stages.statusCode).toBe(200)
+    const unauthenticated = await t.app.inject({ method: 'GET', url: '/api/v1/integration/workflow_stages' })
+    expect(unauthenticated.statusCode).toBe(401)
+  })
+
+  it('reads the audit chain afresh on verify, even after a change made behind the service', async () => {
+    expect((await t.as('acme', 'read')({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(true)
+    const victim = await t.deps.database.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 'acme').orderBy('seq').executeTakeFirstOrThrow()
+    await sql`update audit_logs set resource_name = 'tampered' where id = ${victim.id}`.execute(t.deps.database.db)
+    const verified = await t.as('acme', 'read')({ method: 'GET', url: '/audit_logs/verify' })
+    expect(verified.json()).toMatchObject({ ok: false, first_bad_id: victim.id })
+    expect(verified.headers.etag).toBeUndefined()
+  })
+
+  it('keeps ETags and 304s with the cache turned off (SERVICE_READ_CACHE_MB=0)', async () => {
+    const uncached = await startTestApp(dialect, { DATABASE_URL: t.config.databaseUrl, SERVICE_READ_CACHE_MB: '0' })
+    try {
+      const first = await uncached.as('acme', 'read')({ method: 'GET', url: '/models' })
+      expect(first.statusCode).toBe(200)
+      expect(first.headers.etag).toBeDefined()
+      const again = await uncached.as('acme', 'read')({ method: 'GET', url: '/models', headers: { 'if-none-match': String(first.headers.etag) } })
+      expect(again.statusCode).toBe(304)
+    } finally {
+      await uncached.close()
+    }
+  })
+})
