@@ -56,6 +56,28 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
     expect((await read({ method: 'POST', url: '/audit_logs/query', payload: { actions: ['x'] } })).statusCode).toBe(422)
   })
 
+  it('finds resource names by case-insensitive substring, rare or common, short or long', async () => {
+    const write = t.as('names', 'write')
+    const names = ['Credit scoring model', 'CREDIT limit', 'Fraud 100% detection', 'under_score', 'Quote "q" name', 'Ünïcødé ✓ check']
+    // Enough records sharing pieces of their names that the index narrows some searches and not others.
+    for (let i = 0; i < 560; i++) names.push(`Filler model ${i}`)
+    for (const name of names) expect((await write({ method: 'POST', url: '/use_cases', payload: { name } })).statusCode).toBe(201)
+    const search = async (q: string) => {
+      const found: string[] = []
+      let after: string | undefined
+      do {
+        const res = await t.as('names', 'read')({ method: 'POST', url: '/audit_logs/query', payload: { q, action: ['use_case.created'], page_limit: 100, ...(after ? { page_after: after } : {}) } })
+        expect(res.statusCode).toBe(200)
+        found.push(...res.json().items.map((a: { resource_name: string }) => a.resource_name))
+        after = res.json().pagination.next_cursor ?? undefined
+      } while (after)
+      return found
+    }
+    for (const q of ['credit', 'SCORING MODEL', '100%', 'under_', '"q"', 'nïcødé ✓', 'filler model 51', 'model', 'zz', 'no such name anywhere']) {
+      expect(await search(q), q).toEqual(names.filter((n) => n.toLowerCase().includes(q.toLowerCase())))
+    }
+  }, 60_000)
+
   it('returns exactly the records created at or after start_time', async () => {
     const read = t.as('aq', 'read')
     const all = (await read({ method: 'GET', url: '/audit_logs?page_limit=100' })).json().items as { id: string; created_at: string }[]

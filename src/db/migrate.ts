@@ -7,6 +7,7 @@ import * as workflowRejectionReason from './migrations/2026-11-22T03-workflow-re
 import * as workflowSystemStages from './migrations/2026-11-22T03-workflow-system-stages.js'
 import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
 import * as auditSourceIndex from './migrations/2026-11-22T06-audit-source-index.js'
+import * as auditNameSearch from './migrations/2026-11-22T07-audit-name-search.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T03-workflow-system-stages': workflowSystemStages,
   '2026-11-22T05-idempotency': idempotency,
   '2026-11-22T06-audit-source-index': auditSourceIndex,
+  '2026-11-22T07-audit-name-search': auditNameSearch,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

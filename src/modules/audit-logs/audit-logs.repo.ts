@@ -1,8 +1,9 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import type { DialectName } from '../../db/create-db.js'
 import type { AuditLogRow, Tables } from '../../db/tables.js'
 import { idFloor } from '../../shared/ids.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
-import { containsText } from '../../shared/search.js'
+import { containsText, nameKey } from '../../shared/search.js'
 import type { AuditLogListQuery } from './audit-logs.schemas.js'
 
 type Db = Kysely<Tables>
@@ -15,7 +16,7 @@ export function findAuditLog(db: Db, tenantId: string, id: string): Promise<Audi
   return db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
 }
 
-export function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter) {
+function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter, candidateIds: string[] | null) {
   const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])
   const actions = list(filter.action)
   const types = list(filter.resource_type)
@@ -33,11 +34,46 @@ export function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter)
   }
   if (filter.end_time !== undefined) q = q.where('created_at', '<', new Date(filter.end_time).toISOString())
   if (filter.q !== undefined) q = q.where(containsText('resource_name', filter.q, false))
+  if (candidateIds !== null) q = q.where('id', 'in', candidateIds)
   return q
 }
 
-export function listAuditLogs(db: Db, tenantId: string, filter: AuditFilter, ks: Keyset): Promise<AuditLogRow[]> {
-  return applyKeyset(filteredAuditLogs(db, tenantId, filter), ks).execute()
+export async function listAuditLogs(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset): Promise<AuditLogRow[]> {
+  const candidateIds = filter.q !== undefined && dialect === 'sqlite' ? await nameSearchCandidates(db, filter.q) : null
+  if (candidateIds?.length === 0) return []
+  return applyKeyset(filteredAuditLogs(db, tenantId, filter, candidateIds), ks).execute()
+}
+
+const NAME_WINDOW = 5
+const NAME_WINDOWS = 4
+const FEW_CANDIDATES = 500
+
+/**
+ * SQLite: for `q`, the ids of the few audit records (of any tenant) whose resource name may hold it, from the
+ * trigram index; null when that would not narrow the search, and the exact substring test scans instead.
+ *
+ * The index answers a short phrase quickly, but a long one slowly: it reads the whole posting list of every
+ * trigram, and common ones ("use", "ase") list nearly every record. So it is asked for a few evenly spread
+ * 5-character pieces of q, each cut off at FEW_CANDIDATES, and the piece with the fewest matches narrows
+ * the search. When every piece is common, the matches are dense and the scan finds a page of them quickly.
+ * The index folds case at least as widely as lower() does, so it never drops a record the test would keep.
+ * PostgreSQL's trigram index (pg_trgm) serves `lower(resource_name) like` directly.
+ */
+async function nameSearchCandidates(db: Db, q: string): Promise<string[] | null> {
+  const chars = [...nameKey(q)]
+  if (chars.length < 3) return null
+  const last = Math.max(0, chars.length - NAME_WINDOW)
+  const starts = [...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))]
+  let fewest: string[] | null = null
+  for (const start of starts) {
+    const phrase = `"${chars.slice(start, start + NAME_WINDOW).join('').replaceAll('"', '""')}"`
+    const { rows } = await sql<{ audit_id: string }>`
+      select audit_id from audit_logs_name_search where audit_logs_name_search match ${phrase} limit ${FEW_CANDIDATES + 1}
+    `.execute(db)
+    if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.audit_id)
+    if (fewest?.length === 0) break
+  }
+  return fewest
 }
 
 export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limit: number): Promise<AuditLogRow[]> {

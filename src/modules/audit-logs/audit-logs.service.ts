@@ -14,12 +14,12 @@ const EXPORT_BATCH = 1000
 const EXPORT_CHUNK = 50
 
 export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
-  const { db } = deps.database
+  const { db, dialect } = deps.database
   return {
     async list(ctx: Ctx, query: AuditLogListQuery): Promise<Page<AuditLog>> {
       const { page_limit, page_after, sort, ...filter } = query
       const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
-      return toPage(await repo.listAuditLogs(db, ctx.tenantId, filter, ks), ks, toAuditLog)
+      return toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, toAuditLog)
     },
 
     /** Every matching record as export lines, read in keyset batches so memory stays flat however many there are. */
@@ -29,7 +29,7 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       if (format === 'csv') yield csvHeader
       let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
       for (;;) {
-        const page = toPage(await repo.listAuditLogs(db, ctx.tenantId, filter, ks), ks, (row) => toLine(toAuditLog(row)))
+        const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, (row) => toLine(toAuditLog(row)))
         // Lines go out in small chunks while the rows they came from are already garbage: what waits in the
         // stream's buffer stays small and dies young instead of filling the old generation.
         for (let i = 0; i < page.items.length; i += EXPORT_CHUNK) yield page.items.slice(i, i + EXPORT_CHUNK).join('')
