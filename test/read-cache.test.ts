@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sharedReads } from '../src/http/plugins/read-cache.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 describeEachDialect('ETags and the read cache', (dialect) => {
@@ -111,5 +112,54 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     } finally {
       await uncached.close()
     }
+  })
+})
+
+describe('shared reads of the chain head', () => {
+  /** A read that answers when told to, numbered in the order reads began. */
+  function controlledReads() {
+    const begun: { key: string; answer: (v: string) => void; fail: (e: Error) => void }[] = []
+    const read = (key: string) => new Promise<string>((answer, fail) => begun.push({ key, answer, fail }))
+    return { begun, read: sharedReads(read) }
+  }
+  const settle = () => new Promise((r) => setImmediate(r))
+
+  it('never answers a request with a read that began before it arrived, and shares the next one', async () => {
+    const { begun, read } = controlledReads()
+    const first = read('acme')
+    const second = read('acme')
+    const third = read('acme')
+    expect(begun).toHaveLength(1)
+    begun[0].answer('state 1')
+    expect(await first).toBe('state 1')
+    await settle()
+    expect(begun).toHaveLength(2)
+    const fourth = read('acme')
+    begun[1].answer('state 2')
+    expect([await second, await third]).toEqual(['state 2', 'state 2'])
+    await settle()
+    expect(begun).toHaveLength(3)
+    begun[2].answer('state 3')
+    expect(await fourth).toBe('state 3')
+  })
+
+  it('keeps keys apart, and a failed read does not fail the requests waiting for the next', async () => {
+    const { begun, read } = controlledReads()
+    const acme = read('acme')
+    const globex = read('globex')
+    expect(begun.map((b) => b.key)).toEqual(['acme', 'globex'])
+    const waiting = read('acme')
+    begun[0].fail(new Error('connection lost'))
+    await expect(acme).rejects.toThrow('connection lost')
+    await settle()
+    begun[2].answer('after the failure')
+    begun[1].answer('globex state')
+    expect(await waiting).toBe('after the failure')
+    expect(await globex).toBe('globex state')
+    await settle()
+    const later = read('acme')
+    expect(begun).toHaveLength(4)
+    begun[3].answer('fresh')
+    expect(await later).toBe('fresh')
   })
 })

@@ -35,11 +35,11 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
 export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number): void {
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
   const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
-  const tenantEtag = async (tenantId: string): Promise<string> => {
+  const tenantEtag = sharedReads(async (tenantId: string): Promise<string> => {
     const { rows } = await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })
     const head = rows[0] as { audit_seq: number; audit_head: string }
     return `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
-  }
+  })
 
   scope.decorateRequest('readCacheMiss', null)
 
@@ -76,6 +76,29 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     }
     return payload
   })
+}
+
+/**
+ * Lets concurrent requests share one read per key, without any request getting a read that began before it
+ * arrived (it could miss a write that the caller saw acknowledged): a request arriving while a read is under
+ * way waits for the next one, which starts when that read ends and serves everyone who arrived meanwhile.
+ */
+export function sharedReads<T>(read: (key: string) => Promise<T>): (key: string) => Promise<T> {
+  const underWay = new Map<string, { ended: Promise<unknown>; next?: Promise<T> }>()
+  const start = (key: string): Promise<T> => {
+    const result = read(key)
+    const entry: { ended: Promise<unknown>; next?: Promise<T> } = { ended: result.catch(() => undefined) }
+    underWay.set(key, entry)
+    void entry.ended.then(() => {
+      if (underWay.get(key) === entry) underWay.delete(key)
+    })
+    return result
+  }
+  return (key) => {
+    const entry = underWay.get(key)
+    if (!entry) return start(key)
+    return (entry.next ??= entry.ended.then(() => start(key)))
+  }
 }
 
 /** RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a W/ prefix matches too). */
