@@ -29,8 +29,9 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
  * chain head (sequence number and hash) names one state of everything the tenant holds. An answer rendered
  * at a head stays exact for as long as the head stays put: each request reads the head (one indexed row)
  * and is answered from memory when nothing changed, on every instance sharing the database. The head is
- * read before the answer is rendered, so an answer is never filed under a head older than its data.
- * Changes made in the database behind the service's back are not seen until the tenant's next write.
+ * read before the answer is rendered, so an answer is never older than the head it is filed under (if it is
+ * newer, that head has already moved on and nobody reads it again). Changes made in the database behind the
+ * service's back are not seen until the tenant's next write.
  */
 export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number): void {
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
