@@ -73,6 +73,26 @@ export function toAppError(err: FastifyError | AppError | Error, req: FastifyReq
   return new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it')
 }
 
+const LINGER_MS = 2000
+
+/**
+ * A request refused before its body was read to the end (too large, malformed) has its connection marked to
+ * close, and Node destroys the socket as soon as the answer is written. A client still sending then gets a
+ * TCP reset, which may discard the answer before the client reads it, so it sees a broken connection instead
+ * of a 413. As web servers do, the connection lingers instead: the answer goes out, this side closes, what
+ * still arrives is read and dropped, and the socket goes when the client closes it or after LINGER_MS.
+ */
+function lingerBeforeClosing(req: FastifyRequest): void {
+  const socket = req.raw.socket
+  if (req.raw.complete || !socket) return
+  // Node calls destroySoon once the answer is written on a connection marked to close.
+  socket.destroySoon = () => {
+    socket.end()
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS)
+    socket.once('close', () => clearTimeout(timer))
+  }
+}
+
 export function installProblemHandlers(app: FastifyInstance): void {
   // A shadow router learns every route so an unknown method on a known path answers 405, not 404.
   const shadow = FindMyWay()
@@ -85,6 +105,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
     const appError = toAppError(err, req)
     if (appError.status >= 500) req.log.error({ err }, 'request failed')
     else req.log.info({ code: appError.code, detail: appError.detail }, 'request rejected')
+    lingerBeforeClosing(req)
     return sendProblem(req, reply, appError)
   })
 
