@@ -11,7 +11,8 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) {
-    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram')`.execute(db)
+    // columnsize=0: no per-record sizes (they serve ranking, which this never does); a quarter less work per write.
+    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram', columnsize = 0)`.execute(db)
     await sql`insert into audit_logs_name_search (resource_name, audit_id) select resource_name, id from audit_logs where resource_name is not null`.execute(db)
     await sql`
       create trigger audit_logs_name_search_insert after insert on audit_logs when new.resource_name is not null
