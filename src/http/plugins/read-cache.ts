@@ -35,6 +35,7 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
  */
 export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number): void {
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
+  // auditChainHead's query, compiled once: building it per request cost a third of a cached answer's throughput.
   const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
   const tenantEtag = sharedReads(async (tenantId: string): Promise<string> => {
     const { rows } = await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })
