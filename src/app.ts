@@ -10,7 +10,7 @@ import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { installReadCache } from './http/plugins/read-cache.js'
 import { idempotencyStore } from './shared/idempotency.js'
-import { installValidators } from './http/plugins/validation.js'
+import { installTextChecks, installValidators } from './http/plugins/validation.js'
 import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -92,6 +92,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       installAuth(api, deps)
+      installTextChecks(api)
       await installRateLimit(api, deps.config, deps.redis)
       installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
       await api.register(authRoutes(services.auth, deps.config))

@@ -103,6 +103,12 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect(invalid.structuredContent).toMatchObject({ code: 'validation_failed', status: 422 })
     expect(invalid.structuredContent.errors).toEqual(expect.arrayContaining([{ field: 'name', message: 'is required' }, { field: 'colour', message: 'unknown field' }]))
 
+    for (const name of ['lone\ud800surrogate', 'nul\u0000name']) {
+      const malformed = await call(admin, 'create_use_case', { name })
+      expect(malformed.structuredContent).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field: 'name' })] })
+    }
+    expect((await call(admin, 'list_use_cases', { q: 'nul' })).structuredContent.items).toEqual([])
+
     const missing = await call(admin, 'get_use_case', { id: 'uc_00000000000000000000000000' })
     expect(missing.isError).toBe(true)
     expect(missing.structuredContent).toMatchObject({ code: 'not_found', status: 404 })

@@ -98,7 +98,16 @@ function auditRow(ctx: Ctx, entry: AuditEntry, seq: number, prevHash: string): A
     metadata: entry.metadata ? JSON.stringify(entry.metadata) : null,
     prev_hash: prevHash,
   }
-  return { ...row, hash: auditHash(row) }
+  const stored = asStored(row)
+  return { ...stored, hash: auditHash(stored) }
+}
+
+/**
+ * The record as the database will hand it back: a lone surrogate that reached here by a path that skipped input
+ * checks (CLI, internal names) is stored as U+FFFD, so the hash is computed over that, never over the text as sent.
+ */
+function asStored<T extends object>(row: T): T {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' ? v.toWellFormed() : v])) as T
 }
 
 const HASHED_FIELDS = [
