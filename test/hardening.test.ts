@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seed } from '../src/cli/seed.js'
+import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit-logs/audit-logs.service.js'
 import { createUseCasesService } from '../src/modules/use-cases/use-cases.service.js'
 import { systemCtx } from '../src/shared/context.js'
 import { describeEachDialect, type TestApp, startTestApp } from './helpers/harness.js'
@@ -57,10 +59,69 @@ describeEachDialect('hardening against a hostile tenant', (dialect) => {
   })
 })
 
+describeEachDialect('audit exports under a hostile tenant', (dialect) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    await seed(t.deps.database, [], { tenant: 'exporter', useCases: 600, auditLogs: 1800, progress: () => undefined })
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('lets the event loop serve others between the batches of an export', async () => {
+    let turns = 0
+    let counting = true
+    const count = () => {
+      turns++
+      if (counting) setImmediate(count)
+    }
+    setImmediate(count)
+    let lines = 0
+    for await (const chunk of createAuditLogsService(t.deps).export(systemCtx('exporter'), { format: 'ndjson' } as never)) lines += String(chunk).split('\n').length - 1
+    counting = false
+    expect(lines).toBeGreaterThanOrEqual(1800)
+    // Synchronous reads back to back would leave no turn to anyone until the export ends.
+    expect(turns).toBeGreaterThanOrEqual(3)
+  })
+
+  it(`bounds concurrent exports per tenant at ${EXPORTS_PER_TENANT} with a 429 problem, freeing a slot when a stream closes`, async () => {
+    const service = createAuditLogsService(t.deps)
+    const held = Array.from({ length: EXPORTS_PER_TENANT }, () => service.export(systemCtx('exporter'), { format: 'csv' } as never))
+    const refused = await t.as('exporter', 'read')({ method: 'GET', url: '/audit_logs/export?format=csv' })
+    expect(refused.statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toBeDefined()
+    expect(refused.json()).toMatchObject({ code: 'rate_limited', retry_after: expect.any(Number) })
+    // Another tenant is not held back by this one's exports.
+    expect((await t.as('other-exporter', 'read')({ method: 'GET', url: '/audit_logs/export?format=csv' })).statusCode).toBe(200)
+    held[0].destroy()
+    await new Promise((resolve) => held[0].once('close', resolve))
+    const allowed = await t.as('exporter', 'read')({ method: 'GET', url: '/audit_logs/export?format=ndjson' })
+    expect(allowed.statusCode).toBe(200)
+    expect(allowed.body.trim().split('\n').length).toBeGreaterThanOrEqual(1800)
+    for (const stream of held) stream.destroy()
+  })
+
+  it('neutralises spreadsheet formulas in CSV exports', async () => {
+    const write = t.as('csv-formulas', 'write')
+    // Names are trimmed, so a leading tab or CR reaches the export only from other fields: see the unit check.
+    const names = ['=HYPERLINK("http://evil","x")', '+1+1', '-2+3', '@SUM(A1)', 'plain']
+    for (const name of names) expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+    const csv = (await write({ method: 'GET', url: '/audit_logs/export?format=csv&action=vendor.created' })).body
+    const cells = csv.split('\r\n').slice(1, -1).map((line) => line.split(',')[5])
+    expect(cells).toEqual(['"\'=HYPERLINK(""http://evil""', "'+1+1", "'-2+3", "'@SUM(A1)", 'plain'])
+    // NDJSON carries the names unchanged.
+    const ndjson = (await write({ method: 'GET', url: '/audit_logs/export?format=ndjson&action=vendor.created' })).body
+    expect(ndjson.trim().split('\n').map((line) => JSON.parse(line).resource_name)).toEqual(names)
+  })
+})
+
 describe('hardening: unit checks', () => {
   it('names nothing in well-formed input', async () => {
     const { malformedText } = await import('../src/http/plugins/validation.js')
     expect(malformedText({ a: ['ok', { b: 'fine 😀' }], n: 1, z: null })).toEqual([])
+    const { csvField } = await import('../src/modules/audit-logs/audit-export.js')
+    expect([csvField('\tx'), csvField('\rx'), csvField('a=b'), csvField(-1)]).toEqual(["'\tx", '"\'\rx"', 'a=b', "'-1"])
     expect(malformedText({ a: [{ 'k\u0000': 1 }] })).toEqual([{ field: 'a/0/k\\0', message: expect.stringContaining('field name') }])
   })
 })

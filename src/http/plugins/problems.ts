@@ -39,6 +39,7 @@ export function problemFields(err: AppError, instance: string, requestId: string
 }
 
 export function sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  if (typeof err.extra?.retry_after === 'number') reply.header('retry-after', String(err.extra.retry_after))
   // A string payload bypasses the response serializer, so every problem field goes out as built.
   return reply.code(err.status).type('application/problem+json').send(JSON.stringify(problemBody(req, err)))
 }

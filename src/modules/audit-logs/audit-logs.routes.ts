@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParam } from '../../shared/schemas.js'
 import { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditVerification } from './audit-logs.schemas.js'
@@ -37,7 +36,7 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     }, async (req, reply) => {
       const format = req.query.format ?? 'ndjson'
       // The document declares the body as text; what is sent is a stream of that text.
-      const body = Readable.from(auditLogs.export(req.ctx, req.query)) as unknown as string
+      const body = auditLogs.export(req.ctx, req.query) as unknown as string
       return reply
         .type(EXPORT_TYPES[format])
         .header('content-disposition', `attachment; filename="audit-logs.${format}"`)
