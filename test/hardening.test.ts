@@ -3,7 +3,7 @@ import { seed } from '../src/cli/seed.js'
 import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit-logs/audit-logs.service.js'
 import { createUseCasesService } from '../src/modules/use-cases/use-cases.service.js'
 import { systemCtx } from '../src/shared/context.js'
-import { describeEachDialect, type TestApp, startTestApp } from './helpers/harness.js'
+import { describeEachDialect, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
 
 // What a hostile tenant with a valid key could break (issue 13), one describe per finding.
 describeEachDialect('hardening against a hostile tenant', (dialect) => {
@@ -114,6 +114,38 @@ describeEachDialect('audit exports under a hostile tenant', (dialect) => {
     const ndjson = (await write({ method: 'GET', url: '/audit_logs/export?format=ndjson&action=vendor.created' })).body
     expect(ndjson.trim().split('\n').map((line) => JSON.parse(line).resource_name)).toEqual(names)
   })
+})
+
+describeEachDialect('API key secrets and Idempotency-Key replays', (dialect) => {
+  for (const withRedis of REDIS_URL ? [false, true] : [false]) {
+    it(`never stores or replays a key's secret${withRedis ? ' (Redis)' : ''}`, async () => {
+      const t = await startTestApp(dialect, withRedis ? { REDIS_URL: REDIS_URL! } : {})
+      try {
+        const admin = t.as('idem-keys', 'admin')
+        const request = { method: 'POST' as const, url: '/api_keys', headers: { 'idempotency-key': 'create-once' }, payload: { name: 'ci', role: 'read' } }
+        const first = await admin(request)
+        expect(first.statusCode).toBe(201)
+        const secret = first.json().key as string
+        expect(first.json()).toMatchObject({ secret_shown: true, key: expect.stringMatching(/^sk_/) })
+        const replay = await admin(request)
+        expect(replay.statusCode).toBe(201)
+        expect(replay.headers['idempotent-replayed']).toBe('true')
+        expect(replay.json()).toMatchObject({ id: first.json().id, name: 'ci', role: 'read', secret_shown: false })
+        expect(replay.json()).not.toHaveProperty('key')
+        expect(replay.body).not.toContain(secret)
+
+        const stored = await t.deps.database.db.selectFrom('idempotency_records').select('response').execute()
+        for (const row of stored) expect(row.response ?? '').not.toContain(secret)
+        if (withRedis) {
+          const keys = await t.deps.redis!.keys('aigov:idem:*')
+          expect(keys.length).toBeGreaterThan(0)
+          for (const key of keys) expect((await t.deps.redis!.get(key)) ?? '').not.toContain(secret)
+        } else expect(stored.length).toBeGreaterThan(0)
+      } finally {
+        await t.close()
+      }
+    })
+  }
 })
 
 describe('hardening: unit checks', () => {

@@ -1756,10 +1756,12 @@ export interface operations {
                         expires_at: string | null;
                         revoked_at: string | null;
                         /**
-                         * @description The secret. Shown once, never again.
+                         * @description The secret. Shown once, never again: absent when the response is an Idempotency-Key replay.
                          * @example sk_4fQ9x2…
                          */
-                        key: string;
+                        key?: string;
+                        /** @description true when `key` holds the secret; false on an Idempotency-Key replay, which never carries it. */
+                        secret_shown: boolean;
                     };
                 };
             };
