@@ -148,6 +148,34 @@ describeEachDialect('API key secrets and Idempotency-Key replays', (dialect) => 
   }
 })
 
+describeEachDialect('concurrent read-modify-writes', (dialect) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  // Each family's PATCH reads the row, computes the change and writes it: the audit "before" must be what was replaced.
+  for (const [collection, resource, field] of [['use_cases', 'use_case', 'description'], ['models', 'model', 'summary'], ['vendors', 'vendor', 'description'], ['risk_types', 'risk_type', 'description']] as const) {
+    it(`records true before values for 30 parallel PATCHes of one ${resource}`, async () => {
+      const write = t.as('rmw', 'write')
+      const id = (await write({ method: 'POST', url: `/${collection}`, payload: { name: `Contended ${resource}`, [field]: 'start' } })).json().id
+      const results = await Promise.all(Array.from({ length: 30 }, (_v, i) => write({ method: 'PATCH', url: `/${collection}/${id}`, payload: { [field]: `writer ${i}` } })))
+      expect(results.map((r) => r.statusCode)).toEqual(Array(30).fill(200))
+      const audit = (await write({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=${resource}.updated&page_limit=100&sort=created_at` })).json().items
+      expect(audit).toHaveLength(30)
+      let current = 'start'
+      for (const record of audit) {
+        expect(record.changes[field][0]).toBe(current)
+        current = record.changes[field][1]
+      }
+      expect((await write({ method: 'GET', url: `/${collection}/${id}` })).json()[field]).toBe(current)
+    })
+  }
+})
+
 describe('hardening: unit checks', () => {
   it('names nothing in well-formed input', async () => {
     const { malformedText } = await import('../src/http/plugins/validation.js')

@@ -28,6 +28,20 @@ export interface MutationOutcome<T> {
 
 export const GENESIS_HASH = '0'.repeat(64)
 
+/** The transactions runMutation opened on PostgreSQL: reads in them take row locks (see forChange). */
+const lockingTransactions = new WeakSet<object>()
+
+/**
+ * A row read to compute a change (PATCH's "before", a revocation, a workflow move) must not change before the
+ * write. SQLite mutations hold the database's write lock from their start; on PostgreSQL a read inside a mutation
+ * locks its rows FOR NO KEY UPDATE (like an UPDATE does, so rows referencing them by foreign key can still be
+ * inserted), and concurrent writers of one row queue instead of recording stale "before" values.
+ * Outside a mutation the query is unchanged.
+ */
+export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: Q): Q {
+  return lockingTransactions.has(db) ? query.forNoKeyUpdate() : query
+}
+
 /**
  * Runs `work` in one transaction and writes its audit records in that same transaction,
  * so a change and its audit trail commit or vanish together. Work that finds nothing to change
@@ -37,6 +51,7 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
   // SQLite: take the write lock up front so concurrent processes queue on busy_timeout instead of failing mid-transaction.
   const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
   return database.db.connection().execute(async (tx) => {
+    if (database.dialect === 'postgres') lockingTransactions.add(tx)
     await begin.execute(tx)
     try {
       const { result, audit } = await work(tx)

@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely'
 import type { ApiKeyRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { forChange } from '../../shared/mutation.js'
 
 export function findKeyByHash(db: Kysely<Tables>, keyHash: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).executeTakeFirst()
 }
 
 export function findKey(db: Kysely<Tables>, tenantId: string, id: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listKeys(db: Kysely<Tables>, tenantId: string, ks: Keyset, includeRevoked: boolean): Promise<ApiKeyRow[]> {
