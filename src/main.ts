@@ -16,6 +16,7 @@ import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
 import { systemCtx } from './shared/context.js'
+import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
@@ -62,7 +63,9 @@ export async function migrate(config: Config, log: FastifyBaseLogger): Promise<s
 }
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
-  const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
+  const secret = await signingSecret(config, database)
+  const tokens = new TokenService(secret, config.tokenTtlSeconds)
+  database.audit = auditKeys(config, secret)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
   await ensureSystemStages(database)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
@@ -131,6 +134,9 @@ export async function startService(config: Config, options: { bootstrap?: boolea
   await migrate(config, log)
   const database = openDatabase(config, log)
   const deps = await createDeps(config, log, database)
+  if (!database.audit?.independentOfDatabase) {
+    log.warn('audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected')
+  }
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
   await app.listen({ port: config.port, host: config.host })

@@ -230,8 +230,42 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Verify the tamper-evident hash chain of this tenant’s audit records */
+        /** Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier */
         get: operations["verifyAuditLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/audit_logs/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later */
+        get: operations["getAuditCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/audit_logs/checkpoint/public_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Ed25519 public key checkpoints are signed with */
+        get: operations["getAuditCheckpointPublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3278,6 +3312,105 @@ export interface operations {
     };
     verifyAuditLogs: {
         parameters: {
+            query?: {
+                /** @description The `token` of a checkpoint kept earlier: proves nothing up to it has changed since. */
+                checkpoint?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches). */
+                        ok: boolean;
+                        /** @description Records checked. */
+                        checked: number;
+                        first_bad_id: string | null;
+                        /** @description Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them. */
+                        unkeyed: number;
+                        checkpoint?: {
+                            sequence: number;
+                            /** @description The record at the checkpoint’s sequence still has the checkpoint’s head hash. */
+                            matched: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpoint: {
+        parameters: {
             query?: never;
             header?: never;
             path?: never;
@@ -3292,13 +3425,117 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description True when every record matches its hash and links to the one before. */
-                        ok: boolean;
-                        /** @description Records checked. */
-                        checked: number;
-                        first_bad_id: string | null;
+                        tenant: string;
+                        /** @description The number of audit records in the tenant’s chain. */
+                        sequence: number;
+                        /** @description The hash of the newest record. */
+                        head: string;
+                        /** Format: date-time */
+                        signed_at: string;
+                        /** @description Ed25519 over "aigov audit checkpoint v1\n{tenant}\n{sequence}\n{head}\n{signed_at}", base64url. */
+                        signature: string;
+                        /** @description Which signing key (see /audit_logs/checkpoint/public_key). */
+                        key_id: string;
+                        /** @description All of the above in one string: pass it to /audit_logs/verify?checkpoint= later. */
+                        token: string;
                     };
                 };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpointPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        algorithm: "Ed25519";
+                        key_id: string;
+                        /** @description SPKI PEM. */
+                        public_key: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
             400: {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParam } from '../../shared/schemas.js'
-import { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditVerification } from './audit-logs.schemas.js'
+import { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
 import type { AuditLogsService } from './audit-logs.service.js'
 
 const tags = ['audit logs']
@@ -46,8 +46,17 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     app.get('/audit_logs/verify', {
       // It checks what is stored, including changes made behind the service's back: always read afresh.
       config: { readCache: false },
-      schema: { operationId: 'verifyAuditLogs', summary: 'Verify the tamper-evident hash chain of this tenant’s audit records', tags, response: { 200: AuditVerification } },
-    }, async (req) => auditLogs.verify(req.ctx))
+      schema: { operationId: 'verifyAuditLogs', summary: 'Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier', tags, querystring: AuditVerifyQuery, response: { 200: AuditVerification } },
+    }, async (req) => auditLogs.verify(req.ctx, req.query))
+
+    app.get('/audit_logs/checkpoint', {
+      config: { readCache: false },
+      schema: { operationId: 'getAuditCheckpoint', summary: 'A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later', tags, response: { 200: AuditCheckpoint } },
+    }, async (req) => auditLogs.checkpoint(req.ctx))
+
+    app.get('/audit_logs/checkpoint/public_key', {
+      schema: { operationId: 'getAuditCheckpointPublicKey', summary: 'The Ed25519 public key checkpoints are signed with', tags, response: { 200: AuditPublicKey } },
+    }, async () => auditLogs.publicKey())
 
     app.get('/audit_logs/:id', {
       schema: { operationId: 'getAuditLog', summary: 'Get an audit record', tags, params: IdParam('al'), response: { 200: AuditLog } },
