@@ -185,3 +185,43 @@ describe('hardening: unit checks', () => {
     expect(malformedText({ a: [{ 'k\u0000': 1 }] })).toEqual([{ field: 'a/0/k\\0', message: expect.stringContaining('field name') }])
   })
 })
+
+describe('credential failures and one budget per key across /mcp and the API', () => {
+  for (const withRedis of REDIS_URL ? [false, true] : [false]) {
+    it(`limits wrong API keys on /mcp per tenant and address, and counts MCP and HTTP calls of a key together${withRedis ? ' (Redis)' : ''}`, async () => {
+      const t = await startTestApp('sqlite', { ENABLE_MCP_SERVER: 'true', RATE_LIMIT_TOKEN_PER_MINUTE: '5', RATE_LIMIT_PER_MINUTE: '8', ...(withRedis ? { REDIS_URL: REDIS_URL! } : {}) })
+      try {
+        // Redis counters outlive the app: a tenant name of this run only.
+        const guess = `guess-${Date.now().toString(36)}`
+        const right = await t.apiKey(guess, 'read')
+        const mcp = (headers: Record<string, string>) =>
+          t.app.inject({
+            method: 'POST', url: '/mcp',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...headers },
+            payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          })
+        const statuses = []
+        for (let i = 0; i < 8; i++) statuses.push((await mcp({ 'x-api-key': `sk_wrong_${i}`, 'x-tenant': guess })).statusCode)
+        expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429])
+        // Past the budget even the right key is refused: a guess that hits learns nothing.
+        const refused = await mcp({ 'x-api-key': right, 'x-tenant': guess })
+        expect(refused.statusCode).toBe(429)
+        expect(refused.json()).toMatchObject({ code: 'rate_limited', retry_after: expect.any(Number) })
+        // Another tenant from the same address is not held back.
+        expect((await mcp({ 'x-api-key': 'sk_wrong', 'x-tenant': `${guess}-other` })).statusCode).toBe(401)
+
+        // One key's budget (8 a minute) is shared by its MCP and HTTP calls.
+        const bearer = { authorization: `Bearer ${await t.token('budget', 'read')}` }
+        const mixed = []
+        for (let i = 0; i < 5; i++) {
+          mixed.push((await mcp(bearer)).statusCode)
+          mixed.push((await t.as('budget', 'read')({ method: 'GET', url: '/use_cases' })).statusCode)
+        }
+        expect(mixed.filter((s) => s === 200)).toHaveLength(8)
+        expect(mixed.slice(8)).toEqual([429, 429])
+      } finally {
+        await t.close()
+      }
+    })
+  }
+})

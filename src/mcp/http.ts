@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../app.js'
 import { AppError } from '../http/errors.js'
 import { authenticateBearer } from '../http/plugins/auth.js'
-import { installRateLimit } from '../http/plugins/rate-limit.js'
+import { credentialFailureGuard, installRateLimit } from '../http/plugins/rate-limit.js'
 import type { Ctx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { inProcessBackend } from './in-process.js'
@@ -24,9 +24,11 @@ export function mcpHttpRoutes(deps: Deps, services: Services) {
   return async (app: FastifyInstance) => {
     const log = app.log.child({ component: 'mcp' })
 
+    const guard = credentialFailureGuard(deps.config, deps.redis, log)
     app.decorateRequest('ctx', null as unknown as Ctx)
     app.addHook('onRequest', async (req) => {
-      req.ctx = await authenticate(req, deps, services)
+      const tenant = req.headers['x-tenant']
+      req.ctx = await guard(typeof tenant === 'string' ? tenant : '', req.ip, () => authenticate(req, deps, services))
     })
     // After authentication, so the limit counts per API key as on the API routes.
     await installRateLimit(app, deps.config, deps.redis)
