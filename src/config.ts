@@ -72,7 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     jwtSecret,
     tokenTtlSeconds: integer(env, 'SERVICE_TOKEN_TTL', 3600, 1, 86400 * 7),
-    bootstrapApiKey: optionalString(env, 'SERVICE_API_KEY'),
+    bootstrapApiKey: bootstrapKey(env),
     bootstrapTenant,
     upstreamBaseUrl: url(env, 'SERVICE_SERVER_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     debug,
@@ -89,6 +89,15 @@ export function loadConfig(env: Env = process.env): Config {
     auditChainKeysPrevious,
     auditSigningKey,
   })
+}
+
+/** A chosen bootstrap admin key must be as hard to guess as a generated one. */
+function bootstrapKey(env: Env): string | undefined {
+  const key = optionalString(env, 'SERVICE_API_KEY')
+  if (key !== undefined && !/^[A-Za-z0-9_-]{32,256}$/.test(key)) {
+    throw new ConfigError('SERVICE_API_KEY', 'must be 32 to 256 characters of A-Z, a-z, 0-9, "_" and "-" (e.g. the sk_… a key creation prints)')
+  }
+  return key
 }
 
 function secret(env: Env, name: string): string | undefined {

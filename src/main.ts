@@ -29,7 +29,23 @@ export function createLogger(config: Config): FastifyBaseLogger {
       paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'api_key', 'key', 'access_token', 'secret'],
       censor: '[redacted]',
     },
+    serializers: {
+      // Fastify's request serializer with credentials in the query string (?access_token=…) masked.
+      req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: redactQuery(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
   }) as FastifyBaseLogger
+}
+
+const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
+
+export function redactQuery(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[redacted]')
 }
 
 /** `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency. */

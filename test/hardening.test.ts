@@ -3,7 +3,8 @@ import { seed } from '../src/cli/seed.js'
 import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit-logs/audit-logs.service.js'
 import { createUseCasesService } from '../src/modules/use-cases/use-cases.service.js'
 import { systemCtx } from '../src/shared/context.js'
-import { describeEachDialect, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
+import { describeEachDialect, freshDatabase, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
+import { startServiceProcess } from './helpers/process.js'
 
 // What a hostile tenant with a valid key could break (issue 13), one describe per finding.
 describeEachDialect('hardening against a hostile tenant', (dialect) => {
@@ -174,6 +175,55 @@ describeEachDialect('concurrent read-modify-writes', (dialect) => {
       expect((await write({ method: 'GET', url: `/${collection}/${id}` })).json()[field]).toBe(current)
     })
   }
+})
+
+describeEachDialect('smaller findings', (dialect) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  it('refuses to revoke the tenant’s last admin key (409), and allows it once another exists', async () => {
+    const admin = t.as('last-admin', 'admin')
+    const keys = (await admin({ method: 'GET', url: '/api_keys' })).json().items
+    expect(keys).toHaveLength(1)
+    const own = keys[0].id
+    const refused = await admin({ method: 'DELETE', url: `/api_keys/${own}` })
+    expect(refused.statusCode).toBe(409)
+    expect(refused.json().detail).toContain('last admin key')
+    const other = (await admin({ method: 'POST', url: '/api_keys', payload: { name: 'second admin', role: 'admin' } })).json()
+    expect((await admin({ method: 'DELETE', url: `/api_keys/${other.id}` })).statusCode).toBe(204)
+    expect((await admin({ method: 'DELETE', url: `/api_keys/${own}` })).statusCode).toBe(409)
+    // A read key can always go.
+    const reader = (await admin({ method: 'POST', url: '/api_keys', payload: { name: 'reader', role: 'read' } })).json()
+    expect((await admin({ method: 'DELETE', url: `/api_keys/${reader.id}` })).statusCode).toBe(204)
+  })
+})
+
+describe('settings and logs', () => {
+  it('refuses a bootstrap SERVICE_API_KEY shorter than 32 characters of a key’s alphabet, naming the setting', async () => {
+    const { loadConfig } = await import('../src/config.js')
+    for (const key of ['a', 'sk_short', 'x'.repeat(31), `${'x'.repeat(40)} space`]) expect(() => loadConfig({ SERVICE_API_KEY: key })).toThrow(/^SERVICE_API_KEY: /)
+    expect(loadConfig({ SERVICE_API_KEY: `sk_${'A1'.repeat(16)}` }).bootstrapApiKey).toBe(`sk_${'A1'.repeat(16)}`)
+  })
+
+  it('masks credentials in the query string of logged URLs (SERVICE_DEBUG)', async () => {
+    const db = await freshDatabase('sqlite')
+    const service = await startServiceProcess({ ...db.env, SERVICE_DEBUG: 'true', LOG_LEVEL: 'debug', SERVICE_STARTER_LIBRARY: 'false', SERVICE_JWT_SECRET: 'debug-log-test-secret-of-32-bytes-or-more' })
+    try {
+      await (await fetch(`${service.baseUrl}/livez?access_token=tok-${'s'.repeat(20)}&api_key=key-${'k'.repeat(20)}&page_limit=5`)).text()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      expect(service.output()).toContain('/livez?access_token=[redacted]&api_key=[redacted]&page_limit=5')
+      expect(service.output()).not.toContain('s'.repeat(20))
+      expect(service.output()).not.toContain('k'.repeat(20))
+    } finally {
+      await service.stop()
+      await db.drop()
+    }
+  })
 })
 
 describe('hardening: unit checks', () => {

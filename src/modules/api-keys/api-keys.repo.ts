@@ -36,3 +36,15 @@ export function hasActiveAdminKey(db: Kysely<Tables>, tenantId: string, at: stri
     .executeTakeFirst()
     .then((row) => row !== undefined)
 }
+
+/** The tenant's usable admin keys, locked for the revocation that reads them (two admins revoking each other queue). */
+export async function activeAdminKeyIds(db: Kysely<Tables>, tenantId: string, at: string): Promise<string[]> {
+  const rows = await forChange(db, db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'admin')
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))).execute()
+  return rows.map((r) => r.id)
+}

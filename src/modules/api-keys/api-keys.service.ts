@@ -62,6 +62,10 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         if (!row) throw notFound('API key', id)
         if (row.revoked_at !== null) throw new AppError('conflict', `API key ${id} is already revoked`)
         const at = now()
+        const admins = await repo.activeAdminKeyIds(tx, ctx.tenantId, at)
+        if (admins.length === 1 && admins[0] === id) {
+          throw new AppError('conflict', `API key ${id} is the tenant's last admin key; create another admin key before revoking it`)
+        }
         await repo.revokeKey(tx, ctx.tenantId, id, at)
         return {
           result: row,
@@ -69,7 +73,7 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         }
       })
       keyStatus.markRevoked(revoked.tenant_id, revoked.id)
-      announceRevocation(redis, revoked.tenant_id, revoked.id)
+      await announceRevocation(redis, revoked.tenant_id, revoked.id)
     },
   }
 }
