@@ -186,6 +186,25 @@ describeEachDialect('smaller findings', (dialect) => {
     await t?.close()
   })
 
+  it('compares names by their NFKC form without invisible characters, and refuses control characters', async () => {
+    const write = t.as('names', 'write')
+    for (const collection of ['use_cases', 'vendors', 'models']) {
+      expect((await write({ method: 'POST', url: `/${collection}`, payload: { name: 'dupname' } })).statusCode).toBe(201)
+      for (const lookalike of ['ｄｕｐｎａｍｅ', 'dup\u200bname', '\u00adDUPNAME', 'dupname\ufeff']) {
+        const res = await write({ method: 'POST', url: `/${collection}`, payload: { name: lookalike } })
+        expect(res.statusCode, `${collection} ${JSON.stringify(lookalike)}`).not.toBe(201)
+        expect(['conflict', 'already_exists']).toContain(res.json().code)
+      }
+      for (const control of ['tab\there', 'line\nbreak', 'esc\u001b[31m', '\u0007bell']) {
+        const res = await write({ method: 'POST', url: `/${collection}`, payload: { name: control } })
+        expect(res.statusCode, JSON.stringify(control)).toBe(422)
+        expect(res.json().errors).toEqual([expect.objectContaining({ field: 'name' })])
+      }
+    }
+    // Search folds the same way.
+    expect((await write({ method: 'GET', url: '/vendors?q=%EF%BD%84%EF%BD%95%EF%BD%90' })).json().items.map((v: { name: string }) => v.name)).toEqual(['dupname'])
+  })
+
   it('refuses to revoke the tenant’s last admin key (409), and allows it once another exists', async () => {
     const admin = t.as('last-admin', 'admin')
     const keys = (await admin({ method: 'GET', url: '/api_keys' })).json().items

@@ -6,7 +6,8 @@ export const Nullable = <T extends TSchema>(schema: T, options: Record<string, u
 
 export const Text = (maxLength: number) => Type.String({ maxLength })
 
-export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', examples: ['Credit scoring'] })
+/** Some visible character, and no control characters (tab, newline, escape, …): names end up in lists, logs and CSV. */
+export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\S\\p{Cc}]*[^\\s\\p{Cc}]\\P{Cc}*$', examples: ['Credit scoring'] })
 
 export const StringList = (maxItems: number, maxLength: number) => Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems })
 
