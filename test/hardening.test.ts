@@ -205,6 +205,19 @@ describeEachDialect('smaller findings', (dialect) => {
     expect((await write({ method: 'GET', url: '/vendors?q=%EF%BD%84%EF%BD%95%EF%BD%90' })).json().items.map((v: { name: string }) => v.name)).toEqual(['dupname'])
   })
 
+  it('takes the role from the key as it is now, not from the token', async () => {
+    const secret = await t.apiKey('role-change', 'write')
+    const token = (await t.app.inject({ method: 'POST', url: '/api/v1/integration/auth/token', headers: { 'x-api-key': secret, 'x-tenant': 'role-change' } })).json().access_token
+    const post = () => t.app.inject({ method: 'POST', url: '/api/v1/integration/vendors', headers: { authorization: `Bearer ${token}` }, payload: { name: `v ${Math.random()}` } })
+    expect((await post()).statusCode).toBe(201)
+    const key = await t.deps.database.db.selectFrom('api_keys').select('id').where('tenant_id', '=', 'role-change').where('role', '=', 'write').executeTakeFirstOrThrow()
+    await t.deps.database.db.updateTable('api_keys').set({ role: 'read' }).where('id', '=', key.id).execute()
+    t.deps.keyStatus.forget('role-change', key.id)
+    const refused = await post()
+    expect(refused.statusCode).toBe(403)
+    expect(refused.json().detail).toContain('"read"')
+  })
+
   it('refuses to revoke the tenant’s last admin key (409), and allows it once another exists', async () => {
     const admin = t.as('last-admin', 'admin')
     const keys = (await admin({ method: 'GET', url: '/api_keys' })).json().items
