@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
 import { installOpenApi } from './http/plugins/openapi.js'
-import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
+import { clientErrorProblem, installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
@@ -70,6 +70,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { ignoreTrailingSlash: true },
+    clientErrorHandler: clientErrorProblem,
     // A URL that does not decode (e.g. %ff) is refused by the router before any hook: answer it as a problem too.
     frameworkErrors: (err, req, reply) => {
       reply.header('X-Request-ID', req.id)

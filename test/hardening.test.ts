@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../src/cli/seed.js'
 import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit-logs/audit-logs.service.js'
@@ -254,6 +255,35 @@ describe('settings and logs', () => {
     } finally {
       await service.stop()
       await db.drop()
+    }
+  })
+})
+
+describe('requests Node refuses before routing', () => {
+  it('answers 400 and 431 as problem documents', async () => {
+    const t = await startTestApp('sqlite')
+    try {
+      await t.app.listen({ port: 0, host: '127.0.0.1' })
+      const { port } = t.app.server.address() as { port: number }
+      const raw = (request: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.end(request))
+          let answer = ''
+          socket.on('data', (d) => (answer += d))
+          socket.on('close', () => resolve(answer))
+          socket.on('error', reject)
+        })
+      for (const [request, status] of [
+        ['NOT HTTP AT ALL\r\n\r\n', 400],
+        [`GET /livez HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+      ] as const) {
+        const answer = await raw(request)
+        expect(answer).toMatch(new RegExp(`^HTTP/1.1 ${status} `))
+        expect(answer).toContain('Content-Type: application/problem+json')
+        expect(JSON.parse(answer.split('\r\n\r\n')[1])).toMatchObject({ status, type: expect.stringContaining('/problems/') })
+      }
+    } finally {
+      await t.close()
     }
   })
 })
