@@ -206,6 +206,21 @@ describeEachDialect('smaller findings', (dialect) => {
     expect((await write({ method: 'GET', url: '/vendors?q=%EF%BD%84%EF%BD%95%EF%BD%90' })).json().items.map((v: { name: string }) => v.name)).toEqual(['dupname'])
   })
 
+  it('validates and finds the record before answering 304 to a current ETag', async () => {
+    const read = t.as('etag-order', 'read')
+    const etag = (await read({ method: 'GET', url: '/use_cases' })).headers.etag as string
+    expect(etag).toBeTruthy()
+    const conditional = (url: string) => read({ method: 'GET', url, headers: { 'if-none-match': etag } })
+    expect((await conditional('/use_cases')).statusCode).toBe(304)
+    expect((await conditional('/use_cases?page_limit=0')).statusCode).toBe(400)
+    expect((await conditional('/use_cases?colour=red')).statusCode).toBe(400)
+    expect((await conditional('/use_cases/uc_00000000000000000000000000')).statusCode).toBe(404)
+    expect((await conditional('/models')).statusCode).toBe(304)
+    const fresh = await conditional('/vendors?page_limit=3')
+    expect(fresh.statusCode).toBe(304)
+    expect(fresh.body).toBe('')
+  })
+
   it('takes the role from the key as it is now, not from the token', async () => {
     const secret = await t.apiKey('role-change', 'write')
     const token = (await t.app.inject({ method: 'POST', url: '/api/v1/integration/auth/token', headers: { 'x-api-key': secret, 'x-tenant': 'role-change' } })).json().access_token
