@@ -110,7 +110,7 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
 
     await call(admin, 'create_vendor', { name: 'Duplicate Vendor' })
     const duplicate = await call(admin, 'create_vendor', { name: 'duplicate vendor' })
-    expect(duplicate.structuredContent).toMatchObject({ code: 'conflict', status: 409 })
+    expect(duplicate.structuredContent).toMatchObject({ code: 'already_exists', status: 422, existing_id: expect.stringMatching(/^vnd_/) })
 
     const badCursor = await call(admin, 'list_vendors', { page_after: 'not-a-cursor' })
     expect(badCursor.structuredContent).toMatchObject({ code: 'bad_request' })

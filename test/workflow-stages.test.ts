@@ -163,16 +163,18 @@ describeEachDialect('workflow stages', (dialect) => {
     expect((await write({ method: 'DELETE', url: `/workflow_stages/${stage.id}` })).statusCode).toBe(204)
   })
 
-  it('keeps names unique per tenant, case-insensitively (409), also against the system stages', async () => {
-    await createStage('names', { name: 'Review' })
+  it('keeps names unique per tenant, case-insensitively (422 already_exists), also against the system stages', async () => {
+    const review = await createStage('names', { name: 'Review' })
     const write = t.as('names', 'write')
     for (const name of [' review ', 'REVIEW', 'start', 'End']) {
       const res = await write({ method: 'POST', url: '/workflow_stages', payload: { name } })
-      expect(res.statusCode).toBe(409)
-      expect(res.json().detail).toContain('already exists')
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toMatchObject({ code: 'already_exists', existing_id: expect.stringMatching(/^ws_/), errors: [{ field: 'name' }] })
     }
     const other = await createStage('names', { name: 'Other' })
-    expect((await write({ method: 'PATCH', url: `/workflow_stages/${other.id}`, payload: { name: 'reVIEW' } })).statusCode).toBe(409)
+    const rename = await write({ method: 'PATCH', url: `/workflow_stages/${other.id}`, payload: { name: 'reVIEW' } })
+    expect(rename.statusCode).toBe(422)
+    expect(rename.json().existing_id).toBe(review.id)
     await createStage('names-elsewhere', { name: 'Review' })
   })
 

@@ -1118,7 +1118,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1139,6 +1139,8 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description `already_exists` only: the id of the record that already has this name or key. */
+            existing_id?: string;
         };
     };
     responses: never;
@@ -1328,7 +1330,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1346,7 +1348,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1355,7 +1357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1799,7 +1801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1817,7 +1819,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1826,7 +1828,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2043,7 +2045,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2339,7 +2341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2357,7 +2359,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2366,7 +2368,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2597,7 +2599,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2757,7 +2759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2775,7 +2777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2784,7 +2786,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3107,7 +3109,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3125,7 +3127,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3134,7 +3136,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3721,7 +3723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3739,7 +3741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3748,7 +3750,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3974,7 +3976,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4116,7 +4118,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4134,7 +4136,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4143,7 +4145,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4403,7 +4405,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4421,7 +4423,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4430,7 +4432,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4653,7 +4655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4788,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4804,7 +4806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4813,7 +4815,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5066,7 +5068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5084,7 +5086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5093,7 +5095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5315,7 +5317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5444,7 +5446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5462,7 +5464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5471,7 +5473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5764,7 +5766,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5782,7 +5784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5791,7 +5793,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6017,7 +6019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6173,7 +6175,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6191,7 +6193,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6200,7 +6202,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6489,7 +6491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6507,7 +6509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6516,7 +6518,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6629,7 +6631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6909,7 +6911,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6927,7 +6929,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6936,7 +6938,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7049,7 +7051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7347,7 +7349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7365,7 +7367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7374,7 +7376,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7487,7 +7489,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7767,7 +7769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7785,7 +7787,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7794,7 +7796,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7907,7 +7909,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8472,7 +8474,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8490,7 +8492,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8499,7 +8501,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8749,7 +8751,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8920,7 +8922,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8938,7 +8940,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8947,7 +8949,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9264,7 +9266,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9282,7 +9284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9291,7 +9293,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9464,7 +9466,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9643,7 +9645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9661,7 +9663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9670,7 +9672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9930,7 +9932,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9948,7 +9950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9957,7 +9959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10201,7 +10203,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10219,7 +10221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10228,7 +10230,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10528,7 +10530,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10546,7 +10548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10555,7 +10557,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10831,7 +10833,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10849,7 +10851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10858,7 +10860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11005,7 +11007,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11573,7 +11575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11591,7 +11593,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11600,7 +11602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11968,7 +11970,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11986,7 +11988,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11995,7 +11997,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12215,7 +12217,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12616,7 +12618,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12634,7 +12636,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12643,7 +12645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13002,7 +13004,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13020,7 +13022,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13029,7 +13031,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13413,7 +13415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13431,7 +13433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13440,7 +13442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13662,7 +13664,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13906,7 +13908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13924,7 +13926,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13933,7 +13935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14155,7 +14157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -61,7 +61,7 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return uniqueName('use case', input.name, () =>
+      return uniqueName(db, ctx, { table: 'use_cases', what: 'use case' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           // A new use case starts in the tenant's start stage, at its first step.
           const row: UseCaseRow = { ...fields, ...(await workflowStart(tx, ctx.tenantId)) }
@@ -83,7 +83,7 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
     },
 
     async update(ctx: Ctx, id: string, input: UseCaseUpdate): Promise<UseCase> {
-      return uniqueName('use case', input.name, () =>
+      return uniqueName(db, ctx, { table: 'use_cases', what: 'use case' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findUseCase(tx, ctx.tenantId, id)
           if (!current) throw notFound('use case', id)
