@@ -1,12 +1,12 @@
 import { type Static, Type } from 'typebox'
 import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
 
 export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
 export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
+  description: Type.Optional(Description({ examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
   ai_type: Type.Optional(Nullable(Text(100), { examples: ['machine_learning'] })),
   system_type: Type.Optional(Nullable(Text(100), { examples: ['decision_support'] })),
   risk_category_level: Type.Optional(Nullable(RiskCategoryLevel)),
