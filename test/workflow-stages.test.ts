@@ -44,7 +44,7 @@ describeEachDialect('workflow stages', (dialect) => {
     await db.deleteFrom('workflow_stages').where('tenant_id', '=', 'legacy').execute()
     const ucId = legacyUseCase.json().id
     const unplaced = (await t.as('legacy', 'read')({ method: 'GET', url: `/use_cases/${ucId}/workflow` })).json()
-    expect(unplaced).toEqual({ stage: null, step: null, rejection_reason: null })
+    expect(unplaced).toEqual({ workflow_stage: null, workflow_stage_step: null, rejection_reason: null })
     expect((await t.as('legacy', 'write')({ method: 'POST', url: `/use_cases/${ucId}/workflow/advance` })).statusCode).toBe(409)
 
     // createDeps runs the ensure at every start (bootstrap, CLI, workers, tests).
@@ -52,7 +52,7 @@ describeEachDialect('workflow stages', (dialect) => {
     const stages = await stagesOf('legacy')
     expect(stages.map((s) => s.type)).toEqual(['start', 'end'])
     const placed = (await t.as('legacy', 'read')({ method: 'GET', url: `/use_cases/${ucId}/workflow` })).json()
-    expect(placed).toMatchObject({ stage: { id: stages[0].id }, step: 'assessment' })
+    expect(placed).toMatchObject({ workflow_stage: { id: stages[0].id }, workflow_stage_step: 'assessment' })
     const moved = (await t.as('legacy', 'read')({ method: 'GET', url: `/audit_logs?use_case_id=${ucId}&action=use_case.workflow_moved` })).json().items
     expect(moved).toHaveLength(1)
     expect(moved[0].changes).toEqual({ workflow_stage_id: [null, stages[0].id], workflow_stage_step: [null, 'assessment'] })

@@ -130,11 +130,12 @@ describe('client against a real service', () => {
     expect((await client.useCases.models.unlink(uc.id, model.id)).error).toBeNull()
 
     const before = (await client.useCases.workflow.get(uc.id)).data!
-    expect(before.step).toBe('assessment')
+    expect(before.workflowStageStep).toBe('assessment')
+    expect(before.workflowStage).toMatchObject({ type: 'start', position: 0 })
     const advanced = await client.useCases.workflow.advance(uc.id)
-    expect(advanced.data?.step).toBe('evidence_collection')
+    expect(advanced.data?.workflowStageStep).toBe('evidence_collection')
     const rejected = await client.useCases.workflow.reject(uc.id, 'no legal basis')
-    expect(rejected.data?.step).toBe('rejected')
+    expect(rejected.data?.workflowStageStep).toBe('rejected')
 
     const stages = (await client.workflowStages.list()).data!.items
     const moved = await client.useCases.workflow.set(uc.id, stages[0].id)

@@ -9007,60 +9007,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9172,60 +9145,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9354,60 +9300,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9551,60 +9470,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
