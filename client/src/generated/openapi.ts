@@ -2265,6 +2265,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -2683,6 +2690,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };

@@ -15,6 +15,12 @@ const editable = {
   source: Type.Optional(Nullable(Text(200), { examples: ['jira'] })),
   owner: Type.Optional(Nullable(Text(200), { examples: ['credit-risk-team@example.com'] })),
   creator_id: Type.Optional(Nullable(Text(200))),
+  questionnaire_ids: Type.Optional(
+    Type.Array(
+      Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]*)?$', description: '"KEY+version", or "KEY" for the latest version.' }),
+      { maxItems: 50, description: 'The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).', examples: [['AI-INTAKE+1']] },
+    ),
+  ),
 }
 
 export const UseCase = Type.Object({
