@@ -1152,7 +1152,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1173,6 +1173,8 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description `already_exists` only: the id of the record that already has this name or key. */
+            existing_id?: string;
         };
     };
     responses: never;
@@ -1362,7 +1364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1380,7 +1382,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1389,7 +1391,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1862,7 +1864,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1880,7 +1882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1889,7 +1891,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2115,7 +2117,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2353,6 +2355,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -2429,7 +2438,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2447,7 +2456,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2456,7 +2465,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2696,7 +2705,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2789,6 +2798,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -2865,7 +2881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2883,7 +2899,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2892,7 +2908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3224,7 +3240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3242,7 +3258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3251,7 +3267,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4095,7 +4111,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4113,7 +4129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4122,7 +4138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4357,7 +4373,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4508,7 +4524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4535,7 +4551,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4804,7 +4820,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4822,7 +4838,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4831,7 +4847,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5063,7 +5079,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5205,7 +5221,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5223,7 +5239,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5232,7 +5248,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5494,7 +5510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5512,7 +5528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5521,7 +5537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5752,7 +5768,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5890,7 +5906,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5908,7 +5924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5917,7 +5933,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6219,7 +6235,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6237,7 +6253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6246,7 +6262,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6481,7 +6497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6646,7 +6662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6664,7 +6680,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6673,7 +6689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6971,7 +6987,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6989,7 +7005,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6998,7 +7014,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7111,7 +7127,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7409,7 +7425,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7427,7 +7443,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7436,7 +7452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7549,7 +7565,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7865,7 +7881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7883,7 +7899,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7892,7 +7908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8005,7 +8021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8303,7 +8319,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8321,7 +8337,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8330,7 +8346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8443,7 +8459,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9044,7 +9060,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9062,7 +9078,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9071,7 +9087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9330,7 +9346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9510,7 +9526,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9528,7 +9544,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9537,7 +9553,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9595,60 +9611,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9769,60 +9758,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9863,7 +9825,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9881,7 +9843,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9890,7 +9852,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9951,60 +9913,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10063,7 +9998,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10148,60 +10083,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10242,7 +10150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10260,7 +10168,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10269,7 +10177,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10538,7 +10446,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10556,7 +10464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10565,7 +10473,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10818,7 +10726,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10836,7 +10744,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10845,7 +10753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11154,7 +11062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11172,7 +11080,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11181,7 +11089,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11466,7 +11374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11484,7 +11392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11493,7 +11401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11640,7 +11548,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12235,7 +12143,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12253,7 +12161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12262,7 +12170,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12648,7 +12556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12666,7 +12574,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12675,7 +12583,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12904,7 +12812,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13332,7 +13240,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13350,7 +13258,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13359,7 +13267,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13727,7 +13635,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13745,7 +13653,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13754,7 +13662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14156,7 +14064,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14174,7 +14082,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14183,7 +14091,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14414,7 +14322,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14676,7 +14584,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14694,7 +14602,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14703,7 +14611,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14934,7 +14842,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
