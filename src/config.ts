@@ -72,7 +72,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     jwtSecret,
     tokenTtlSeconds: integer(env, 'SERVICE_TOKEN_TTL', 3600, 1, 86400 * 7),
-    bootstrapApiKey: bootstrapKey(env),
+    bootstrapApiKey: optionalString(env, 'SERVICE_API_KEY'),
     bootstrapTenant,
     upstreamBaseUrl: url(env, 'SERVICE_SERVER_BASE_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     debug,
@@ -91,13 +91,14 @@ export function loadConfig(env: Env = process.env): Config {
   })
 }
 
-/** A chosen bootstrap admin key must be as hard to guess as a generated one. */
-function bootstrapKey(env: Env): string | undefined {
-  const key = optionalString(env, 'SERVICE_API_KEY')
-  if (key !== undefined && !/^[A-Za-z0-9_-]{32,256}$/.test(key)) {
+/**
+ * A chosen bootstrap admin key must be as hard to guess as a generated one. Checked where the service makes it
+ * its admin key: clients (aigov mcp --stdio) read the same setting and leave judging a credential to the service.
+ */
+export function checkBootstrapKey(key: string): void {
+  if (!/^[A-Za-z0-9_-]{32,256}$/.test(key)) {
     throw new ConfigError('SERVICE_API_KEY', 'must be 32 to 256 characters of A-Z, a-z, 0-9, "_" and "-" (e.g. the sk_… a key creation prints)')
   }
-  return key
 }
 
 function secret(env: Env, name: string): string | undefined {

@@ -3,7 +3,7 @@ import cluster from 'node:cluster'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
-import type { Config } from './config.js'
+import { checkBootstrapKey, type Config } from './config.js'
 import { createDatabase, type Database, isUniqueViolation } from './db/create-db.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -109,6 +109,7 @@ export async function bootstrap(deps: Deps, print: (text: string) => void): Prom
   const apiKeys = createApiKeysService(deps)
   const ctx = systemCtx(tenant)
   if (config.bootstrapApiKey) {
+    checkBootstrapKey(config.bootstrapApiKey)
     const existing = await findKeyByHash(database.db, hashSecret(config.bootstrapApiKey))
     if (existing && existing.tenant_id !== tenant) throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
     if (existing && existing.revoked_at !== null) throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')

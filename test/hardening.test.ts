@@ -5,7 +5,7 @@ import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit
 import { createUseCasesService } from '../src/modules/use-cases/use-cases.service.js'
 import { systemCtx } from '../src/shared/context.js'
 import { describeEachDialect, freshDatabase, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
-import { startServiceProcess } from './helpers/process.js'
+import { runCli, startServiceProcess } from './helpers/process.js'
 
 // What a hostile tenant with a valid key could break (issue 13), one describe per finding.
 describeEachDialect('hardening against a hostile tenant', (dialect) => {
@@ -253,9 +253,18 @@ describeEachDialect('smaller findings', (dialect) => {
 
 describe('settings and logs', () => {
   it('refuses a bootstrap SERVICE_API_KEY shorter than 32 characters of a key’s alphabet, naming the setting', async () => {
-    const { loadConfig } = await import('../src/config.js')
-    for (const key of ['a', 'sk_short', 'x'.repeat(31), `${'x'.repeat(40)} space`]) expect(() => loadConfig({ SERVICE_API_KEY: key })).toThrow(/^SERVICE_API_KEY: /)
-    expect(loadConfig({ SERVICE_API_KEY: `sk_${'A1'.repeat(16)}` }).bootstrapApiKey).toBe(`sk_${'A1'.repeat(16)}`)
+    const db = await freshDatabase('sqlite')
+    try {
+      for (const key of ['a', 'sk_short', 'x'.repeat(31), `${'x'.repeat(40)}!`]) {
+        const res = runCli(['serve'], { ...db.env, SERVICE_API_KEY: key, SERVICE_PORT: '0', SERVICE_JWT_SECRET: 'bootstrap-key-test-secret-of-32-bytes-or-more' })
+        expect(res.code, key).toBe(1)
+        expect(res.stderr).toContain('SERVICE_API_KEY')
+      }
+    } finally {
+      await db.drop()
+    }
+    const { checkBootstrapKey } = await import('../src/config.js')
+    expect(() => checkBootstrapKey(`sk_${'A1'.repeat(16)}`)).not.toThrow()
   })
 
   it('masks credentials in the query string of logged URLs (SERVICE_DEBUG)', async () => {
