@@ -1,6 +1,6 @@
 // npm run bench:scale: how the service holds up with a large tenant. Seeds one with `aigov seed`, then measures
 // the first page of use cases against a deep page, filtered audit-log queries, a full audit-log export (time and
-// memory), and create throughput on top of the existing rows.
+// memory), another tenant's reads while three full exports run at once, and create throughput on top of the existing rows.
 //
 //   SCALE_USE_CASES    use cases to seed (default 100 000; 1 000 000 for the issue's figures)
 //   SCALE_AUDIT_LOGS   audit records to seed (default 2 × use cases)
@@ -31,6 +31,16 @@ if (seeded.status !== 0) throw new Error(`aigov seed failed: ${seeded.stdout}`)
 const seedSeconds = (performance.now() - seedStarted) / 1000
 console.log(`  ${seeded.stdout.trim()}`)
 
+// A small second tenant with a read key: its reads are measured while the big tenant exports.
+const OTHER_TENANT = 'bench-other'
+const cli = (...args) => {
+  const res = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz' }, encoding: 'utf8' })
+  if (res.status !== 0) throw new Error(`aigov ${args.join(' ')} failed: ${res.stderr}`)
+  return res.stdout
+}
+cli('seed', '--use-cases', '200', '--tenant', OTHER_TENANT)
+const otherKey = /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', OTHER_TENANT, '--role', 'read', '--name', 'bench-reader'))[0]
+
 // The read cache off: every page and query below is read from the database, which is what scale measures.
 const service = await startService(database.url, { SERVICE_READ_CACHE_MB: '0' })
 const base = service.base
@@ -56,12 +66,16 @@ const walkSeconds = (performance.now() - walkStarted) / 1000
 console.log(`  walked to page ${deepPage} in ${walkSeconds.toFixed(1)} s`)
 
 const runs = []
-/** One client, one request after another for `duration` seconds: latency to 0.1 ms (autocannon rounds to 1 ms). */
-const measure = async (name, { url, method = 'GET', headers, body }) => {
+/**
+ * One client, one request after another for `duration` seconds (or while `running()` says so): latency to 0.1 ms
+ * (autocannon rounds to 1 ms).
+ */
+const measure = async (name, { url, method = 'GET', headers, body, running }) => {
   const times = []
   let errors = 0
-  const until = performance.now() + duration * 1000
-  while (performance.now() < until) {
+  const started = performance.now()
+  const until = started + duration * 1000
+  while (running ? running() : performance.now() < until) {
     const started = performance.now()
     const res = await fetch(url, { method, headers, body })
     await res.arrayBuffer()
@@ -70,7 +84,8 @@ const measure = async (name, { url, method = 'GET', headers, body }) => {
   }
   times.sort((a, b) => a - b)
   const at = (q) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))] * 10) / 10
-  const result = { name, requests_per_s: Math.round(times.length / duration), p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1), total: times.length, errors }
+  const seconds = (performance.now() - started) / 1000
+  const result = { name, requests_per_s: Math.round(times.length / seconds), p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1), total: times.length, errors }
   runs.push(result)
   console.log(`  ${name.padEnd(60)} p50 ${String(result.p50_ms).padStart(6)} ms  p99 ${String(result.p99_ms).padStart(6)} ms${errors ? `  ERRORS ${errors}` : ''}`)
   return result
@@ -109,6 +124,27 @@ clearInterval(watcher)
 const exported = { records: lines, mb: Math.round(bytes / 1e5) / 10, seconds: Math.round(exportSeconds * 10) / 10, records_per_s: Math.round(lines / exportSeconds), rss_before_mb: Math.round(rssBefore), rss_peak_during_mb: Math.round(rssDuring) }
 console.log(`  export: ${lines} records, ${exported.mb} MB in ${exported.seconds} s (${exported.records_per_s}/s), RSS ${exported.rss_before_mb} -> peak ${exported.rss_peak_during_mb} MB`)
 
+// Three full exports at once (the most one tenant may run), and another tenant's reads while they last.
+const otherToken = (await (await fetch(`${base}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': otherKey, 'x-tenant': OTHER_TENANT } })).json()).access_token
+let exportsRunning = 3
+const concurrentStarted = performance.now()
+const concurrent = await Promise.all(Array.from({ length: 3 }, async () => {
+  try {
+    const res = await fetch(`${base}${P}/audit_logs/export?format=ndjson`, { headers: auth })
+    let records = 0
+    for await (const chunk of res.body) for (const byte of chunk) if (byte === 10) records++
+    return { status: res.status, records }
+  } finally {
+    exportsRunning--
+  }
+}).concat([measure('GET /use_cases of another tenant during 3 concurrent full exports', {
+  url: `${base}${P}/use_cases?page_limit=${PAGE}`, headers: { authorization: `Bearer ${otherToken}` }, running: () => exportsRunning > 0,
+})]))
+const duringExports = concurrent.pop()
+const concurrentExports = { seconds: Math.round((performance.now() - concurrentStarted) / 100) / 10, exports: concurrent }
+console.log(`  3 concurrent exports: ${concurrent.map((e) => `${e.status}/${e.records}`).join(', ')} in ${concurrentExports.seconds} s`)
+if (concurrent.some((e) => e.status !== 200 || e.records !== lines)) throw new Error('a concurrent export failed or came back short')
+
 let n = 0
 const create = await load(`POST /use_cases on ${useCases} rows (50 connections)`, {
   url: `${base}${P}/use_cases`, method: 'POST', headers: json, connections: 50, duration,
@@ -132,12 +168,14 @@ const report = {
   deep_page: deepPage,
   walk_seconds: Math.round(walkSeconds * 10) / 10,
   export: exported,
+  concurrent_exports: concurrentExports,
   peak_rss_mb: peakRssMb,
   runs,
   targets: {
     [`page ${deepPage} within 1.5× of page 1 (p50)`]: { value: `${deep.p50_ms} vs ${first.p50_ms} ms`, met: deep.p50_ms <= first.p50_ms * 1.5 },
     [`filtered audit query p50 ≤ 10 ms at ${auditLogs} records`]: { value: `worst ${worstFilteredP50} ms`, met: worstFilteredP50 <= 10 },
     'peak RSS ≤ 200 MB': { value: `${peakRssMb} MB`, met: peakRssMb <= 200 },
+    "another tenant's reads p99 ≤ 50 ms during 3 concurrent full exports": { value: `${duringExports.p99_ms} ms`, met: duringExports.p99_ms <= 50 },
   },
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')
@@ -154,7 +192,7 @@ const md = [
   ...runs.map((r) => `| ${r.name} | ${r.p50_ms} | ${r.p99_ms} | ${r.requests_per_s} | ${r.errors} |`),
   '',
   `Export of all audit records (NDJSON): ${exported.records} records, ${exported.mb} MB in ${exported.seconds} s (${exported.records_per_s} records/s); ` +
-    `service RSS ${exported.rss_before_mb} MB before, ${exported.rss_peak_during_mb} MB at most during it. Walking page by page to page ${deepPage}: ${report.walk_seconds} s. ` +
+    `service RSS ${exported.rss_before_mb} MB before, ${exported.rss_peak_during_mb} MB at most during it. Three such exports at once: ${concurrentExports.seconds} s. Walking page by page to page ${deepPage}: ${report.walk_seconds} s. ` +
     `Peak RSS over the run: ${peakRssMb} MB. Deep page / first page p50: ${deepRatio.toFixed(2)}×.`,
   '',
   '| target | measured | met |',

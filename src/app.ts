@@ -5,13 +5,13 @@ import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
 import { installBodyParsers } from './http/plugins/body-parsers.js'
 import { installOpenApi } from './http/plugins/openapi.js'
-import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
+import { clientErrorProblem, installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { installReadCache } from './http/plugins/read-cache.js'
 import { idempotencyStore } from './shared/idempotency.js'
-import { installValidators } from './http/plugins/validation.js'
+import { installTextChecks, installValidators } from './http/plugins/validation.js'
 import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -71,6 +71,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
     },
     routerOptions: { ignoreTrailingSlash: true },
+    clientErrorHandler: clientErrorProblem,
     // A URL that does not decode (e.g. %ff) is refused by the router before any hook: answer it as a problem too.
     frameworkErrors: (err, req, reply) => {
       reply.header('X-Request-ID', req.id)
@@ -93,6 +94,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(
     async (api) => {
       installAuth(api, deps)
+      installTextChecks(api)
       await installRateLimit(api, deps.config, deps.redis)
       installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
       await api.register(authRoutes(services.auth, deps.config))

@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto'
 /** Settings, parsed once at start from the environment. No other file reads process.env. */
 
 export type Config = Readonly<{
@@ -21,6 +22,11 @@ export type Config = Readonly<{
   readCacheBytes: number
   logLevel: string
   production: boolean
+  /** Audit chain HMAC key; previous keys still verify the records written under them. */
+  auditChainKey: string | undefined
+  auditChainKeysPrevious: string[]
+  /** Ed25519 private key (PKCS#8 PEM) signing audit checkpoints. */
+  auditSigningKey: string | undefined
 }>
 
 export class ConfigError extends Error {
@@ -52,6 +58,13 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`)
   }
   const debug = boolean(env, 'SERVICE_DEBUG', false)
+  const auditChainKey = secret(env, 'AUDIT_CHAIN_KEY')
+  const auditChainKeysPrevious = (optionalString(env, 'AUDIT_CHAIN_KEYS_PREVIOUS') ?? '').split(',').map((k) => k.trim()).filter(Boolean)
+  if (auditChainKeysPrevious.some((k) => Buffer.byteLength(k) < 32)) throw new ConfigError('AUDIT_CHAIN_KEYS_PREVIOUS', 'every key must be at least 32 bytes long')
+  const auditSigningKey = optionalString(env, 'AUDIT_SIGNING_KEY')?.replaceAll('\\n', '\n')
+  if (auditSigningKey !== undefined && !isEd25519PrivateKey(auditSigningKey)) {
+    throw new ConfigError('AUDIT_SIGNING_KEY', 'must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)')
+  }
   return Object.freeze({
     port: integer(env, 'SERVICE_PORT', 8080, 0, 65535),
     host: optionalString(env, 'SERVICE_HOST') ?? '0.0.0.0',
@@ -72,7 +85,34 @@ export function loadConfig(env: Env = process.env): Config {
     readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
     production,
+    auditChainKey,
+    auditChainKeysPrevious,
+    auditSigningKey,
   })
+}
+
+/**
+ * A chosen bootstrap admin key must be as hard to guess as a generated one. Checked where the service makes it
+ * its admin key: clients (aigov mcp --stdio) read the same setting and leave judging a credential to the service.
+ */
+export function checkBootstrapKey(key: string): void {
+  if (!/^[A-Za-z0-9_-]{32,256}$/.test(key)) {
+    throw new ConfigError('SERVICE_API_KEY', 'must be 32 to 256 characters of A-Z, a-z, 0-9, "_" and "-" (e.g. the sk_… a key creation prints)')
+  }
+}
+
+function secret(env: Env, name: string): string | undefined {
+  const value = optionalString(env, name)
+  if (value !== undefined && Buffer.byteLength(value) < 32) throw new ConfigError(name, 'must be at least 32 bytes long')
+  return value
+}
+
+function isEd25519PrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(pem).asymmetricKeyType === 'ed25519'
+  } catch {
+    return false
+  }
 }
 
 function optionalString(env: Env, name: string): string | undefined {

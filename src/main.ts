@@ -3,7 +3,7 @@ import cluster from 'node:cluster'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
-import type { Config } from './config.js'
+import { checkBootstrapKey, type Config } from './config.js'
 import { createDatabase, type Database, isUniqueViolation } from './db/create-db.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
@@ -16,6 +16,7 @@ import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
 import { systemCtx } from './shared/context.js'
+import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
@@ -28,7 +29,23 @@ export function createLogger(config: Config): FastifyBaseLogger {
       paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'api_key', 'key', 'access_token', 'secret'],
       censor: '[redacted]',
     },
+    serializers: {
+      // Fastify's request serializer with credentials in the query string (?access_token=…) masked.
+      req: (req: { method: string; url: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: redactQuery(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
   }) as FastifyBaseLogger
+}
+
+const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
+
+export function redactQuery(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[redacted]')
 }
 
 /** `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency. */
@@ -62,7 +79,9 @@ export async function migrate(config: Config, log: FastifyBaseLogger): Promise<s
 }
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
-  const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
+  const secret = await signingSecret(config, database)
+  const tokens = new TokenService(secret, config.tokenTtlSeconds)
+  database.audit = auditKeys(config, secret)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
   await ensureSystemStages(database)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
@@ -90,6 +109,7 @@ export async function bootstrap(deps: Deps, print: (text: string) => void): Prom
   const apiKeys = createApiKeysService(deps)
   const ctx = systemCtx(tenant)
   if (config.bootstrapApiKey) {
+    checkBootstrapKey(config.bootstrapApiKey)
     const existing = await findKeyByHash(database.db, hashSecret(config.bootstrapApiKey))
     if (existing && existing.tenant_id !== tenant) throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
     if (existing && existing.revoked_at !== null) throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')
@@ -131,6 +151,9 @@ export async function startService(config: Config, options: { bootstrap?: boolea
   await migrate(config, log)
   const database = openDatabase(config, log)
   const deps = await createDeps(config, log, database)
+  if (!database.audit?.independentOfDatabase) {
+    log.warn('audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected')
+  }
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
   await app.listen({ port: config.port, host: config.host })

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { systemCtx } from '../src/shared/context.js'
-import { auditHash, runMutation } from '../src/shared/mutation.js'
+import { auditHash } from '../src/shared/audit-chain.js'
+import { runMutation } from '../src/shared/mutation.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 describeEachDialect('audit log: one record per mutation, in its transaction', (dialect) => {
@@ -91,7 +92,8 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     for (const row of rows) {
       expect(row.prev_hash).toBe(prev)
       const { hash, ...rest } = row
-      expect(auditHash(rest)).toBe(hash)
+      expect(rest.chain_key_id).toBe(t.deps.database.audit!.chain.id)
+      expect(auditHash(rest, t.deps.database.audit!)).toBe(hash)
       prev = hash
     }
   })

@@ -257,7 +257,9 @@ function namespaces(core: Core) {
       queryAll: (filter?: Omit<Body<'queryAuditLogs'>, 'pageAfter'>, o?: O) => walk<Item<'queryAuditLogs'>>((pageAfter) => call('queryAuditLogs', [], { body: { ...filter, pageAfter } }, o)),
       /** Every matching record as NDJSON (default) or CSV text. */
       export: (query?: Query<'exportAuditLogs'>, o?: O) => call('exportAuditLogs', [], { query }, o),
-      verify: (o?: O) => call('verifyAuditLogs', [], {}, o),
+      verify: (query?: Query<'verifyAuditLogs'>, o?: O) => call('verifyAuditLogs', [], { query }, o),
+      checkpoint: (o?: O) => call('getAuditCheckpoint', [], {}, o),
+      checkpointPublicKey: (o?: O) => call('getAuditCheckpointPublicKey', [], {}, o),
     },
     governanceSummary: {
       /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */

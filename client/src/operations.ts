@@ -122,6 +122,8 @@ export const OPERATIONS = {
   queryAuditLogs: { method: 'POST', path: '/audit_logs/query', readOnly: true, response: 'page' },
   exportAuditLogs: { method: 'GET', path: '/audit_logs/export', response: 'text' },
   verifyAuditLogs: { method: 'GET', path: '/audit_logs/verify', response: 'json' },
+  getAuditCheckpoint: { method: 'GET', path: '/audit_logs/checkpoint', response: 'json' },
+  getAuditCheckpointPublicKey: { method: 'GET', path: '/audit_logs/checkpoint/public_key', response: 'json' },
 
   getGovernanceSummary: { method: 'GET', path: '/governance_summary', response: 'json' },
 } as const satisfies { [K in keyof operations]: OperationSpec }

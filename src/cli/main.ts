@@ -7,7 +7,7 @@ import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { createDeps, createLogger, migrate, openDatabase, serve } from '../main.js'
+import { closeDeps, createDeps, createLogger, migrate, openDatabase, serve } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
@@ -185,12 +185,15 @@ async function requireTenant(deps: Deps, tenant: string): Promise<void> {
 async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Promise<void> {
   const log = createLogger({ ...config, logLevel: 'warn' })
   const database = openDatabase(config, log, { maintenance: true })
+  let deps: Deps | undefined
   try {
     await migrateToLatest(database)
-    const deps = await createDeps({ ...config, redisUrl: undefined }, log, database)
+    // With Redis, as the service has it: a revocation from here reaches every running instance at once.
+    deps = await createDeps(config, log, database)
     await work(deps)
   } finally {
-    await database.close()
+    if (deps) await closeDeps(deps)
+    else await database.close()
   }
 }
 

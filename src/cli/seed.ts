@@ -4,7 +4,8 @@ import type { AuditLogRow, UseCaseRow } from '../db/tables.js'
 import { createTenantsService, type TenantProvisioner } from '../modules/tenants/tenants.service.js'
 import { workflowStart } from '../modules/workflow-stages/workflow-stages.service.js'
 import { backdatedId } from '../shared/ids.js'
-import { auditHash } from '../shared/mutation.js'
+import { auditHash } from '../shared/audit-chain.js'
+import { chainKeys } from '../shared/mutation.js'
 
 export interface SeedOptions {
   tenant: string
@@ -37,6 +38,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
   const run = Date.now().toString(36)
   const seededName = (i: number) => `Seeded use case ${run}-${String(i).padStart(7, '0')}`
 
+  const keys = chainKeys(database)
   const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
   await database.db.connection().execute(async (tx) => {
     await begin.execute(tx)
@@ -58,14 +60,15 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
         audit.length = 0
         options.progress(done, total)
       }
-      type Written = 'id' | 'tenant_id' | 'seq' | 'created_at' | 'prev_hash' | 'hash' | 'actor_type' | 'actor_id' | 'actor_name' | 'source' | 'request_id' | 'metadata' | 'sub_object_type' | 'sub_object_id' | 'sub_object_name'
+      type Written = 'id' | 'tenant_id' | 'seq' | 'created_at' | 'prev_hash' | 'hash' | 'chain_key_id' | 'actor_type' | 'actor_id' | 'actor_name' | 'source' | 'request_id' | 'metadata' | 'sub_object_type' | 'sub_object_id' | 'sub_object_name'
       const record = async (entry: Omit<AuditLogRow, Written> & { created_at: number }) => {
         chain.audit_seq += 1
         const row = {
           id: backdatedId('al', entry.created_at), tenant_id: tenant, seq: chain.audit_seq, ...entry, created_at: new Date(entry.created_at).toISOString(), sub_object_type: null, sub_object_id: null, sub_object_name: null,
           actor_type: 'system', actor_id: null, actor_name: 'seed', source: 'cli', request_id: null, metadata: null, prev_hash: chain.audit_head,
+          chain_key_id: keys.chain.id,
         }
-        const hash = auditHash(row)
+        const hash = auditHash(row, keys)!
         chain.audit_head = hash
         audit.push({ ...row, hash })
         if (audit.length >= BATCH) await flushAudit()

@@ -5,12 +5,15 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kys
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
 import type { Tables } from './tables.js'
+import type { AuditKeys } from '../shared/audit-chain.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 
 export interface Database {
   db: Kysely<Tables>
   dialect: DialectName
+  /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
+  audit?: AuditKeys
   close(): Promise<void>
 }
 

@@ -97,6 +97,8 @@ export interface AuditLogRow {
   metadata: string | null
   prev_hash: string
   hash: string
+  /** The chain key the hash is an HMAC under; null: a record from before the chain was keyed (plain SHA-256). */
+  chain_key_id: string | null
 }
 
 

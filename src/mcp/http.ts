@@ -1,114 +1,64 @@
-import { randomUUID } from 'node:crypto'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../app.js'
 import { AppError } from '../http/errors.js'
 import { authenticateBearer } from '../http/plugins/auth.js'
-import { installRateLimit } from '../http/plugins/rate-limit.js'
+import { credentialFailureGuard, installRateLimit } from '../http/plugins/rate-limit.js'
 import type { Ctx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { inProcessBackend } from './in-process.js'
 import { createMcpServer } from './server.js'
 
 export const MCP_PATH = '/mcp'
-/** A session nobody has used for this long is closed (its client re-initializes). */
-const SESSION_IDLE_MS = 30 * 60_000
-
-interface Session {
-  transport: StreamableHTTPServerTransport
-  server: Server
-  /** The credential the session was opened with: every later request must present the same key. */
-  owner: Pick<Ctx, 'tenantId' | 'role'> & { keyId: string | null }
-  lastSeen: number
-}
 
 /**
- * The Streamable HTTP transport at /mcp: POST carries messages, GET opens the server's SSE stream, DELETE ends the session.
+ * The Streamable HTTP transport at /mcp, stateless: every POST carries its own credential and is served by a
+ * server and transport made for that request and dropped when it is answered. Nothing outlives a request, so a
+ * caller opening "sessions" in a loop costs no memory (stateful sessions let one read key exhaust the heap), and
+ * any instance can answer any request behind a load balancer. GET (a server-initiated event stream) and DELETE
+ * (ending a session) have no meaning without sessions: 405.
  * Authentication runs before any MCP message is read; tools call the same service objects as the HTTP routes.
- * Sessions live in this instance's memory, so several instances need sticky sessions on mcp-session-id.
  */
 export function mcpHttpRoutes(deps: Deps, services: Services) {
   return async (app: FastifyInstance) => {
-    const sessions = new Map<string, Session>()
     const log = app.log.child({ component: 'mcp' })
 
+    const guard = credentialFailureGuard(deps.config, deps.redis, log)
     app.decorateRequest('ctx', null as unknown as Ctx)
     app.addHook('onRequest', async (req) => {
-      req.ctx = await authenticate(req, deps, services)
-      const sessionId = sessionIdOf(req)
-      const session = sessionId ? sessions.get(sessionId) : undefined
-      if (session && !sameCaller(session, req.ctx)) {
-        throw new AppError('forbidden', 'this MCP session was opened with another API key; use that credential or initialize a new session')
-      }
+      const tenant = req.headers['x-tenant']
+      req.ctx = await guard(typeof tenant === 'string' ? tenant : '', req.ip, () => authenticate(req, deps, services))
     })
     // After authentication, so the limit counts per API key as on the API routes.
     await installRateLimit(app, deps.config, deps.redis)
 
-    const sweep = setInterval(() => {
-      const cutoff = Date.now() - SESSION_IDLE_MS
-      for (const session of sessions.values()) if (session.lastSeen < cutoff) void session.transport.close()
-    }, 60_000)
-    sweep.unref()
-    // Before the server stops listening: open SSE streams would otherwise keep it waiting.
-    app.addHook('preClose', async () => {
-      clearInterval(sweep)
-      await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()))
-    })
+    const serverOptions = {
+      readOnly: deps.config.mcpReadOnly,
+      caller: (authInfo: AuthInfo | undefined) => {
+        const caller = (authInfo?.extra as { ctx?: Ctx } | undefined)?.ctx
+        if (!caller) throw new AppError('unauthorized', 'no credential reached the MCP request')
+        return { backend: inProcessBackend(services, caller), role: caller.role, requestId: caller.requestId }
+      },
+      onUnexpectedError: (err: unknown, tool: string) => log.error({ err, tool }, 'MCP tool failed'),
+    }
 
-    async function openSession(ctx: Ctx): Promise<Session> {
-      const server = createMcpServer({
-        readOnly: deps.config.mcpReadOnly,
-        caller: (authInfo) => {
-          const caller = (authInfo?.extra as { ctx?: Ctx } | undefined)?.ctx
-          if (!caller) throw new AppError('unauthorized', 'no credential reached the MCP request')
-          return { backend: inProcessBackend(services, caller), role: caller.role, requestId: caller.requestId }
-        },
-        onUnexpectedError: (err, tool) => log.error({ err, tool }, 'MCP tool failed'),
+    app.post(MCP_PATH, { schema: { hide: true } }, async (req, reply) => {
+      const server = createMcpServer(serverOptions)
+      // JSON responses: one answer per POST, no stream left open after it.
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      reply.raw.once('close', () => {
+        void server.close()
       })
-      const session: Session = {
-        server,
-        owner: { tenantId: ctx.tenantId, role: ctx.role, keyId: ctx.actor.id },
-        lastSeen: Date.now(),
-        transport: new StreamableHTTPServerTransport({
-          sessionIdGenerator: () => randomUUID(),
-          onsessioninitialized: (id) => {
-            sessions.set(id, session)
-          },
-          onsessionclosed: (id) => {
-            sessions.delete(id)
-          },
-        }),
-      }
-      session.transport.onclose = () => {
-        if (session.transport.sessionId) sessions.delete(session.transport.sessionId)
-      }
-      await server.connect(session.transport)
-      return session
+      await server.connect(transport)
+      await serveRaw(req, reply, transport, log)
+    })
+    const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {
+      reply.header('allow', 'POST')
+      throw new AppError('method_not_allowed', 'this MCP server is stateless: send every message as a POST; there is no session to stream from or end')
     }
-
-    const handle = async (req: FastifyRequest, reply: FastifyReply) => {
-      const sessionId = sessionIdOf(req)
-      let session: Session
-      if (sessionId) {
-        const found = sessions.get(sessionId)
-        if (!found) throw new AppError('not_found', `MCP session ${sessionId} was not found (it ended or expired); initialize a new session`)
-        session = found
-      } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
-        session = await openSession(req.ctx)
-      } else {
-        throw new AppError('bad_request', 'send the mcp-session-id header of an initialized session, or POST an initialize request to start one')
-      }
-      session.lastSeen = Date.now()
-      await serveRaw(req, reply, session.transport, log)
-    }
-
-    const schema = { hide: true }
-    app.post(MCP_PATH, { schema }, handle)
-    app.get(MCP_PATH, { schema }, handle)
-    app.delete(MCP_PATH, { schema }, handle)
+    app.get(MCP_PATH, { schema: { hide: true } }, notAllowed)
+    app.delete(MCP_PATH, { schema: { hide: true } }, notAllowed)
   }
 }
 
@@ -126,15 +76,6 @@ async function authenticate(req: FastifyRequest, deps: Deps, services: Services)
     throw new AppError('unauthorized', 'send Authorization: Bearer <access token>, or X-API-Key and X-Tenant headers')
   }
   return { ...(await authenticateBearer(req, deps)), source: 'mcp' }
-}
-
-function sessionIdOf(req: FastifyRequest): string | undefined {
-  const value = req.headers['mcp-session-id']
-  return typeof value === 'string' && value !== '' ? value : undefined
-}
-
-function sameCaller(session: Session, ctx: Ctx): boolean {
-  return session.owner.tenantId === ctx.tenantId && session.owner.keyId === ctx.actor.id && session.owner.role === ctx.role
 }
 
 /** Hands the raw request to the SDK's transport, keeping the headers Fastify's hooks set (request id, rate limits). */

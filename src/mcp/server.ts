@@ -46,22 +46,40 @@ export function offeredTools(readOnly: boolean): ToolDef[] {
   return readOnly ? TOOLS.filter((t) => !t.write) : TOOLS
 }
 
+interface ToolTable {
+  byName: Map<string, { tool: ToolDef; validate: (data: unknown) => object }>
+  listed: { name: string; title: string; description: string; inputSchema: { type: 'object' }; annotations: Record<string, unknown> }[]
+}
+
+const toolTables = new Map<boolean, ToolTable>()
+
+/** Validators and the listed tools, built once per process: /mcp makes a server for every request. */
+function toolTable(readOnly: boolean): ToolTable {
+  let table = toolTables.get(readOnly)
+  if (table) return table
+  const tools = offeredTools(readOnly)
+  table = {
+    byName: new Map(tools.map((t) => [t.name, { tool: t, validate: compileJsonValidator<object>(t.input) }])),
+    // Plain JSON Schema (TypeBox adds symbol keys).
+    listed: tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: JSON.parse(JSON.stringify(t.input)) as { type: 'object' },
+      annotations: { title: t.title, readOnlyHint: !t.write, destructiveHint: t.name.startsWith('unlink_'), idempotentHint: !t.write || t.name.startsWith('link_') || t.name.startsWith('unlink_'), openWorldHint: false },
+    })),
+  }
+  toolTables.set(readOnly, table)
+  return table
+}
+
 /**
  * One MCP server over one tool table, whatever the transport. The low-level Server is used, not McpServer,
  * because McpServer takes zod schemas only; this way the families' TypeBox JSON Schemas are the tools' input schemas,
  * and arguments are checked by the HTTP layer's own validator.
  */
 export function createMcpServer(options: McpServerOptions): Server {
-  const tools = offeredTools(options.readOnly)
-  const byName = new Map(tools.map((t) => [t.name, { tool: t, validate: compileJsonValidator<object>(t.input) }]))
-  // Plain JSON Schema (TypeBox adds symbol keys); computed once.
-  const listed = tools.map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: JSON.parse(JSON.stringify(t.input)) as { type: 'object' },
-    annotations: { title: t.title, readOnlyHint: !t.write, destructiveHint: t.name.startsWith('unlink_'), idempotentHint: !t.write || t.name.startsWith('link_') || t.name.startsWith('unlink_'), openWorldHint: false },
-  }))
+  const { byName, listed } = toolTable(options.readOnly)
 
   const server = new Server(
     { name: 'aigov', title: 'AI governance registry', version: SERVICE_VERSION },

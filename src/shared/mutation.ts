@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 import type { Database } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
+import { type AuditKeys, auditHash } from './audit-chain.js'
 import type { Ctx } from './context.js'
 import { newId, now } from './ids.js'
 
@@ -28,20 +28,36 @@ export interface MutationOutcome<T> {
 
 export const GENESIS_HASH = '0'.repeat(64)
 
+/** The transactions runMutation opened on PostgreSQL: reads in them take row locks (see forChange). */
+const lockingTransactions = new WeakSet<object>()
+
+/**
+ * A row read to compute a change (PATCH's "before", a revocation, a workflow move) must not change before the
+ * write. SQLite mutations hold the database's write lock from their start; on PostgreSQL a read inside a mutation
+ * locks its rows FOR NO KEY UPDATE (like an UPDATE does, so rows referencing them by foreign key can still be
+ * inserted), and concurrent writers of one row queue instead of recording stale "before" values.
+ * Outside a mutation the query is unchanged.
+ */
+export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: Q): Q {
+  return lockingTransactions.has(db) ? query.forNoKeyUpdate() : query
+}
+
 /**
  * Runs `work` in one transaction and writes its audit records in that same transaction,
  * so a change and its audit trail commit or vanish together. Work that finds nothing to change
  * returns an empty audit list and writes nothing.
  */
 export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>): Promise<T> {
+  const keys = chainKeys(database)
   // SQLite: take the write lock up front so concurrent processes queue on busy_timeout instead of failing mid-transaction.
   const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
   return database.db.connection().execute(async (tx) => {
+    if (database.dialect === 'postgres') lockingTransactions.add(tx)
     await begin.execute(tx)
     try {
       const { result, audit } = await work(tx)
       const entries = Array.isArray(audit) ? audit : [audit]
-      if (entries.length > 0) await appendAudit(tx, database.dialect, ctx, entries)
+      if (entries.length > 0) await appendAudit(tx, database.dialect, keys, ctx, entries)
       await sql`commit`.execute(tx)
       return result
     } catch (err) {
@@ -56,7 +72,7 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
  * FOR NO KEY UPDATE, not FOR UPDATE: rows inserted in this transaction hold KEY SHARE locks on the
  * tenant row through their foreign keys, and FOR UPDATE would deadlock two such writers.
  */
-async function appendAudit(tx: Tx, dialect: Database['dialect'], ctx: Ctx, entries: AuditEntry[]): Promise<void> {
+async function appendAudit(tx: Tx, dialect: Database['dialect'], keys: AuditKeys, ctx: Ctx, entries: AuditEntry[]): Promise<void> {
   let head = tx.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', ctx.tenantId)
   if (dialect === 'postgres') head = head.forNoKeyUpdate()
   const tenant = await head.executeTakeFirstOrThrow()
@@ -65,7 +81,7 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], ctx: Ctx, entri
   const rows: AuditLogRow[] = []
   for (const entry of entries) {
     seq += 1
-    const row = auditRow(ctx, entry, seq, prevHash)
+    const row = auditRow(keys, ctx, entry, seq, prevHash)
     rows.push(row)
     prevHash = row.hash
   }
@@ -73,7 +89,13 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], ctx: Ctx, entri
   await tx.updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
 }
 
-function auditRow(ctx: Ctx, entry: AuditEntry, seq: number, prevHash: string): AuditLogRow {
+/** The audit keys of a database; a path that opened one without createDeps would otherwise write an unkeyed chain. */
+export function chainKeys(database: Database): AuditKeys {
+  if (!database.audit) throw new Error('audit chain keys are not set on this database (createDeps sets them)')
+  return database.audit
+}
+
+function auditRow(keys: AuditKeys, ctx: Ctx, entry: AuditEntry, seq: number, prevHash: string): AuditLogRow {
   const at = Date.now()
   const row: Omit<AuditLogRow, 'hash'> = {
     // id and created_at from one clock reading: the id's time is then never earlier (see idFloor).
@@ -97,20 +119,18 @@ function auditRow(ctx: Ctx, entry: AuditEntry, seq: number, prevHash: string): A
     changes: entry.changes ? JSON.stringify(entry.changes) : null,
     metadata: entry.metadata ? JSON.stringify(entry.metadata) : null,
     prev_hash: prevHash,
+    chain_key_id: keys.chain.id,
   }
-  return { ...row, hash: auditHash(row) }
+  const stored = asStored(row)
+  return { ...stored, hash: auditHash(stored, keys)! }
 }
 
-const HASHED_FIELDS = [
-  'id', 'tenant_id', 'seq', 'created_at', 'action', 'resource_type', 'resource_id', 'resource_name',
-  'sub_object_type', 'sub_object_id', 'sub_object_name', 'use_case_id', 'actor_type', 'actor_id',
-  'actor_name', 'source', 'request_id', 'changes', 'metadata', 'prev_hash',
-] as const
-
-/** SHA-256 over the previous hash and the record's canonical content (fixed field order). */
-export function auditHash(row: Omit<AuditLogRow, 'hash'>): string {
-  const canonical = JSON.stringify(HASHED_FIELDS.map((field) => row[field]))
-  return createHash('sha256').update(canonical).digest('hex')
+/**
+ * The record as the database will hand it back: a lone surrogate that reached here by a path that skipped input
+ * checks (CLI, internal names) is stored as U+FFFD, so the hash is computed over that, never over the text as sent.
+ */
+function asStored<T extends object>(row: T): T {
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'string' ? v.toWellFormed() : v])) as T
 }
 
 /**

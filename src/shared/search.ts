@@ -1,8 +1,14 @@
 import { type RawBuilder, sql } from 'kysely'
 
-/** The lower-cased, trimmed form names are compared and searched by. */
+/** Characters that render as nothing (zero-width space and joiners, soft hyphen, BOM, …). */
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu
+
+/**
+ * The form names are compared (uniqueness) and searched by: Unicode compatibility forms folded (NFKC: "ｄｕｐ" is
+ * "dup"), invisible characters removed ("dup\u200bname" is "dupname"), trimmed, lower-cased.
+ */
 export function nameKey(name: string): string {
-  return name.normalize('NFC').trim().toLowerCase()
+  return name.normalize('NFKC').replace(INVISIBLE, '').trim().toLowerCase()
 }
 
 /**

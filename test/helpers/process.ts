@@ -29,10 +29,10 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>
 }
 
-/** Starts `aigov serve` as a real process and waits until /livez answers. */
-export async function startServiceProcess(env: Record<string, string>, port?: number): Promise<ServiceProcess> {
+/** Starts `aigov serve` as a real process (with extra Node options, e.g. `npm start`'s heap cap) and waits until /livez answers. */
+export async function startServiceProcess(env: Record<string, string>, port?: number, nodeArgs: string[] = []): Promise<ServiceProcess> {
   const listenPort = port ?? (await freePort())
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
     env: { PATH: process.env.PATH, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(listenPort), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

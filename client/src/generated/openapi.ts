@@ -230,8 +230,42 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Verify the tamper-evident hash chain of this tenant’s audit records */
+        /** Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier */
         get: operations["verifyAuditLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/audit_logs/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later */
+        get: operations["getAuditCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/audit_logs/checkpoint/public_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The Ed25519 public key checkpoints are signed with */
+        get: operations["getAuditCheckpointPublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1156,10 +1190,12 @@ export interface components {
             expires_at: string | null;
             revoked_at: string | null;
             /**
-             * @description The secret. Shown once, never again.
+             * @description The secret. Shown once, never again: absent when the response is an Idempotency-Key replay.
              * @example sk_4fQ9x2…
              */
-            key: string;
+            key?: string;
+            /** @description true when `key` holds the secret; false on an Idempotency-Key replay, which never carries it. */
+            secret_shown: boolean;
         };
         ApiKeyListQuery: {
             /**
@@ -1234,6 +1270,21 @@ export interface components {
             /** @example EU-AIA-ART9 */
             key: string;
             version?: number | null;
+        };
+        AuditCheckpoint: {
+            tenant: string;
+            /** @description The number of audit records in the tenant’s chain. */
+            sequence: number;
+            /** @description The hash of the newest record. */
+            head: string;
+            /** Format: date-time */
+            signed_at: string;
+            /** @description Ed25519 over "aigov audit checkpoint v1\n{tenant}\n{sequence}\n{head}\n{signed_at}", base64url. */
+            signature: string;
+            /** @description Which signing key (see /audit_logs/checkpoint/public_key). */
+            key_id: string;
+            /** @description All of the above in one string: pass it to /audit_logs/verify?checkpoint= later. */
+            token: string;
         };
         AuditLog: {
             /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1370,12 +1421,30 @@ export interface components {
             /** @description Sort field, `-` prefix for descending. Default: creation order. */
             sort?: "created_at" | "-created_at";
         };
+        AuditPublicKey: {
+            /** @enum {string} */
+            algorithm: "Ed25519";
+            key_id: string;
+            /** @description SPKI PEM. */
+            public_key: string;
+        };
         AuditVerification: {
-            /** @description True when every record matches its hash and links to the one before. */
+            /** @description True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches). */
             ok: boolean;
             /** @description Records checked. */
             checked: number;
             first_bad_id: string | null;
+            /** @description Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them. */
+            unkeyed: number;
+            checkpoint?: {
+                sequence: number;
+                /** @description The record at the checkpoint’s sequence still has the checkpoint’s head hash. */
+                matched: boolean;
+            };
+        };
+        AuditVerifyQuery: {
+            /** @description The `token` of a checkpoint kept earlier: proves nothing up to it has changed since. */
+            checkpoint?: string;
         };
         /** @enum {unknown} */
         ControlStatus: "pending" | "in_progress" | "implemented" | "not_applicable";
@@ -3073,6 +3142,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -3149,6 +3227,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3238,6 +3325,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3464,6 +3560,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -3575,6 +3680,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -3670,6 +3784,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3903,6 +4026,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -4007,6 +4139,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4257,6 +4398,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -4495,6 +4645,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -4526,7 +4685,10 @@ export interface operations {
     };
     verifyAuditLogs: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The `token` of a checkpoint kept earlier: proves nothing up to it has changed since. */
+                checkpoint?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4571,6 +4733,206 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditCheckpoint"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuditCheckpointPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPublicKey"];
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4671,6 +5033,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -4764,6 +5135,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4999,6 +5379,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -5103,6 +5492,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5342,6 +5740,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -5569,6 +5976,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -5673,6 +6089,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5911,6 +6336,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -6136,6 +6570,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -6240,6 +6683,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6480,6 +6932,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -6711,6 +7172,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -6815,6 +7285,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7044,6 +7523,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7307,6 +7795,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -7398,6 +7895,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7661,6 +8167,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -7752,6 +8267,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8017,6 +8541,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -8108,6 +8641,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8371,6 +8913,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -8462,6 +9013,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8567,6 +9127,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -8660,6 +9229,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8893,6 +9471,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -8997,6 +9584,15 @@ export interface operations {
             };
             /** @description The body is not empty and not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9222,6 +9818,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9721,6 +10326,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -9939,6 +10553,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10176,6 +10799,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -10401,6 +11033,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10767,6 +11408,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -10853,6 +11503,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10956,6 +11615,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11200,6 +11868,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -11291,6 +11968,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11528,6 +12214,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -11641,6 +12336,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -11742,6 +12446,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -11830,6 +12543,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12068,6 +12790,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12329,6 +13060,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -12420,6 +13160,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12656,6 +13405,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -12769,6 +13527,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -12860,6 +13627,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13096,6 +13872,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -13209,6 +13994,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limited; see Retry-After. */
             429: {
                 headers: {
@@ -13290,6 +14084,15 @@ export interface operations {
             };
             /** @description No such record in this tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

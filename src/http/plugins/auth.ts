@@ -48,8 +48,8 @@ export async function authenticateBearer(req: FastifyRequest, deps: { tokens: To
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header)
   if (!match) throw new AppError('unauthorized', 'send Authorization: Bearer <access token> (from POST /api/v1/integration/auth/token)')
   const claims = await deps.tokens.verify(match[1])
-  const keyName = await deps.keyStatus.activeKeyName(claims.tenantId, claims.keyId)
-  if (keyName === null) {
+  const key = await deps.keyStatus.activeKey(claims.tenantId, claims.keyId)
+  if (key === null) {
     throw new AppError('unauthorized', 'the API key behind this token has been revoked or has expired')
   }
   const tenantHeader = req.headers['x-tenant']
@@ -58,8 +58,9 @@ export async function authenticateBearer(req: FastifyRequest, deps: { tokens: To
   }
   return {
     tenantId: claims.tenantId,
-    role: claims.role,
-    actor: { type: 'api_key', id: claims.keyId, name: keyName },
+    // The key's role now: a token outlives a change of its key's role.
+    role: key.role,
+    actor: { type: 'api_key', id: claims.keyId, name: key.name },
     requestId: req.id,
     source: declaredSource(req),
   }

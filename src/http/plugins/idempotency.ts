@@ -4,6 +4,13 @@ import type { IdempotencyStore } from '../../shared/idempotency.js'
 import { AppError } from '../errors.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * What an Idempotency-Key retry gets instead of the first response body, for responses that carry a secret:
+     * idempotency records are kept for 24 h in the database and Redis, so they must never hold one.
+     */
+    idempotentReplay?: (body: Record<string, unknown>) => Record<string, unknown>
+  }
   interface FastifyRequest {
     idempotency: { id: string; fingerprint: string } | null
   }
@@ -72,7 +79,9 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
         const value = reply.getHeader(name)
         if (value !== undefined) headers[name] = String(value)
       }
-      await store.complete(claim.id, claim.fingerprint, { status: reply.statusCode, headers, body: payload })
+      const redact = req.routeOptions.config.idempotentReplay
+      const body = redact ? JSON.stringify(redact(JSON.parse(payload) as Record<string, unknown>)) : payload
+      await store.complete(claim.id, claim.fingerprint, { status: reply.statusCode, headers, body })
     } else {
       await store.release(claim.id)
     }

@@ -62,6 +62,8 @@ function addErrorResponses(route: RouteOptions): void {
   }
   // An Idempotency-Key already used with another body answers 422 on bodiless POSTs too.
   if (route.method === 'POST' && !isPublic) add(422, 'The body failed validation, or the Idempotency-Key was used with another request.')
+  // Text that is not well-formed Unicode or holds U+0000 is refused wherever it arrives, query and path included.
+  if (!isPublic) add(422, 'A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field.')
   if (!isPublic || route.url.endsWith('/auth/token')) add(429, 'Rate limited; see Retry-After.')
   add(500, 'Unexpected server error (no details are disclosed).')
   add(503, 'A dependency (database) is unavailable; retry later.')

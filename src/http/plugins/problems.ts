@@ -39,6 +39,7 @@ export function problemFields(err: AppError, instance: string, requestId: string
 }
 
 export function sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
+  if (typeof err.extra?.retry_after === 'number') reply.header('retry-after', String(err.extra.retry_after))
   // A string payload bypasses the response serializer, so every problem field goes out as built.
   return reply.code(err.status).type('application/problem+json').send(JSON.stringify(problemBody(req, err)))
 }
@@ -122,4 +123,22 @@ export function installProblemHandlers(app: FastifyInstance): void {
     }
     return sendProblem(req, reply, new AppError('not_found', `no route ${req.method} ${path}`))
   })
+}
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (malformed request line or headers, headers too
+ * large, a client too slow) still get a problem document, and the connection is closed.
+ */
+export function clientErrorProblem(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, title, detail] =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'the request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'the request headers are too large']
+        : [400, 'Bad Request', 'the request could not be parsed as HTTP']
+  const code = title.toLowerCase().replaceAll(' ', '_')
+  const body = JSON.stringify({ type: PROBLEM_TYPE_BASE + code.replaceAll('_', '-'), title, status, code, detail })
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy(err)
 }

@@ -5,7 +5,7 @@ import type { Config } from '../../config.js'
 import { type RedisClient, warnAtMostEveryMinute } from '../../shared/redis.js'
 import { AppError } from '../errors.js'
 
-type Store = FastifyRateLimitStore & { child(routeOptions: unknown): Store }
+type Store = FastifyRateLimitStore & { read: FastifyRateLimitStore['incr']; child(routeOptions: unknown): Store }
 type StoreCtor = new (...args: unknown[]) => Store
 
 // The plugin's own stores, so counting works exactly as the plugin documents it.
@@ -19,23 +19,36 @@ const WINDOW_MS = 60_000
  * Counts in Redis when it answers and in this instance's memory when it does not,
  * so an outage loosens limits to per-instance instead of failing requests.
  */
-function resilientStore(redis: RedisClient, log: FastifyBaseLogger) {
+function resilientStore(redis: RedisClient, log: FastifyBaseLogger, prefix: string): Store {
   const warn = warnAtMostEveryMinute(log)
-  const build = (shared: Store, local: Store): Store => ({
-    incr(key, callback, timeWindow, max) {
-      shared.incr(key, (err, result) => {
+  type Op = 'incr' | 'read'
+  const build = (shared: Store, local: Store): Store => {
+    const fallback = (op: Op): Store['incr'] => (key, callback, timeWindow, max) => {
+      shared[op](key, (err, result) => {
         if (!err) return callback(null, result)
         warn({ err: err.message }, 'rate limit counters fell back to this instance: redis unreachable')
-        local.incr(key, callback, timeWindow, max)
+        local[op](key, callback, timeWindow, max)
       }, timeWindow, max)
-    },
-    child(routeOptions) {
-      return build(shared.child(routeOptions), local.child(routeOptions))
-    },
-  })
+    }
+    return { incr: fallback('incr'), read: fallback('read'), child: (routeOptions) => build(shared.child(routeOptions), local.child(routeOptions)) }
+  }
+  return build(new RedisStore(false, false, redis, prefix), new LocalStore(false, false, 10_000))
+}
+
+/** One counter store per service (per config): /mcp and the API routes then draw on one budget per API key. */
+const sharedStores = new WeakMap<Config, Store>()
+
+function sharedStore(config: Config, redis: RedisClient | undefined, log: FastifyBaseLogger): StoreCtor {
+  let store = sharedStores.get(config)
+  if (!store) {
+    store = redis ? resilientStore(redis, log, 'aigov:rl:') : new LocalStore(false, false, 10_000)
+    sharedStores.set(config, store)
+  }
+  const instance = store
+  // The plugin takes a constructor; it gets the one shared store each time.
   return class {
     constructor() {
-      return build(new RedisStore(false, false, redis, 'aigov:rl:'), new LocalStore(false, false, 10_000))
+      return instance
     }
   } as unknown as StoreCtor
 }
@@ -52,23 +65,48 @@ export async function installRateLimit(api: FastifyInstance, config: Config, red
     timeWindow: WINDOW_MS,
     hook: 'onRequest',
     enableDraftSpec: true,
-    store: redis ? resilientStore(redis, api.log) : undefined,
+    store: sharedStore(config, redis, api.log),
     keyGenerator: (req) => (req.ctx ? `key:${req.ctx.tenantId}:${req.ctx.actor.id}` : `addr:${clientAddress(req)}`),
-    errorResponseBuilder: (req, context) => {
-      const retryAfter = Math.max(1, Math.ceil(context.ttl / 1000))
-      return new AppError('rate_limited', `rate limit of ${context.max} requests per minute exceeded; retry in ${retryAfter} s`, undefined, {
-        retry_after: retryAfter,
-        limit: context.max,
-        remaining: 0,
-        reset_time: new Date(Date.now() + context.ttl).toISOString(),
-      })
-    },
+    errorResponseBuilder: (_req, context) => limited(context.max, context.ttl, `rate limit of ${context.max} requests per minute exceeded`),
   })
   api.addHook('onSend', async (_req, reply) => {
     for (const name of ['limit', 'remaining', 'reset'] as const) {
       const value = reply.getHeader(`ratelimit-${name}`)
       if (value !== undefined) reply.header(`x-ratelimit-${name}`, value)
     }
+  })
+}
+
+/**
+ * Wrong API keys, counted per tenant and client address on every path that takes an API key outside the token
+ * exchange (whose own limit counts every request there): past RATE_LIMIT_TOKEN_PER_MINUTE failures in a minute,
+ * even a right key is refused with 429 until the window ends, so guessing gains nothing.
+ */
+export function credentialFailureGuard(config: Config, redis: RedisClient | undefined, log: FastifyBaseLogger) {
+  const store = redis ? resilientStore(redis, log, 'aigov:authfail:') : new LocalStore(false, false, 10_000)
+  const max = config.rateLimitTokenPerMinute
+  const counter = (op: 'incr' | 'read', key: string) =>
+    new Promise<{ current: number; ttl: number }>((resolve, reject) => store[op](key, (err, result) => (err ? reject(err) : resolve(result!)), WINDOW_MS, max))
+  return async <T>(tenant: string, address: string, check: () => Promise<T>): Promise<T> => {
+    const key = `${tenant}:${address}`
+    const seen = await counter('read', key)
+    if (seen.current >= max) throw limited(max, seen.ttl, 'too many failed credentials from this address for this tenant')
+    try {
+      return await check()
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'unauthorized') await counter('incr', key)
+      throw err
+    }
+  }
+}
+
+function limited(max: number, ttl: number, what: string): AppError {
+  const retryAfter = Math.max(1, Math.ceil(ttl / 1000))
+  return new AppError('rate_limited', `${what}; retry in ${retryAfter} s`, undefined, {
+    retry_after: retryAfter,
+    limit: max,
+    remaining: 0,
+    reset_time: new Date(Date.now() + ttl).toISOString(),
   })
 }
 

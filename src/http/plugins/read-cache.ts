@@ -45,15 +45,15 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
 
   scope.decorateRequest('readCacheMiss', null)
 
+  // A 304 only for what would be a 200: from a cached 200 of this very URL at this head, else once the route has
+  // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
   const answerFromCache = async (req: FastifyRequest, reply: FastifyReply) => {
     const etag = await tenantEtag(req.ctx.tenantId)
     reply.header('cache-control', 'private, no-cache')
-    if (ifNoneMatch(req.headers['if-none-match'], etag)) {
-      return reply.header('etag', etag).code(304).send()
-    }
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)
     if (cached?.etag === etag) {
+      if (ifNoneMatch(req.headers['if-none-match'], etag)) return reply.header('etag', etag).code(304).send()
       return reply.header('etag', etag).header('content-type', cached.contentType).send(cached.body)
     }
     req.readCacheMiss = { key, etag }
@@ -75,6 +75,10 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     reply.header('etag', miss.etag)
     if (cache && req.method === 'GET' && typeof payload === 'string') {
       cache.set(miss.key, { etag: miss.etag, body: Buffer.from(payload), contentType: String(reply.getHeader('content-type')) })
+    }
+    if (ifNoneMatch(req.headers['if-none-match'], miss.etag)) {
+      reply.code(304).removeHeader('content-type')
+      return null
     }
     return payload
   })

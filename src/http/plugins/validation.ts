@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
-import { AppError } from '../errors.js'
+import { AppError, type FieldError } from '../errors.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
@@ -30,6 +30,38 @@ export function installValidators(app: FastifyInstance): void {
   })
 }
 
+/**
+ * Strings the database cannot store as sent are refused wherever they arrive: a lone UTF-16 surrogate would be
+ * stored as U+FFFD (so the audit hash computed over the sent text no longer matches the stored one), and U+0000
+ * truncates text in SQLite's functions and is refused by PostgreSQL. Runs on bodies, query strings and path
+ * parameters of every API route (headers cannot carry either: Node refuses NUL and decodes them as Latin-1).
+ */
+export function installTextChecks(api: FastifyInstance): void {
+  api.addHook('preValidation', async (req) => {
+    const errors = [...malformedText(req.params), ...malformedText(req.query), ...malformedText(req.body)]
+    if (errors.length > 0) throw malformedTextError(errors)
+  })
+}
+
+/** Every string (and object key) under `value` that is not well-formed Unicode or contains U+0000, by field path. */
+export function malformedText(value: unknown, path = ''): FieldError[] {
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) return [{ field: path || '(body)', message: 'must be well-formed Unicode (it contains a lone surrogate)' }]
+    if (value.includes('\0')) return [{ field: path || '(body)', message: 'must not contain the NUL character (U+0000)' }]
+    return []
+  }
+  if (value === null || typeof value !== 'object') return []
+  const errors: FieldError[] = []
+  for (const [key, member] of Object.entries(value)) {
+    const field = path ? `${path}/${key}` : key
+    errors.push(...(key.isWellFormed() && !key.includes('\0') ? malformedText(member, field) : [{ field: field.toWellFormed().replaceAll('\0', '\\0'), message: 'is not a valid field name (lone surrogate or U+0000)' }]))
+  }
+  return errors
+}
+
+const malformedTextError = (errors: FieldError[]) =>
+  new AppError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), errors)
+
 let jsonAjv: Ajv | undefined
 
 /**
@@ -40,6 +72,8 @@ export function compileJsonValidator<T>(schema: object, what = 'arguments'): (da
   jsonAjv ??= makeAjv(false)
   const validate = jsonAjv.compile(schema)
   return (data: unknown) => {
+    const malformed = malformedText(data)
+    if (malformed.length > 0) throw malformedTextError(malformed)
     if (validate(data)) return data as T
     const errors = fieldErrors(validate.errors ?? [])
     throw new AppError('validation_failed', `invalid ${what}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)

@@ -17,7 +17,8 @@ export type ApiKey = Static<typeof ApiKey>
 
 export const ApiKeyCreated = Type.Object({
   ...ApiKey.properties,
-  key: Type.String({ description: 'The secret. Shown once, never again.', examples: ['sk_4fQ9x2…'] }),
+  key: Type.Optional(Type.String({ description: 'The secret. Shown once, never again: absent when the response is an Idempotency-Key replay.', examples: ['sk_4fQ9x2…'] })),
+  secret_shown: Type.Boolean({ description: 'true when `key` holds the secret; false on an Idempotency-Key replay, which never carries it.' }),
 })
 export type ApiKeyCreated = Static<typeof ApiKeyCreated>
 

@@ -29,7 +29,7 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
     },
 
     /** Creates a key; the secret is in the result and nowhere else, ever. */
-    async create(ctx: Ctx, input: ApiKeyCreate, secret = generateSecret()): Promise<ApiKeyCreated> {
+    async create(ctx: Ctx, input: ApiKeyCreate, secret = generateSecret()): Promise<ApiKeyCreated & { key: string }> {
       const at = now()
       if (input.expires_at && new Date(input.expires_at).toISOString() <= at) {
         throw new AppError('validation_failed', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }])
@@ -53,7 +53,7 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
           audit: { action: 'api_key.created', resourceType: 'api_key', resourceId: row.id, resourceName: row.name, metadata: { role: row.role, expires_at: row.expires_at } },
         }
       })
-      return { ...toApiKey(row), key: secret }
+      return { ...toApiKey(row), key: secret, secret_shown: true }
     },
 
     async revoke(ctx: Ctx, id: string): Promise<void> {
@@ -62,6 +62,10 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         if (!row) throw notFound('API key', id)
         if (row.revoked_at !== null) throw new AppError('conflict', `API key ${id} is already revoked`)
         const at = now()
+        const admins = await repo.activeAdminKeyIds(tx, ctx.tenantId, at)
+        if (admins.length === 1 && admins[0] === id) {
+          throw new AppError('conflict', `API key ${id} is the tenant's last admin key; create another admin key before revoking it`)
+        }
         await repo.revokeKey(tx, ctx.tenantId, id, at)
         return {
           result: row,
@@ -69,7 +73,7 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         }
       })
       keyStatus.markRevoked(revoked.tenant_id, revoked.id)
-      announceRevocation(redis, revoked.tenant_id, revoked.id)
+      await announceRevocation(redis, revoked.tenant_id, revoked.id)
     },
   }
 }

@@ -1,13 +1,20 @@
 import type { Kysely } from 'kysely'
 import type { Tables } from '../../db/tables.js'
+import type { Role } from '../../shared/context.js'
 import { now } from '../../shared/ids.js'
 
 /** How long a key's "still valid" answer is trusted before the database is asked again. */
 export const KEY_STATUS_TTL_MS = 2000
 
+/** What a request needs of its key: its name, and its role now (not the one a token was issued with). */
+export interface ActiveKey {
+  name: string
+  role: Role
+}
+
 interface Entry {
-  /** The key's name while it is valid; null once revoked, expired or gone. */
-  name: string | null
+  /** The key while it is valid; null once revoked, expired or gone. */
+  key: ActiveKey | null
   checkedAt: number
 }
 
@@ -18,22 +25,22 @@ interface Entry {
  */
 export class KeyStatusCache {
   private readonly entries = new Map<string, Entry>()
-  private readonly inFlight = new Map<string, Promise<string | null>>()
+  private readonly inFlight = new Map<string, Promise<ActiveKey | null>>()
 
   constructor(private readonly db: Kysely<Tables>) {}
 
-  /** The key's name if it is still valid, else null. */
-  activeKeyName(tenantId: string, keyId: string): Promise<string | null> | string | null {
+  /** The key's name and current role if it is still valid, else null. */
+  activeKey(tenantId: string, keyId: string): Promise<ActiveKey | null> | ActiveKey | null {
     const cacheKey = `${tenantId}/${keyId}`
     const entry = this.entries.get(cacheKey)
-    if (entry && Date.now() - entry.checkedAt < KEY_STATUS_TTL_MS) return entry.name
+    if (entry && Date.now() - entry.checkedAt < KEY_STATUS_TTL_MS) return entry.key
     let pending = this.inFlight.get(cacheKey)
     if (!pending) {
       pending = this.load(tenantId, keyId).then(
-        (name) => {
-          this.entries.set(cacheKey, { name, checkedAt: Date.now() })
+        (key) => {
+          this.entries.set(cacheKey, { key, checkedAt: Date.now() })
           this.inFlight.delete(cacheKey)
-          return name
+          return key
         },
         (err) => {
           this.inFlight.delete(cacheKey)
@@ -47,7 +54,7 @@ export class KeyStatusCache {
 
   /** Marks a key revoked on this instance immediately. */
   markRevoked(tenantId: string, keyId: string): void {
-    this.entries.set(`${tenantId}/${keyId}`, { name: null, checkedAt: Date.now() })
+    this.entries.set(`${tenantId}/${keyId}`, { key: null, checkedAt: Date.now() })
   }
 
   /** Drops what is known of a key, so the next request asks the database. */
@@ -55,14 +62,14 @@ export class KeyStatusCache {
     this.entries.delete(`${tenantId}/${keyId}`)
   }
 
-  private async load(tenantId: string, keyId: string): Promise<string | null> {
+  private async load(tenantId: string, keyId: string): Promise<ActiveKey | null> {
     const row = await this.db
       .selectFrom('api_keys')
-      .select(['name', 'revoked_at', 'expires_at'])
+      .select(['name', 'role', 'revoked_at', 'expires_at'])
       .where('tenant_id', '=', tenantId)
       .where('id', '=', keyId)
       .executeTakeFirst()
     const valid = row !== undefined && row.revoked_at === null && (row.expires_at === null || row.expires_at > now())
-    return valid ? row.name : null
+    return valid ? { name: row.name, role: row.role as Role } : null
   }
 }

@@ -6,10 +6,17 @@ export const CSV_COLUMNS = [
   'sub_object_name', 'use_case_id', 'actor_type', 'actor_id', 'actor_name', 'source', 'request_id', 'changes', 'metadata',
 ] as const
 
-/** RFC 4180: quote a field holding a comma, quote, CR or LF, doubling the quotes inside. */
+/** What a spreadsheet reads as the start of a formula (OWASP CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/
+
+/**
+ * RFC 4180: quote a field holding a comma, quote, CR or LF, doubling the quotes inside. A field that a
+ * spreadsheet would evaluate as a formula gets a leading ' (OWASP), so a record name cannot run in the auditor's sheet.
+ */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return ''
-  const text = typeof value === 'string' ? value : JSON.stringify(value)
+  const raw = typeof value === 'string' ? value : JSON.stringify(value)
+  const text = FORMULA_START.test(raw) ? `'${raw}` : raw
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 

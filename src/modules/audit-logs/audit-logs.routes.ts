@@ -1,7 +1,6 @@
-import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { IdParam } from '../../shared/schemas.js'
-import { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditVerification } from './audit-logs.schemas.js'
+import { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
 import type { AuditLogsService } from './audit-logs.service.js'
 
 const tags = ['audit logs']
@@ -37,7 +36,7 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     }, async (req, reply) => {
       const format = req.query.format ?? 'ndjson'
       // The document declares the body as text; what is sent is a stream of that text.
-      const body = Readable.from(auditLogs.export(req.ctx, req.query)) as unknown as string
+      const body = auditLogs.export(req.ctx, req.query) as unknown as string
       return reply
         .type(EXPORT_TYPES[format])
         .header('content-disposition', `attachment; filename="audit-logs.${format}"`)
@@ -47,8 +46,17 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
     app.get('/audit_logs/verify', {
       // It checks what is stored, including changes made behind the service's back: always read afresh.
       config: { readCache: false },
-      schema: { operationId: 'verifyAuditLogs', summary: 'Verify the tamper-evident hash chain of this tenant’s audit records', tags, response: { 200: AuditVerification } },
-    }, async (req) => auditLogs.verify(req.ctx))
+      schema: { operationId: 'verifyAuditLogs', summary: 'Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier', tags, querystring: AuditVerifyQuery, response: { 200: AuditVerification } },
+    }, async (req) => auditLogs.verify(req.ctx, req.query))
+
+    app.get('/audit_logs/checkpoint', {
+      config: { readCache: false },
+      schema: { operationId: 'getAuditCheckpoint', summary: 'A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later', tags, response: { 200: AuditCheckpoint } },
+    }, async (req) => auditLogs.checkpoint(req.ctx))
+
+    app.get('/audit_logs/checkpoint/public_key', {
+      schema: { operationId: 'getAuditCheckpointPublicKey', summary: 'The Ed25519 public key checkpoints are signed with', tags, response: { 200: AuditPublicKey } },
+    }, async () => auditLogs.publicKey())
 
     app.get('/audit_logs/:id', {
       schema: { operationId: 'getAuditLog', summary: 'Get an audit record', tags, params: IdParam('al'), response: { 200: AuditLog } },

@@ -62,8 +62,37 @@ export const AuditLogExportQuery = Type.Object(
 export type AuditLogExportQuery = Static<typeof AuditLogExportQuery>
 
 export const AuditVerification = Type.Object({
-  ok: Type.Boolean({ description: 'True when every record matches its hash and links to the one before.' }),
+  ok: Type.Boolean({ description: 'True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches).' }),
   checked: Type.Integer({ description: 'Records checked.' }),
   first_bad_id: Nullable(Type.String({ description: 'The first record that does not match, if any.' })),
+  unkeyed: Type.Integer({ description: 'Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them.' }),
+  checkpoint: Type.Optional(Type.Object({
+    sequence: Type.Integer(),
+    matched: Type.Boolean({ description: 'The record at the checkpoint’s sequence still has the checkpoint’s head hash.' }),
+  })),
 })
 export type AuditVerification = Static<typeof AuditVerification>
+
+export const AuditVerifyQuery = Type.Object(
+  { checkpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'The `token` of a checkpoint kept earlier: proves nothing up to it has changed since.' })) },
+  { additionalProperties: false },
+)
+export type AuditVerifyQuery = Static<typeof AuditVerifyQuery>
+
+export const AuditCheckpoint = Type.Object({
+  tenant: Type.String(),
+  sequence: Type.Integer({ description: 'The number of audit records in the tenant’s chain.' }),
+  head: Type.String({ description: 'The hash of the newest record.' }),
+  signed_at: Type.String({ format: 'date-time' }),
+  signature: Type.String({ description: 'Ed25519 over "aigov audit checkpoint v1\\n{tenant}\\n{sequence}\\n{head}\\n{signed_at}", base64url.' }),
+  key_id: Type.String({ description: 'Which signing key (see /audit_logs/checkpoint/public_key).' }),
+  token: Type.String({ description: 'All of the above in one string: pass it to /audit_logs/verify?checkpoint= later.' }),
+})
+export type AuditCheckpoint = Static<typeof AuditCheckpoint>
+
+export const AuditPublicKey = Type.Object({
+  algorithm: Type.Literal('Ed25519'),
+  key_id: Type.String(),
+  public_key: Type.String({ description: 'SPKI PEM.' }),
+})
+export type AuditPublicKey = Static<typeof AuditPublicKey>

@@ -1,20 +1,48 @@
+import { Readable } from 'node:stream'
 import type { AuditLogRow } from '../../db/tables.js'
-import { notFound } from '../../http/errors.js'
+import { AppError, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
-import { auditHash, GENESIS_HASH } from '../../shared/mutation.js'
+import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, signCheckpoint } from '../../shared/audit-chain.js'
+import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './audit-logs.repo.js'
 import { csvHeader, csvRow, ndjsonRow } from './audit-export.js'
-import type { AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditVerification } from './audit-logs.schemas.js'
+import type { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
 
 export type AuditLogsService = ReturnType<typeof createAuditLogsService>
 
-const EXPORT_BATCH = 1000
+/**
+ * Rows per read while exporting or verifying. SQLite reads block the event loop, so a batch must be short
+ * enough (a few ms) that other tenants' requests served between batches keep their latency.
+ */
+const EXPORT_BATCH = 500
 const EXPORT_CHUNK = 50
+/** Exports one tenant may run at once on an instance; more answer 429. */
+export const EXPORTS_PER_TENANT = 3
+/** Exports running in this process, by tenant. */
+const runningExports = new Map<string, number>()
 
 export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
   const { db, dialect } = deps.database
+
+  /** Every matching record as export lines, read in keyset batches so memory stays flat however many there are. */
+  async function* exportLines(ctx: Ctx, query: AuditLogExportQuery): AsyncGenerator<string> {
+    const { format, sort, ...filter } = query
+    const toLine = format === 'csv' ? csvRow : ndjsonRow
+    if (format === 'csv') yield csvHeader
+    let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
+    for (;;) {
+      const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, (row) => toLine(toAuditLog(row)))
+      // Lines go out in small chunks while the rows they came from are already garbage: what waits in the
+      // stream's buffer stays small and dies young instead of filling the old generation.
+      for (let i = 0; i < page.items.length; i += EXPORT_CHUNK) yield page.items.slice(i, i + EXPORT_CHUNK).join('')
+      if (!page.pagination.next_cursor) return
+      ks = keyset({ sort, page_limit: EXPORT_BATCH, page_after: page.pagination.next_cursor }, repo.AUDIT_SORT_COLUMNS)
+      await yieldToOthers()
+    }
+  }
+
   return {
     async list(ctx: Ctx, query: AuditLogListQuery): Promise<Page<AuditLog>> {
       const { page_limit, page_after, sort, ...filter } = query
@@ -22,44 +50,92 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       return toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, toAuditLog)
     },
 
-    /** Every matching record as export lines, read in keyset batches so memory stays flat however many there are. */
-    async *export(ctx: Ctx, query: AuditLogExportQuery): AsyncGenerator<string> {
-      const { format, sort, ...filter } = query
-      const toLine = format === 'csv' ? csvRow : ndjsonRow
-      if (format === 'csv') yield csvHeader
-      let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
-      for (;;) {
-        const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, (row) => toLine(toAuditLog(row)))
-        // Lines go out in small chunks while the rows they came from are already garbage: what waits in the
-        // stream's buffer stays small and dies young instead of filling the old generation.
-        for (let i = 0; i < page.items.length; i += EXPORT_CHUNK) yield page.items.slice(i, i + EXPORT_CHUNK).join('')
-        if (!page.pagination.next_cursor) return
-        ks = keyset({ sort, page_limit: EXPORT_BATCH, page_after: page.pagination.next_cursor }, repo.AUDIT_SORT_COLUMNS)
+    /**
+     * The export as a stream. Refused with 429 while the tenant already runs EXPORTS_PER_TENANT exports here;
+     * the slot is freed when the stream closes, whether it ended, failed or its client went away.
+     */
+    export(ctx: Ctx, query: AuditLogExportQuery): Readable {
+      const running = runningExports.get(ctx.tenantId) ?? 0
+      if (running >= EXPORTS_PER_TENANT) {
+        throw new AppError('rate_limited', `this tenant already runs ${running} audit exports; retry when one has finished`, undefined, { retry_after: 5 })
       }
+      runningExports.set(ctx.tenantId, running + 1)
+      const stream = Readable.from(exportLines(ctx, query))
+      stream.once('close', () => {
+        const left = (runningExports.get(ctx.tenantId) ?? 1) - 1
+        if (left > 0) runningExports.set(ctx.tenantId, left)
+        else runningExports.delete(ctx.tenantId)
+      })
+      return stream
     },
 
-    /** Recomputes the tenant's hash chain in sequence and names the first record that does not match. */
-    async verify(ctx: Ctx): Promise<AuditVerification> {
+    /**
+     * Recomputes the tenant's keyed hash chain in sequence and names the first record that does not match. With a
+     * checkpoint kept earlier, also proves the record at its sequence still has its head hash: nothing up to it changed.
+     */
+    async verify(ctx: Ctx, query: AuditVerifyQuery = {}): Promise<AuditVerification> {
+      const keys = chainKeys(deps.database)
+      const checkpoint = query.checkpoint === undefined ? undefined : readCheckpoint(query.checkpoint, ctx, keys)
       let checked = 0
+      let unkeyed = 0
       let prevHash = GENESIS_HASH
       let afterSeq = 0
+      let matched: boolean | undefined
+      const outcome = (ok: boolean, firstBadId: string | null): AuditVerification => ({
+        ok: ok && matched !== false,
+        checked,
+        first_bad_id: firstBadId,
+        unkeyed,
+        ...(checkpoint ? { checkpoint: { sequence: checkpoint.sequence, matched: matched ?? false } } : {}),
+      })
       for (;;) {
         const rows = await repo.auditChainBatch(db, ctx.tenantId, afterSeq, EXPORT_BATCH)
         for (const row of rows) {
           const { hash, ...content } = row
-          if (row.seq !== afterSeq + 1 || row.prev_hash !== prevHash || auditHash(content) !== hash) {
-            return { ok: false, checked, first_bad_id: row.id }
+          // Unkeyed records only ever precede keyed ones: one after a keyed record is a downgrade, i.e. a forgery.
+          const downgraded = row.chain_key_id === null && checked > unkeyed
+          if (row.seq !== afterSeq + 1 || row.prev_hash !== prevHash || downgraded || auditHash(content, keys) !== hash) {
+            if (checkpoint && row.seq <= checkpoint.sequence) matched = false
+            return outcome(false, row.id)
           }
+          if (row.chain_key_id === null) unkeyed += 1
+          if (checkpoint?.sequence === row.seq) matched = hash === checkpoint.head
           checked += 1
           afterSeq = row.seq
           prevHash = hash
         }
         if (rows.length < EXPORT_BATCH) break
+        await yieldToOthers()
       }
+      // A checkpoint beyond the end: records were removed since it was signed.
+      if (checkpoint && matched === undefined) matched = checkpoint.sequence === 0 && checkpoint.head === GENESIS_HASH
       // Records removed from the end would leave a shorter, still consistent chain: compare with the tenant's head.
       const head = await repo.auditChainHead(db, ctx.tenantId)
-      if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) return { ok: false, checked, first_bad_id: null }
-      return { ok: true, checked, first_bad_id: null }
+      if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) return outcome(false, null)
+      return outcome(true, null)
+    },
+
+    /**
+     * A signed statement of the tenant's chain head now. Signed only when the newest record's hash recomputes under
+     * the chain key, so a head reset in the database is never certified.
+     */
+    async checkpoint(ctx: Ctx): Promise<AuditCheckpoint> {
+      const keys = chainKeys(deps.database)
+      const head = await repo.auditChainHead(db, ctx.tenantId)
+      if (!head) throw notFound('tenant', ctx.tenantId)
+      if (head.audit_seq > 0) {
+        const [row] = await repo.auditChainBatch(db, ctx.tenantId, head.audit_seq - 1, 1)
+        const genuine = row && row.seq === head.audit_seq && row.hash === head.audit_head && auditHash((({ hash: _h, ...content }) => content)(row), keys) === row.hash
+        if (!genuine) throw new AppError('conflict', 'the newest audit record does not match the chain head; run /audit_logs/verify')
+      }
+      const statement: Checkpoint = { tenant: ctx.tenantId, sequence: head.audit_seq, head: head.audit_head, signed_at: new Date().toISOString() }
+      const signed = { ...statement, signature: signCheckpoint(statement, keys), key_id: keys.signing.keyId }
+      return { ...signed, token: Buffer.from(JSON.stringify(signed)).toString('base64url') }
+    },
+
+    publicKey(): AuditPublicKey {
+      const { signing } = chainKeys(deps.database)
+      return { algorithm: 'Ed25519', key_id: signing.keyId, public_key: signing.publicKey.export({ format: 'pem', type: 'spki' }).toString() }
     },
 
     async get(ctx: Ctx, id: string): Promise<AuditLog> {
@@ -69,6 +145,29 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     },
   }
 }
+
+/** A checkpoint token back to its statement, refused (422) unless this service signed it for this tenant. */
+function readCheckpoint(token: string, ctx: Ctx, keys: AuditKeys): Checkpoint {
+  const refuse = (message: string) => new AppError('validation_failed', `checkpoint: ${message}`, [{ field: 'checkpoint', message }])
+  let parsed: Record<string, unknown>
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Record<string, unknown>
+  } catch {
+    throw refuse('is not a checkpoint token')
+  }
+  const { tenant, sequence, head, signed_at, signature, key_id } = parsed ?? {}
+  if (typeof tenant !== 'string' || !Number.isInteger(sequence) || typeof head !== 'string' || typeof signed_at !== 'string' || typeof signature !== 'string') {
+    throw refuse('is not a checkpoint token')
+  }
+  if (tenant !== ctx.tenantId) throw refuse('was signed for another tenant')
+  if (key_id !== keys.signing.keyId) throw refuse('was signed with another signing key; check its signature with that key’s public key')
+  const statement: Checkpoint = { tenant, sequence: sequence as number, head, signed_at }
+  if (!checkpointSignatureValid(statement, signature, keys)) throw refuse('has an invalid signature')
+  return statement
+}
+
+/** Lets the event loop serve other requests (timers, sockets) before the next synchronous SQLite read. */
+const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 export function toAuditLog(row: AuditLogRow): AuditLog {
   return {

@@ -3,13 +3,14 @@ import type { ModelRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { ModelListQuery } from './models.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const MODEL_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findModel(db: Db, tenantId: string, id: string): Promise<ModelRow | undefined> {
-  return db.selectFrom('models').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('models').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listModels(db: Db, tenantId: string, query: ModelListQuery, ks: Keyset): Promise<ModelRow[]> {

@@ -3,6 +3,7 @@ import type { PolicyControlBaseRow, PolicyControlVersionRow, Tables } from '../.
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { PolicyControlBaseListQuery, PolicyControlListQuery, PolicyControlVersionListQuery } from './policy-controls.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
@@ -12,7 +13,7 @@ export const CONTROL_SORT_COLUMNS = { key: 'key', name: 'name_key' }
 // --- bases ---
 
 export function findBase(db: Db, tenantId: string, id: string): Promise<PolicyControlBaseRow | undefined> {
-  return db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function findBaseByKey(db: Db, tenantId: string, key: string): Promise<PolicyControlBaseRow | undefined> {
@@ -38,7 +39,7 @@ export async function updateBase(db: Db, tenantId: string, id: string, changes: 
 // --- versions ---
 
 export function findVersion(db: Db, tenantId: string, id: string): Promise<PolicyControlVersionRow | undefined> {
-  return db.selectFrom('policy_control_versions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('policy_control_versions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function findVersionByKey(db: Db, tenantId: string, key: string, version: number): Promise<PolicyControlVersionRow | undefined> {

@@ -3,13 +3,14 @@ import type { RiskScenarioRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { RiskScenarioListQuery } from './risk-scenarios.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const RISK_SCENARIO_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findRiskScenario(db: Db, tenantId: string, id: string): Promise<RiskScenarioRow | undefined> {
-  return db.selectFrom('risk_scenarios').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('risk_scenarios').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listRiskScenarios(db: Db, tenantId: string, query: RiskScenarioListQuery, ks: Keyset): Promise<RiskScenarioRow[]> {

@@ -3,13 +3,14 @@ import type { RiskTypeRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { RiskTypeListQuery } from './risk-types.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const RISK_TYPE_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findRiskType(db: Db, tenantId: string, id: string): Promise<RiskTypeRow | undefined> {
-  return db.selectFrom('risk_types').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('risk_types').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listRiskTypes(db: Db, tenantId: string, query: RiskTypeListQuery, ks: Keyset): Promise<RiskTypeRow[]> {

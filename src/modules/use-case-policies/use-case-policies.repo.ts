@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Tables, UseCaseControlRow, UseCasePolicyPackRow } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import type { UseCaseControlListQuery } from './use-case-policies.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
@@ -53,7 +54,7 @@ export function neededControls(db: Db, tenantId: string, useCaseId: string) {
 // --- use-case controls ---
 
 export function findControl(db: Db, tenantId: string, useCaseId: string, id: string): Promise<UseCaseControlRow | undefined> {
-  return db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function allControls(db: Db, tenantId: string, useCaseId: string): Promise<UseCaseControlRow[]> {

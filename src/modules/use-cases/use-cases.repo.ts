@@ -3,13 +3,14 @@ import type { Tables, UseCaseRow } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { UseCaseListQuery } from './use-cases.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const USE_CASE_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findUseCase(db: Db, tenantId: string, id: string): Promise<UseCaseRow | undefined> {
-  return db.selectFrom('use_cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('use_cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listUseCases(db: Db, tenantId: string, query: UseCaseListQuery, ks: Keyset): Promise<UseCaseRow[]> {

@@ -3,13 +3,14 @@ import type { VendorRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { VendorListQuery } from './vendors.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const VENDOR_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findVendor(db: Db, tenantId: string, id: string): Promise<VendorRow | undefined> {
-  return db.selectFrom('vendors').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('vendors').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function listVendors(db: Db, tenantId: string, query: VendorListQuery, ks: Keyset): Promise<VendorRow[]> {

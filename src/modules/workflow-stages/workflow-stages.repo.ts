@@ -4,13 +4,14 @@ import type { Tables, UseCaseRow, WorkflowStageRow } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { WorkflowStageListQuery } from './workflow-stages.schemas.js'
+import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
 
 export const WORKFLOW_STAGE_SORT_COLUMNS = { position: 'position', name: 'name_key', created_at: 'created_at' }
 
 export function findStage(db: Db, tenantId: string, id: string): Promise<WorkflowStageRow | undefined> {
-  return db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return forChange(db, db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
 export function findSystemStage(db: Db, tenantId: string, type: 'start' | 'end'): Promise<WorkflowStageRow | undefined> {
