@@ -7,7 +7,7 @@ import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { createDeps, createLogger, migrate, openDatabase, serve } from '../main.js'
+import { createDeps, createLogger, migrate, openDatabase, serve, waitUntilDatabaseAnswers } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
@@ -186,6 +186,7 @@ async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Pr
   const log = createLogger({ ...config, logLevel: 'warn' })
   const database = openDatabase(config, log, { maintenance: true })
   try {
+    await waitUntilDatabaseAnswers(config, database, log)
     await migrateToLatest(database)
     const deps = await createDeps({ ...config, redisUrl: undefined }, log, database)
     await work(deps)

@@ -45,7 +45,7 @@ export function mcpHttpRoutes(deps: Deps, services: Services) {
       }
     })
     // After authentication, so the limit counts per API key as on the API routes.
-    await installRateLimit(app, deps.config, deps.redis)
+    await installRateLimit(app, deps)
 
     const sweep = setInterval(() => {
       const cutoff = Date.now() - SESSION_IDLE_MS
