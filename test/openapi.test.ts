@@ -54,6 +54,8 @@ describe('OpenAPI document', () => {
     const result = await new Validator().validate(doc)
     expect(result.errors ?? []).toEqual([])
     expect(result.valid).toBe(true)
+    // Relative: clients and the reference's samples resolve it against the address they fetched it from.
+    expect(doc.servers).toEqual([{ url: '/', description: 'This service' }])
   })
 
   it.each(Object.entries(OPERATIONS))('names every %s operation', (_family, ids) => {
