@@ -1,10 +1,11 @@
+import { spawn, spawnSync } from 'node:child_process'
 import { connect, createServer, type Server } from 'node:net'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { describeEachDialect, freshDatabase, PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
-import { freePort, runCli, startServiceProcess } from './helpers/process.js'
+import { CLI, freePort, runCli, startServiceProcess } from './helpers/process.js'
 
 const oneLine = (text: string) => text.trim().split('\n')
 
@@ -208,6 +209,32 @@ describe('METRICS_PORT and the access log (a running process)', () => {
       expect(service.output()).not.toContain(apiKey)
     } finally {
       await service.stop()
+      await db.drop()
+    }
+  })
+})
+
+const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0
+
+describe.skipIf(!hasScript)(`logs on a terminal${hasScript ? '' : ' — skipped: no `script` command (util-linux) to give the service a terminal'}`, () => {
+  it('are human-readable lines (pino-pretty), not JSON', async () => {
+    const db = await freshDatabase('sqlite')
+    const port = await freePort()
+    // `script` runs the service with a pseudo-terminal as its stdout, as when a person starts it by hand.
+    const child = spawn('script', ['-qfec', `"${process.execPath}" "${CLI}" serve`, '/dev/null'], {
+      env: { PATH: process.env.PATH, ...db.env, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(port), SERVICE_STARTER_LIBRARY: 'false', LOG_LEVEL: 'info' },
+      detached: true,
+    })
+    let output = ''
+    child.stdout!.on('data', (chunk) => (output += chunk))
+    try {
+      for (let waited = 0; !output.includes('Server listening') && waited < 20_000; waited += 100) await new Promise((r) => setTimeout(r, 100))
+      const line = output.split('\n').find((l) => l.includes('Server listening'))!
+      expect(line).toMatch(/INFO.*Server listening at http:\/\/127\.0\.0\.1:/)
+      expect(line.trim().startsWith('{')).toBe(false)
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM')
+      await new Promise((r) => child.once('exit', r))
       await db.drop()
     }
   })
