@@ -147,14 +147,15 @@ export interface RunningService {
 }
 
 /**
- * Starts one listening instance: migrate, build, listen, bootstrap. Listening comes before the bootstrap so a
- * taken port stops the start before a key is created and printed.
+ * Starts one listening instance: migrate, bootstrap, build, listen. The bootstrap key works from the first
+ * request answered; serve() checks the port before any of it, so a taken port prints no key.
  */
 export async function startService(config: Config, options: { bootstrap?: boolean } = {}): Promise<RunningService> {
   const log = createLogger(config)
   await migrate(config, log)
   const database = openDatabase(config, log)
   const deps = await createDeps(config, log, database)
+  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
   try {
     await app.listen({ port: config.port, host: config.host })
@@ -168,7 +169,6 @@ export async function startService(config: Config, options: { bootstrap?: boolea
     await closeDeps(deps)
     throw err
   })
-  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   return {
     app,
     deps,
