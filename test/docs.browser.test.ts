@@ -47,7 +47,7 @@ describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` â€
       const icons = await page.$$eval('link[rel~="icon"]', (links) => links.map((l) => (l as HTMLLinkElement).href))
       expect(icons).toEqual([`${base}/favicon.svg`])
       expect((await fetch(`${base}/favicon.svg`)).headers.get('content-type')).toBe('image/svg+xml')
-      // The curl samples name this service's host (the document's relative server).
+      // The curl samples name this service's host (the document's servers entry).
       await page.getByText('Create a use case', { exact: true }).first().click()
       await page.getByText(`curl ${base}/api/v1/integration/use_cases`).first().waitFor({ state: 'attached', timeout: 15_000 })
       // Nothing that sends the document or a token away: Scalar's hosted client, the share/upload toolbar, downloads.
