@@ -8,6 +8,8 @@ import { installOpenApi } from './http/plugins/openapi.js'
 import { clientErrorProblem, installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
+import { installCors } from './http/plugins/cors.js'
+import { installObservability } from './http/plugins/observability.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { installReadCache } from './http/plugins/read-cache.js'
 import { idempotencyStore } from './shared/idempotency.js'
@@ -60,7 +62,8 @@ const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.log,
-    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: !deps.config.debug }),
+    // Fastify's two lines per request are replaced by one access-log line (installObservability).
+    logController: new LogController({ requestIdLogLabel: 'request_id', disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     requestTimeout: REQUEST_TIMEOUT_MS,
     connectionTimeout: 60_000,
@@ -86,6 +89,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-ID', req.id)
   })
+  installObservability(app, deps)
+  if (deps.config.corsOrigins.length > 0) await installCors(app, deps.config.corsOrigins)
   await installOpenApi(app)
 
   const services = createServices(deps)
@@ -95,14 +100,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     async (api) => {
       installAuth(api, deps)
       installTextChecks(api)
-      await installRateLimit(api, deps.config, deps.redis)
+      await installRateLimit(api, deps)
       installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
       await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
-        installReadCache(records, deps.database, deps.config.readCacheBytes)
+        installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) => deps.metrics.readCache.inc({ outcome }))
         await records.register(useCaseRoutes(services.useCases))
         await records.register(auditLogRoutes(services.auditLogs))
         await records.register(modelRoutes(services.models))

@@ -27,6 +27,16 @@ export type Config = Readonly<{
   auditChainKeysPrevious: string[]
   /** Ed25519 private key (PKCS#8 PEM) signing audit checkpoints. */
   auditSigningKey: string | undefined
+  /** Browser origins allowed to call the API (CORS); empty = none. */
+  corsOrigins: string[]
+  /** How long a stopping process waits for requests in flight before it exits anyway. */
+  shutdownTimeoutMs: number
+  /** How long start keeps retrying an unreachable PostgreSQL before giving up. */
+  databaseConnectTimeoutSeconds: number
+  /** Bearer token that GET /metrics requires on the service's port. */
+  metricsToken: string | undefined
+  /** Serve /metrics on this port only (unauthenticated, bind it privately) instead of the service's port. */
+  metricsPort: number | undefined
 }>
 
 export class ConfigError extends Error {
@@ -88,6 +98,11 @@ export function loadConfig(env: Env = process.env): Config {
     auditChainKey,
     auditChainKeysPrevious,
     auditSigningKey,
+    corsOrigins: corsOrigins(env),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    databaseConnectTimeoutSeconds: integer(env, 'DATABASE_CONNECT_TIMEOUT_S', 30, 0, 3600),
+    metricsToken: metricsToken(env),
+    metricsPort: optionalString(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535),
   })
 }
 
@@ -167,4 +182,30 @@ function databaseUrl(env: Env): string {
     return raw
   }
   throw new ConfigError('DATABASE_URL', 'must be sqlite:<path> or postgres://…')
+}
+
+/** Comma-separated origins, each scheme://host[:port] exactly as browsers send it in `Origin`; `*` allows any. */
+function corsOrigins(env: Env): string[] {
+  const raw = optionalString(env, 'CORS_ORIGINS')
+  if (raw === undefined) return []
+  const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '')
+  for (const origin of origins) {
+    if (origin === '*') continue
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      // reported below
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com (scheme, host, optional port; no path or trailing slash)`)
+    }
+  }
+  return origins
+}
+
+function metricsToken(env: Env): string | undefined {
+  const token = optionalString(env, 'METRICS_TOKEN')
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long')
+  return token
 }

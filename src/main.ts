@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import cluster from 'node:cluster'
+import { createRequire } from 'node:module'
+import { createServer as createHttpServer, type Server } from 'node:http'
+import { createServer } from 'node:net'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import { pino } from 'pino'
 import { buildApp } from './app.js'
 import { checkBootstrapKey, type Config } from './config.js'
-import { createDatabase, type Database, isUniqueViolation } from './db/create-db.js'
+import { createDatabase, type Database, isUniqueViolation, waitForDatabase } from './db/create-db.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.repo.js'
@@ -19,10 +22,14 @@ import { systemCtx } from './shared/context.js'
 import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
+import { createMetrics } from './shared/metrics.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
 
+const require = createRequire(import.meta.url)
+
+/** JSON lines, or human-readable lines when a person watches the terminal (pino-pretty, loaded only then). */
 export function createLogger(config: Config): FastifyBaseLogger {
-  return pino({
+  const options = {
     level: config.logLevel,
     base: { service: 'aigov' },
     redact: {
@@ -39,7 +46,10 @@ export function createLogger(config: Config): FastifyBaseLogger {
         remotePort: req.socket?.remotePort,
       }),
     },
-  }) as FastifyBaseLogger
+  }
+  if (!process.stdout.isTTY) return pino(options) as FastifyBaseLogger
+  const pretty = require('pino-pretty') as typeof import('pino-pretty')
+  return pino(options, pretty({ sync: true, ignore: 'pid,hostname,service', translateTime: 'SYS:HH:MM:ss.l' })) as FastifyBaseLogger
 }
 
 const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
@@ -72,10 +82,17 @@ export async function signingSecret(config: Config, database: Database): Promise
 export async function migrate(config: Config, log: FastifyBaseLogger): Promise<string[]> {
   const database = openDatabase(config, log, { maintenance: true })
   try {
+    await waitUntilDatabaseAnswers(config, database, log)
     return await migrateToLatest(database)
   } finally {
     await database.close()
   }
+}
+
+export async function waitUntilDatabaseAnswers(config: Config, database: Database, log: FastifyBaseLogger): Promise<void> {
+  await waitForDatabase(database, config.databaseUrl, config.databaseConnectTimeoutSeconds, (err, delayMs) =>
+    log.warn({ err: err.message, retry_in_ms: delayMs }, 'database is not reachable yet; retrying'),
+  )
 }
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
@@ -88,7 +105,7 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  return { config, database, tokens, keyStatus, log, redis, revocationListener }
+  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener }
 }
 
 /** Releases what createDeps opened. */
@@ -131,7 +148,11 @@ export async function bootstrap(deps: Deps, print: (text: string) => void): Prom
       '',
       `  ${created.key}`,
       '',
-      'Exchange it for an access token:',
+      "Export it for the README's examples and the aigov client:",
+      '',
+      `  export SERVICE_API_KEY=${created.key}`,
+      '',
+      'Or exchange it for an access token yourself:',
       '',
       `  curl -s -X POST ${base}/api/v1/integration/auth/token -H 'X-API-Key: ${created.key}' -H 'X-Tenant: ${tenant}'`,
       '',
@@ -145,7 +166,10 @@ export interface RunningService {
   close(): Promise<void>
 }
 
-/** Starts one listening instance: migrate, bootstrap, build, listen. */
+/**
+ * Starts one listening instance: migrate, bootstrap, build, listen. The bootstrap key works from the first
+ * request answered; serve() checks the port before any of it, so a taken port prints no key.
+ */
 export async function startService(config: Config, options: { bootstrap?: boolean } = {}): Promise<RunningService> {
   const log = createLogger(config)
   await migrate(config, log)
@@ -156,19 +180,92 @@ export async function startService(config: Config, options: { bootstrap?: boolea
   }
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
-  await app.listen({ port: config.port, host: config.host })
+  try {
+    await app.listen({ port: config.port, host: config.host })
+  } catch (err) {
+    await app.close()
+    await closeDeps(deps)
+    throw listenError(err, config)
+  }
+  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(deps, config.metricsPort).catch(async (err: unknown) => {
+    await app.close()
+    await closeDeps(deps)
+    throw err
+  })
   return {
     app,
     deps,
     async close() {
+      metricsServer?.close()
       await app.close()
       await closeDeps(deps)
     },
   }
 }
 
+/** METRICS_PORT: GET /metrics alone on its own port, for a scraper on a private network; no token asked. */
+async function serveMetrics(deps: Deps, port: number): Promise<Server> {
+  const server = createHttpServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?', 1)[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: this port serves GET /metrics only\n')
+      return
+    }
+    deps.metrics.registry.metrics().then(
+      (body) => res.writeHead(200, { 'content-type': deps.metrics.registry.contentType }).end(body),
+      (err: unknown) => {
+        deps.log.error({ err: (err as Error).message }, 'collecting metrics failed')
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('collecting metrics failed\n')
+      },
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`METRICS_PORT: port ${port} is already in use on ${deps.config.host}`) : err),
+    )
+    server.listen({ port, host: deps.config.host }, resolve)
+  })
+  return server
+}
+
+/** A listen failure as one line naming the setting to change. */
+function listenError(err: unknown, config: Config): Error {
+  const code = (err as { code?: string }).code
+  const where = `${config.host}:${config.port}`
+  if (code === 'EADDRINUSE') return new Error(`SERVICE_PORT: port ${config.port} is already in use on ${config.host}; stop what listens there or choose another port`)
+  if (code === 'EACCES') return new Error(`SERVICE_PORT: not allowed to listen on ${where} (ports below 1024 need privileges)`)
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`SERVICE_HOST: ${config.host} is not an address of this machine`)
+  return err as Error
+}
+
+/** A taken port stops the start before migrations run or a key is printed (the cluster's primary never listens itself). */
+async function assertCanListen(config: Config): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer()
+    probe.once('error', (err) => reject(listenError(err, config)))
+    probe.listen({ port: config.port, host: config.host, exclusive: true }, () => probe.close(() => resolve()))
+  })
+}
+
+/** Stops after `work`, or after SHUTDOWN_TIMEOUT_MS if requests in flight hold it up (exit code 1 then). */
+function exitWithin(config: Config, log: FastifyBaseLogger, work: () => Promise<void>): void {
+  const timer = setTimeout(() => {
+    log.warn({ shutdown_timeout_ms: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with requests still open')
+    process.exit(1)
+  }, config.shutdownTimeoutMs)
+  timer.unref()
+  work().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log.error({ err: (err as Error).message }, 'shutdown failed')
+      process.exit(1)
+    },
+  )
+}
+
 /** `aigov serve`: one process, or a primary that prepares the database and forks SERVICE_WORKERS workers. */
 export async function serve(config: Config): Promise<void> {
+  // Workers share the primary's port: only the primary (or a single process) checks it, before touching the database.
+  if (cluster.isPrimary) await assertCanListen(config)
   if (config.workers > 1 && cluster.isPrimary) {
     const log = createLogger(config)
     await migrate(config, log)
@@ -184,11 +281,15 @@ export async function serve(config: Config): Promise<void> {
     })
     const stopWorkers = (signal: NodeJS.Signals) => {
       stopping = true
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
-      cluster.on('exit', () => {
-        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
+      exitWithin(config, log, async () => {
+        const exited = new Promise<void>((resolve) =>
+          cluster.on('exit', () => {
+            if (Object.keys(cluster.workers ?? {}).length === 0) resolve()
+          }),
+        )
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+        await exited
       })
-      setTimeout(() => process.exit(0), 10_000).unref()
     }
     process.once('SIGTERM', () => stopWorkers('SIGTERM'))
     process.once('SIGINT', () => stopWorkers('SIGINT'))
@@ -196,11 +297,10 @@ export async function serve(config: Config): Promise<void> {
     return
   }
   const service = await startService(config, { bootstrap: !cluster.isWorker })
-  const stop = async (signal: string) => {
-    service.app.log.info({ signal }, 'shutting down')
-    await service.close()
-    process.exit(0)
+  const stop = (signal: string) => {
+    service.app.log.info({ signal, shutdown_timeout_ms: config.shutdownTimeoutMs }, 'shutting down')
+    exitWithin(config, service.app.log, () => service.close())
   }
-  process.once('SIGTERM', () => void stop('SIGTERM'))
-  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => stop('SIGTERM'))
+  process.once('SIGINT', () => stop('SIGINT'))
 }

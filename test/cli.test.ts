@@ -32,6 +32,22 @@ describeEachDialect('aigov CLI', (dialect) => {
     expect(runCli(['keys', 'create', '--tenant', 't', '--role', 'god', '--name', 'x'], env).code).toBe(2)
   })
 
+  it('prints its version, lists a group\'s commands, names valid options, and keeps help within 100 columns', () => {
+    const version = runCli(['--version'], env)
+    expect(version.code).toBe(0)
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    const group = runCli(['tenants'], env)
+    expect(group.code).toBe(2)
+    expect(group.stdout).toContain('aigov tenants create <tenant>')
+    expect(group.stdout).toContain('aigov tenants list')
+    expect(group.stdout).not.toContain('keys')
+    const badOption = runCli(['keys', 'list', '--colour', 'red'], env)
+    expect(badOption.stderr).toContain("Unknown option '--colour'; valid options: --tenant, --json, --help")
+    // Commands' own help wraps their summaries as the overview does.
+    const helps = [runCli(['--help'], env).stdout, runCli(['mcp', '--help'], env).stdout]
+    for (const line of helps.join('\n').split('\n')) expect(line.length, line).toBeLessThanOrEqual(100)
+  })
+
   it('stops with one line naming a bad setting', () => {
     const res = runCli(['migrate'], { ...env, SERVICE_TOKEN_TTL: 'soon' })
     expect(res.code).toBe(1)
@@ -54,10 +70,14 @@ describeEachDialect('aigov CLI', (dialect) => {
     expect(secret).toMatch(/^sk_[0-9A-Za-z]{43}$/)
     const id = /created (key_\w+)/.exec(key.stdout)![1]
     const listed = runCli(['keys', 'list', '--tenant', 'acme'], env)
+    expect(listed.stdout.split('\n')[0]).toBe('ID\tROLE\tPREFIX\tNAME\tCREATED_AT')
     expect(listed.stdout).toContain(id)
     expect(listed.stdout).not.toContain(secret)
+    const json = runCli(['keys', 'list', '--tenant', 'acme', '--json'], env).stdout.trim().split('\n').map((line) => JSON.parse(line))
+    expect(json).toContainEqual(expect.objectContaining({ id, role: 'write', name: 'ci' }))
+    expect(JSON.stringify(json)).not.toContain(secret)
     expect(runCli(['keys', 'create', '--tenant', 'nobody', '--role', 'read', '--name', 'x'], env).code).toBe(1)
     expect(runCli(['keys', 'revoke', id, '--tenant', 'acme'], env).code).toBe(0)
     expect(runCli(['keys', 'list', '--tenant', 'acme'], env).stdout).not.toContain(id)
-  })
+  }, 60_000)
 })

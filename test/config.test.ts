@@ -7,6 +7,7 @@ describe('settings', () => {
       port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/service.db', redisUrl: undefined, tokenTtlSeconds: 3600,
       bootstrapTenant: 'default', debug: false, enableMcp: false, mcpReadOnly: false, rateLimitPerMinute: 600,
       rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, readCacheBytes: 16 * 1024 * 1024, logLevel: 'info',
+      corsOrigins: [], shutdownTimeoutMs: 10_000, databaseConnectTimeoutSeconds: 30, metricsToken: undefined, metricsPort: undefined,
     })
   })
 
@@ -25,9 +26,21 @@ describe('settings', () => {
     ['LOG_LEVEL', 'loud'],
     ['SERVICE_TENANT', 'Has Spaces'],
     ['SERVICE_SERVER_BASE_URL', 'not a url'],
+    ['CORS_ORIGINS', 'https://app.example.com/'],
+    ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', 'https://a.example, ftp://b.example'],
+    ['SHUTDOWN_TIMEOUT_MS', 'soon'],
+    ['DATABASE_CONNECT_TIMEOUT_S', '-5'],
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_PORT', '0'],
   ])('rejects %s=%s naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `))
+  })
+
+  it('reads a list of CORS origins', () => {
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ,' }).corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173'])
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*'])
   })
 
   it('requires a JWT secret in production', () => {

@@ -17,7 +17,7 @@ describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` â€
   })
   afterAll(async () => t?.close())
 
-  it('lists the use-case operations, loading everything from the service itself', async () => {
+  it('lists the use-case operations, loading everything from the service itself, and nothing sends anything away', async () => {
     const { chromium } = await import('playwright-core')
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -42,6 +42,24 @@ describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` â€
       for (const summary of ['List use cases', 'Create a use case', 'Get a use case', 'Update a use case', 'Delete a use case']) {
         await page.getByText(summary, { exact: true }).first().waitFor({ state: 'attached', timeout: 15_000 })
       }
+      // Titled with the service's name, with its own icon.
+      expect(await page.title()).toBe('AI Governance Integration API')
+      const icons = await page.$$eval('link[rel~="icon"]', (links) => links.map((l) => (l as HTMLLinkElement).href))
+      expect(icons).toEqual([`${base}/favicon.svg`])
+      expect((await fetch(`${base}/favicon.svg`)).headers.get('content-type')).toBe('image/svg+xml')
+      // The curl samples name this service's host (the document's servers entry).
+      await page.getByText('Create a use case', { exact: true }).first().click()
+      await page.getByText(`curl ${base}/api/v1/integration/use_cases`).first().waitFor({ state: 'attached', timeout: 15_000 })
+      // Nothing that sends the document or a token away: Scalar's hosted client, the share/upload toolbar, downloads.
+      const labels = await page.$$eval('button, a, [role="button"]', (els) =>
+        els.map((el) => `${(el as HTMLElement).innerText} ${el.getAttribute('aria-label') ?? ''} ${el.getAttribute('href') ?? ''}`),
+      )
+      for (const forbidden of [/open api client/i, /\bshare\b/i, /upload/i, /download/i, /client\.scalar\.com/i, /deploy/i]) {
+        expect(labels.filter((label) => forbidden.test(label)), String(forbidden)).toEqual([])
+      }
+      // Links that leave the page go nowhere but Scalar's own credit (which carries no document or token).
+      const hrefs = await page.$$eval('a[href]', (links) => links.map((l) => (l as HTMLAnchorElement).href))
+      expect(hrefs.filter((href) => !href.startsWith(base) && !href.startsWith('https://www.scalar.com'))).toEqual([])
       expect(errors).toEqual([])
       expect(outside).toEqual([])
     } finally {

@@ -7,7 +7,7 @@ export interface ClientOptions {
   baseUrl?: string
   /** Exchanged for a token on first use. Default: SERVICE_API_KEY. */
   apiKey?: string
-  /** Default: SERVICE_TENANT. */
+  /** Default: SERVICE_TENANT, else `default` (the service's bootstrap tenant) when an API key is used. */
   tenant?: string
   /** Used as is: no exchange, no refresh. */
   accessToken?: string
@@ -57,7 +57,8 @@ export function createClient(options: ClientOptions = {}) {
   const core = createCore({
     baseUrl,
     apiKey: options.apiKey ?? env('SERVICE_API_KEY'),
-    tenant: options.tenant ?? env('SERVICE_TENANT'),
+    // A token names its own tenant: no default there, so X-Tenant never contradicts it.
+    tenant: options.tenant ?? env('SERVICE_TENANT') ?? (options.accessToken === undefined ? 'default' : undefined),
     accessToken: options.accessToken,
     timeoutMs: options.timeoutMs ?? 30_000,
     maxRetries: options.maxRetries ?? 2,

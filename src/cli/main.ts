@@ -1,5 +1,8 @@
 #!/usr/bin/env node
+import { existsSync, statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { seed } from './seed.js'
@@ -7,10 +10,11 @@ import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { closeDeps, createDeps, createLogger, migrate, openDatabase, serve } from '../main.js'
+import { closeDeps, createDeps, createLogger, migrate, openDatabase, serve, waitUntilDatabaseAnswers } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
+import { SERVICE_VERSION } from '../version.js'
 
 /** A usage error: printed as one line, exit code 2. */
 class UsageError extends Error {}
@@ -102,18 +106,21 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   'keys list': {
-    usage: 'aigov keys list --tenant <tenant>',
-    summary: 'List the active API keys of a tenant.',
-    options: { tenant: { type: 'string' } },
+    usage: 'aigov keys list --tenant <tenant> [--json]',
+    summary: 'List the active API keys of a tenant: a table with a header row, or one JSON object per line with --json.',
+    options: { tenant: { type: 'string' }, json: { type: 'boolean' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
         const tenant = required(args.values, 'tenant')
         await requireTenant(deps, tenant)
         const service = createApiKeysService(deps)
+        if (!args.values.json) out(['ID', 'ROLE', 'PREFIX', 'NAME', 'CREATED_AT'].join('\t'))
         let cursor: string | undefined
         do {
           const page = await service.list(systemCtx(tenant, 'cli'), { page_limit: 100, page_after: cursor })
-          for (const key of page.items) out(`${key.id}\t${key.role}\t${key.key_prefix}…\t${key.name}\t${key.created_at}`)
+          for (const key of page.items) {
+            out(args.values.json ? JSON.stringify(key) : `${key.id}\t${key.role}\t${key.key_prefix}…\t${key.name}\t${key.created_at}`)
+          }
           cursor = page.pagination.next_cursor ?? undefined
         } while (cursor)
       }),
@@ -129,6 +136,19 @@ const COMMANDS: Record<string, Command> = {
         await createApiKeysService(deps).revoke(systemCtx(tenant, 'cli'), args.positionals[0])
         out(`revoked ${args.positionals[0]}`)
       }),
+  },
+  backup: {
+    usage: 'aigov backup <file>',
+    summary: 'Copy the SQLite database into a new file, consistent, while the service runs (VACUUM INTO). Restore: stop the service, put the file at the DATABASE_URL path, start. PostgreSQL: use pg_dump.',
+    positionals: 1,
+    run: async (args, config) => {
+      if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('backs up SQLite only; for PostgreSQL use pg_dump (see the README)')
+      const target = resolve(args.positionals[0])
+      if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file`)
+      const started = Date.now()
+      const bytes = await backupSqlite(config, target)
+      out(`backed up ${config.databaseUrl.slice('sqlite:'.length)} to ${target} (${(bytes / 1024 / 1024).toFixed(1)} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
+    },
   },
   seed: {
     usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',
@@ -182,11 +202,25 @@ async function requireTenant(deps: Deps, tenant: string): Promise<void> {
   if (!(await createTenantsService(deps.database).exists(tenant))) throw new AppError('not_found', `tenant ${tenant} does not exist`)
 }
 
+/** VACUUM INTO writes a consistent, compacted copy in one read transaction: writers carry on meanwhile (WAL). */
+async function backupSqlite(config: Config, target: string): Promise<number> {
+  const log = createLogger({ ...config, logLevel: 'warn' })
+  const database = openDatabase(config, log, { maintenance: true })
+  try {
+    await migrateToLatest(database)
+    await sql`vacuum into ${target}`.execute(database.db)
+  } finally {
+    await database.close()
+  }
+  return statSync(target).size
+}
+
 async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Promise<void> {
   const log = createLogger({ ...config, logLevel: 'warn' })
   const database = openDatabase(config, log, { maintenance: true })
   let deps: Deps | undefined
   try {
+    await waitUntilDatabaseAnswers(config, database, log)
     await migrateToLatest(database)
     // With Redis, as the service has it: a revocation from here reaches every running instance at once.
     deps = await createDeps(config, log, database)
@@ -197,11 +231,35 @@ async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Pr
   }
 }
 
+const HELP_WIDTH = 100
+
+/** Words of `text` in lines of at most HELP_WIDTH columns, each starting with `indent`. */
+function wrap(text: string, indent: string): string[] {
+  const lines: string[] = []
+  let line = indent
+  for (const word of text.split(' ')) {
+    if (line.length > indent.length && line.length + 1 + word.length > HELP_WIDTH) {
+      lines.push(line)
+      line = indent
+    }
+    line += (line.length > indent.length ? ' ' : '') + word
+  }
+  return [...lines, line]
+}
+
+function commandList(names: string[]): string[] {
+  return names.flatMap((name) => [`  ${COMMANDS[name].usage}`, ...wrap(COMMANDS[name].summary, '      ')])
+}
+
 function helpText(): string {
-  const lines = ['aigov: the AI governance integration service', '', 'Commands:']
-  for (const command of Object.values(COMMANDS)) lines.push(`  ${command.usage.padEnd(72)} ${command.summary}`)
-  lines.push('', 'Run "aigov <command> --help" for one command. Settings are environment variables (see the README).')
-  return lines.join('\n')
+  return [
+    `aigov ${SERVICE_VERSION}: the AI governance integration service`,
+    '',
+    'Commands:',
+    ...commandList(Object.keys(COMMANDS)),
+    '',
+    ...wrap('Run "aigov <command> --help" for one command, "aigov --version" for the version. Settings are environment variables (see the README).', ''),
+  ].join('\n')
 }
 
 function findCommand(argv: string[]): { name: string; rest: string[] } | undefined {
@@ -212,14 +270,38 @@ function findCommand(argv: string[]): { name: string; rest: string[] } | undefin
   return undefined
 }
 
+/** `aigov tenants`: the commands of that group, when the first word names one. */
+function groupCommands(word: string | undefined): string[] {
+  return Object.keys(COMMANDS).filter((name) => name.startsWith(`${word} `))
+}
+
+/** node:util's message for an unknown option, with the options this command does take. */
+function optionError(err: Error, command: Command): string {
+  const message = err.message.split('\n')[0]
+  if (!/^Unknown option/.test(message)) return message
+  const valid = [...Object.keys(command.options ?? {}), 'help'].map((name) => `--${name}`)
+  return `${message.replace(/\. To specify a positional argument.*$/, '')}; valid options: ${valid.join(', ')}`
+}
+
 export async function main(argv: string[]): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     out(helpText())
     return argv.length === 0 ? 2 : 0
   }
+  if (argv[0] === '--version' || argv[0] === '-v' || argv[0] === 'version') {
+    out(SERVICE_VERSION)
+    return 0
+  }
   const found = findCommand(argv)
   if (!found) {
-    process.stderr.write(`aigov: unknown command "${argv.slice(0, 2).join(' ')}"; run "aigov --help"\n`)
+    const group = groupCommands(argv[0])
+    if (group.length > 0) {
+      const asked = argv.length === 1 || argv[1] === '--help' || argv[1] === '-h'
+      const lines = [asked ? `aigov ${argv[0]}: choose a command:` : `aigov ${argv[0]}: unknown command "${argv[1]}"; choose one of:`, ...commandList(group)]
+      ;(asked ? out : (text: string) => process.stderr.write(text + '\n'))(lines.join('\n'))
+      return argv[1] === '--help' || argv[1] === '-h' ? 0 : 2
+    }
+    process.stderr.write(`aigov: unknown command "${argv[0]}"; run "aigov --help"\n`)
     return 2
   }
   const command = COMMANDS[found.name]
@@ -232,12 +314,12 @@ export async function main(argv: string[]): Promise<number> {
       strict: true,
     })
     if (parsed.values.help) {
-      out(`usage: ${command.usage}\n\n${command.summary}`)
+      out([`usage: ${command.usage}`, '', ...wrap(command.summary, '')].join('\n'))
       return 0
     }
     if (parsed.positionals.length !== (command.positionals ?? 0)) throw new UsageError(`usage: ${command.usage}`)
   } catch (err) {
-    process.stderr.write(`aigov ${found.name}: ${(err as Error).message.split('\n')[0]}\n`)
+    process.stderr.write(`aigov ${found.name}: ${optionError(err as Error, command)}\n`)
     return 2
   }
   try {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { Kysely, type LogEvent, PostgresDialect, sql, SqliteDialect, type SqliteDatabase } from 'kysely'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
 import type { Tables } from './tables.js'
@@ -15,6 +15,23 @@ export interface Database {
   /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
   audit?: AuditKeys
   close(): Promise<void>
+  /** Calls `observer` after every query with its duration (the metrics' database latency). */
+  observeQueries(observer: QueryObserver): void
+  /** PostgreSQL: the connection pool's counts; undefined on SQLite (one connection, no pool). */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined
+}
+
+export type QueryObserver = (durationMs: number, failed: boolean) => void
+
+/** Kysely's log hook, pointed at an observer that may be set after the database is opened. */
+function queryLog() {
+  let observer: QueryObserver | undefined
+  return {
+    log: (event: LogEvent) => observer?.(event.queryDurationMillis, event.level === 'error'),
+    observeQueries: (o: QueryObserver) => {
+      observer = o
+    },
+  }
 }
 
 // pg is loaded only when PostgreSQL is used (it costs start time on SQLite).
@@ -40,16 +57,26 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
   return createPostgres(url, options)
 }
 
+/** The database could not be opened or reached at start: one line naming DATABASE_URL, never its password. */
+export class DatabaseStartError extends Error {}
+
 function createSqlite(path: string): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const sqlite = new SQLite(path)
-  sqlite.pragma('journal_mode = WAL')
+  let sqlite: SQLite.Database
+  try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    sqlite = new SQLite(path)
+    // WAL needs to write beside the file: a read-only place fails here rather than on the first write.
+    sqlite.pragma('journal_mode = WAL')
+  } catch (err) {
+    throw new DatabaseStartError(`DATABASE_URL: cannot open the SQLite file ${resolve(path)}: ${(err as Error).message}`)
+  }
   // NORMAL in WAL mode loses nothing when the process dies; only an OS crash could drop the last commits.
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  const { log, observeQueries } = queryLog()
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log })
+  return { db, dialect: 'sqlite', close: () => db.destroy(), observeQueries, poolStats: () => undefined }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -119,8 +146,15 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   })
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', close: () => db.destroy() }
+  const { log, observeQueries } = queryLog()
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), log })
+  return {
+    db,
+    dialect: 'postgres',
+    close: () => db.destroy(),
+    observeQueries,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+  }
 }
 
 /** True for a UNIQUE constraint violation on either database. */
@@ -145,4 +179,43 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     code.startsWith('08') ||
     /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   )
+}
+
+/** DATABASE_URL as it may be shown: without its password. */
+export function describeDatabaseUrl(url: string): string {
+  if (url.startsWith('sqlite:')) return url
+  const parsed = new URL(url)
+  if (parsed.password) parsed.password = '***'
+  return `${parsed.protocol}//${parsed.username ? `${parsed.username}${parsed.password ? ':***' : ''}@` : ''}${parsed.host}${parsed.pathname}`
+}
+
+/**
+ * Start-up waits for a database that is still coming up (containers starting together), retrying with
+ * backoff up to `timeoutSeconds`, then fails with one line. Errors other than "unreachable" fail at once.
+ */
+export async function waitForDatabase(database: Database, url: string, timeoutSeconds: number, onRetry?: (err: Error, delayMs: number) => void): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000
+  for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      await sql`select 1`.execute(database.db)
+      return
+    } catch (err) {
+      const reason = (err as Error).message || (err as { code?: string }).code || String(err)
+      if (!isDatabaseUnavailable(err) && !isConnectionFailure(err)) {
+        throw new DatabaseStartError(`DATABASE_URL: ${describeDatabaseUrl(url)} refused the connection: ${reason}`)
+      }
+      const wait = Math.min(delay, deadline - Date.now())
+      if (wait <= 0) {
+        throw new DatabaseStartError(`DATABASE_URL: ${describeDatabaseUrl(url)} is unreachable after ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT_S): ${reason}`)
+      }
+      onRetry?.(err as Error, wait)
+      await new Promise((r) => setTimeout(r, wait))
+    }
+  }
+}
+
+/** DNS failures and the like, which isDatabaseUnavailable (a running service's view) does not count. */
+function isConnectionFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && ['EAI_AGAIN', 'ENETUNREACH', 'ECONNABORTED'].includes(code)
 }

@@ -31,7 +31,7 @@ export function mcpHttpRoutes(deps: Deps, services: Services) {
       req.ctx = await guard(typeof tenant === 'string' ? tenant : '', req.ip, () => authenticate(req, deps, services))
     })
     // After authentication, so the limit counts per API key as on the API routes.
-    await installRateLimit(app, deps.config, deps.redis)
+    await installRateLimit(app, deps)
 
     const serverOptions = {
       readOnly: deps.config.mcpReadOnly,

@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/create-db.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
+import type { Metrics } from './metrics.js'
 import type { RedisClient } from './redis.js'
 
 /** What the modules are built from; made once in main (or a test) and handed to buildApp. */
@@ -12,6 +13,7 @@ export interface Deps {
   tokens: TokenService
   keyStatus: KeyStatusCache
   log: FastifyBaseLogger
+  metrics: Metrics
   /** Present when REDIS_URL is set: shared rate limits, idempotency records, revocation fan-out. */
   redis: RedisClient | undefined
   /** The connection listening for revocations from other instances (with Redis). */

@@ -160,7 +160,7 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'AI Governance Integration API',
+        title: DOCS_TITLE,
         version: SERVICE_VERSION,
         description:
           'The integration door to the AI-governance registry: use cases, models, vendors, policies, questionnaires, workflow and audit logs. ' +
@@ -218,14 +218,21 @@ function installDocs(app: FastifyInstance): void {
       routePrefix: '/docs',
       // Self-contained: no web fonts, "try it" requests go straight to this service (not through Scalar's
       // public proxy, which would see the bearer token), and the hosted AI agent and MCP buttons are off.
+      // Nothing on the page sends the document or a token elsewhere: no developer toolbar (share, upload), no "Open API
+      // Client" (Scalar's hosted client), no download links, on every host (not only off localhost).
       configuration: {
         url: '/openapi.json',
-        title: 'AI Governance Integration API',
+        title: DOCS_TITLE,
+        pageTitle: DOCS_TITLE,
+        favicon: '/favicon.svg',
         withDefaultFonts: false,
         proxyUrl: '',
         agent: { disabled: true },
         mcp: { disabled: true },
         telemetry: false,
+        showDeveloperTools: 'never',
+        hideClientButton: true,
+        documentDownloadType: 'none',
       },
     })
     await sub.ready()
@@ -242,9 +249,19 @@ function installDocs(app: FastifyInstance): void {
     }
     return reply.code(res.statusCode).send(res.rawPayload)
   }
+  app.get('/favicon.svg', { schema: { hide: true }, config: { public: true } }, async (_req, reply) =>
+    reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON),
+  )
   app.get('/docs', { schema: { hide: true }, config: { public: true } }, forward)
   app.get('/docs/*', { schema: { hide: true }, config: { public: true } }, forward)
 }
+
+const DOCS_TITLE = 'AI Governance Integration API'
+
+/** A shield, in the page's own origin (no icon fetched from elsewhere). */
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#2f5fd0" d="M16 2 4 6v9c0 7.5 5.1 13.2 12 15 6.9-1.8 12-7.5 12-15V6z"/>' +
+  '<path fill="#fff" d="m14 20.2-4.6-4.6 1.8-1.8 2.8 2.8 6.8-6.8 1.8 1.8z"/></svg>'
 
 const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
 

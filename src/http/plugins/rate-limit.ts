@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module'
 import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type { Deps } from '../../shared/deps.js'
+import { routeLabel } from './observability.js'
 import type { Config } from '../../config.js'
 import { type RedisClient, warnAtMostEveryMinute } from '../../shared/redis.js'
 import { AppError } from '../errors.js'
@@ -59,8 +61,10 @@ const clientAddress = (req: FastifyRequest) => req.ip
  * Limits each API key on resource routes, and each tenant + client address on the token exchange.
  * The limit headers go on every response in both spellings (RateLimit-* and X-RateLimit-*).
  */
-export async function installRateLimit(api: FastifyInstance, config: Config, redis: RedisClient | undefined): Promise<void> {
+export async function installRateLimit(api: FastifyInstance, deps: Pick<Deps, 'config' | 'redis' | 'metrics'>): Promise<void> {
+  const { config, redis, metrics } = deps
   await api.register(rateLimit, {
+    onExceeded: (req) => metrics.rateLimitRefusals.inc({ route: routeLabel(req) }),
     max: config.rateLimitPerMinute,
     timeWindow: WINDOW_MS,
     hook: 'onRequest',

@@ -33,7 +33,9 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
  * newer, that head has already moved on and nobody reads it again). Changes made in the database behind the
  * service's back are not seen until the tenant's next write.
  */
-export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number): void {
+export type ReadCacheOutcome = 'hit' | 'not_modified' | 'miss'
+
+export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number, observe: (outcome: ReadCacheOutcome) => void): void {
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
   // auditChainHead's query, compiled once: building it per request cost a third of a cached answer's throughput.
   const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
@@ -53,9 +55,14 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)
     if (cached?.etag === etag) {
-      if (ifNoneMatch(req.headers['if-none-match'], etag)) return reply.header('etag', etag).code(304).send()
+      if (ifNoneMatch(req.headers['if-none-match'], etag)) {
+        observe('not_modified')
+        return reply.header('etag', etag).code(304).send()
+      }
+      observe('hit')
       return reply.header('etag', etag).header('content-type', cached.contentType).send(cached.body)
     }
+    observe('miss')
     req.readCacheMiss = { key, etag }
   }
 
