@@ -77,8 +77,10 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     const http = await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${created.structuredContent.id}` })
     expect(http.statusCode).toBe(200)
 
-    const updated = await call(admin, 'update_use_case', { id: created.structuredContent.id, owner: 'risk@example.com' })
-    expect(updated.structuredContent.owner).toBe('risk@example.com')
+    const user = await call(admin, 'create_user', { email: 'risk@example.com', name: 'Risk desk' })
+    const owner = { owner_id: user.structuredContent.id, owner_type: 'user' }
+    const updated = await call(admin, 'update_use_case', { id: created.structuredContent.id, owner })
+    expect(updated.structuredContent.owner).toEqual({ ...owner, name: 'Risk desk' })
   })
 
   it('pages through a list tool with next_cursor, never skipping or repeating', async () => {

@@ -62,7 +62,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             .map((c) => ({
               id: newId('ucc'), tenant_id: ctx.tenantId, use_case_id: useCaseId, control_key: c.control_key, control_version: c.control_version,
               control_version_id: c.control_version_id, name: c.name, policy_pack_key: pack.key, policy_pack_version: pack.version,
-              status: 'pending', due_date: dueDate, notes: null, created_at: at, updated_at: at,
+              status: 'pending', due_date: dueDate, notes: null, assignee_id: null, assignee_type: null, created_at: at, updated_at: at,
             }))
           await repo.insertControls(tx, added)
 

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
+import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
 
 export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
@@ -13,8 +14,8 @@ const editable = {
   regions: Type.Optional(Nullable(StringList(50, 100), { examples: [['EU', 'US']] })),
   industries: Type.Optional(Nullable(StringList(50, 100), { examples: [['financial_services']] })),
   source: Type.Optional(Nullable(Text(200), { examples: ['jira'] })),
-  owner: Type.Optional(Nullable(Text(200), { examples: ['credit-risk-team@example.com'] })),
   creator_id: Type.Optional(Nullable(Text(200))),
+  ...governedEditable,
 }
 
 export const UseCase = Type.Object({
@@ -27,7 +28,7 @@ export const UseCase = Type.Object({
   regions: Type.Array(Type.String()),
   industries: Type.Array(Type.String()),
   source: Type.Union([Type.String(), Type.Null()]),
-  owner: Type.Union([Type.String(), Type.Null()]),
+  ...governedRead,
   workflow_stage_id: Type.Union([Type.String(), Type.Null()]),
   workflow_stage_step: Type.Union([WorkflowStep, Type.Null()]),
   questionnaire_ids: Type.Array(Type.String({ description: 'KEY+version' })),
@@ -56,6 +57,7 @@ export const UseCaseListQuery = Type.Object(
     risk_category_level: Type.Optional(RiskCategoryLevel),
     created_after: Type.Optional(Type.String({ format: 'date-time' })),
     created_before: Type.Optional(Type.String({ format: 'date-time' })),
+    ...governedFilters,
   },
   { additionalProperties: false },
 )

@@ -1,0 +1,67 @@
+import type { UserRow } from '../../db/tables.js'
+import { type CatalogSpec, createCatalogService } from '../../shared/catalog.js'
+import type { Deps } from '../../shared/deps.js'
+import { refuseWhileOwning } from '../../shared/governed.js'
+import { fromFlag, presentFields, toFlag } from '../../shared/records.js'
+import { nameKey } from '../../shared/search.js'
+import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
+
+export type UsersService = ReturnType<typeof createUsersService>
+
+const emailKey = (email: string) => email.trim().toLowerCase()
+const emailColumns = (email: string) => ({ email: email.trim(), email_key: emailKey(email) })
+const nameColumns = (name: string | null) => ({ name: name === null ? null : name.trim(), name_key: name === null ? null : nameKey(name) })
+
+export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, UserListQuery> = {
+  table: 'users',
+  label: 'user',
+  resourceType: 'user',
+  idPrefix: 'usr',
+  sortColumns: { email: 'email_key', created_at: 'created_at', updated_at: 'updated_at' },
+  searchColumns: ['email_key', 'name_key'],
+  uniqueValue: (input) => input.email,
+  audited: ['email', 'name', 'title', 'active'],
+  create: (input) => ({ ...emailColumns(input.email), ...nameColumns(input.name ?? null), title: input.title ?? null, active: toFlag(input.active ?? true) }),
+  update: (input) => ({
+    ...presentFields(input, ['title']),
+    ...(input.email !== undefined && emailColumns(input.email)),
+    ...(input.name !== undefined && nameColumns(input.name)),
+    ...(input.active !== undefined && { active: toFlag(input.active ?? true) }),
+  }),
+  filter: (q, query) => {
+    let out = q
+    if (query.email !== undefined) out = out.where('email_key', '=', emailKey(query.email))
+    if (query.active !== undefined) out = out.where('active', '=', toFlag(query.active))
+    return out
+  },
+  /** Refused while the user owns or is assigned anything; team memberships go with the user. */
+  beforeDelete: async (tx, ctx, row) => {
+    await refuseWhileOwning(tx, ctx.tenantId, 'user', row.id)
+    const teams = await tx
+      .selectFrom('team_members as m')
+      .innerJoin('teams as t', (join) => join.onRef('t.id', '=', 'm.team_id').onRef('t.tenant_id', '=', 'm.tenant_id'))
+      .select(['t.id', 't.name'])
+      .where('m.tenant_id', '=', ctx.tenantId)
+      .where('m.user_id', '=', row.id)
+      .orderBy('t.id')
+      .execute()
+    await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('user_id', '=', row.id).execute()
+    return teams.map((team) => ({
+      action: 'team.member_removed', resourceType: 'team', resourceId: team.id, resourceName: team.name,
+      subObjectType: 'user', subObjectId: row.id, subObjectName: row.email, metadata: { reason: 'user.deleted' },
+    }))
+  },
+  toItem: (row) => ({
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    title: row.title,
+    active: fromFlag(row.active),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }),
+}
+
+export function createUsersService(deps: Pick<Deps, 'database'>) {
+  return createCatalogService(deps.database, userCatalog)
+}
