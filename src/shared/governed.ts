@@ -183,9 +183,10 @@ export async function writeCustomFieldValues(
     }
   }
   if (creating) {
+    // A required field named with an empty value is reported at its member by checkValue.
     for (const def of defs.values()) {
-      if (def.required && !def.archived && appliesTo(def, entity) && !accepted.some((a) => a.def.id === def.id && a.values !== null)) {
-        if (!given.some((item) => item.custom_field_id === def.id)) errors.push({ field: 'custom_fields', message: `the custom field "${def.name}" is required` })
+      if (def.required && !def.archived && appliesTo(def, entity) && !given.some((item) => item.custom_field_id === def.id)) {
+        errors.push({ field: 'custom_fields', message: `the custom field "${def.name}" is required` })
       }
     }
   }

@@ -47,7 +47,7 @@ export const GovernanceSummary = Type.Object(
       overdue: Type.Integer({ minimum: 0, description: 'Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.' }),
       open_by_assignee: Type.Array(
         Type.Object({ assignee: Nullable(Owner, { description: 'null: not assigned.' }), open: Count, overdue: Count }),
-        { description: 'Open (pending or in_progress) controls per assignee, most open first; only assignees holding open controls.' },
+        { description: 'Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls.' },
       ),
     }),
     overdue_use_cases: Type.Array(OverdueUseCase, { description: 'Use cases with overdue controls: highest risk level first, then most overdue controls.' }),

@@ -29,7 +29,7 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
       const names = await ownerNames(db, ctx.tenantId, assignees.flatMap((a) => (a.assignee ? [a.assignee] : [])))
       const openByAssignee = assignees
         .map((a) => ({ ...a, assignee: a.assignee && { ...a.assignee, name: names.get(a.assignee.owner_id) ?? '' } }))
-        .sort((a, b) => b.open - a.open || (a.assignee?.owner_id ?? '').localeCompare(b.assignee?.owner_id ?? ''))
+        .sort((a, b) => b.open - a.open || Number(a.assignee === null) - Number(b.assignee === null) || (a.assignee?.owner_id ?? '').localeCompare(b.assignee?.owner_id ?? ''))
 
       const byRisk = { high: 0, medium: 0, low: 0, none: 0, unset: 0 }
       for (const row of risk) {
