@@ -1085,6 +1085,179 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create a user
+         * @description A directory entry for accountability (owners, assignees), not a login: API keys stay the way in.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a user */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a user
+         * @description 409 while the user owns a record, is assigned a control or is a custom field value; team memberships go with the user.
+         */
+        delete: operations["deleteUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a user
+         * @description `null` clears a field (`active` returns to true); absent fields stay as they are. Deactivate (`active: false`) to keep history.
+         */
+        patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/v1/integration/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List teams */
+        get: operations["listTeams"];
+        put?: never;
+        /** Create a team */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/teams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a team */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a team
+         * @description 409 while the team owns a record or is assigned a control; its memberships go with it.
+         */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a team
+         * @description `null` clears a field; absent fields stay as they are.
+         */
+        patch: operations["updateTeam"];
+        trace?: never;
+    };
+    "/api/v1/integration/teams/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a team's members */
+        get: operations["listTeamMembers"];
+        put?: never;
+        /**
+         * Add a user to a team
+         * @description Adds once: 201 with the user when new, 200 when already a member. A missing or other-tenant id is 404.
+         */
+        post: operations["addTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/teams/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a user from a team */
+        delete: operations["removeTeamMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/custom_fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List custom fields */
+        get: operations["listCustomFields"];
+        put?: never;
+        /**
+         * Create a custom field
+         * @description Use cases, models and vendors then carry its values in `custom_fields: [{custom_field_id, value}]`.
+         */
+        post: operations["createCustomField"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/custom_fields/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a custom field */
+        get: operations["getCustomField"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a custom field
+         * @description 409 while any record carries a value: archive it instead.
+         */
+        delete: operations["deleteCustomField"];
+        options?: never;
+        head?: never;
+        /**
+         * Update or archive a custom field
+         * @description `null` clears a field; absent fields stay as they are. `type` and `multiple` change only while no record carries a value (409).
+         */
+        patch: operations["updateCustomField"];
+        trace?: never;
+    };
     "/api/v1/integration/governance_summary": {
         parameters: {
             query?: never;
@@ -2095,6 +2268,12 @@ export interface operations {
                 risk_category_level?: "high" | "medium" | "low" | "none";
                 created_after?: string;
                 created_before?: string;
+                /** @description Records owned by this user or team. */
+                owner_id?: string;
+                /** @description With `custom_field_value`: records carrying that value. */
+                custom_field_id?: string;
+                /** @description Exact value (numbers, booleans and date-times compared by value). */
+                custom_field_value?: string;
             };
             header?: never;
             path?: never;
@@ -2121,7 +2300,18 @@ export interface operations {
                             regions: string[];
                             industries: string[];
                             source: string | null;
-                            owner: string | null;
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             workflow_stage_id: string | null;
                             workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
                             questionnaire_ids: string[];
@@ -2260,9 +2450,20 @@ export interface operations {
                     industries?: string[] | null;
                     /** @example jira */
                     source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
                     creator_id?: string | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -2285,7 +2486,18 @@ export interface operations {
                         regions: string[];
                         industries: string[];
                         source: string | null;
-                        owner: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         workflow_stage_id: string | null;
                         workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
                         questionnaire_ids: string[];
@@ -2434,7 +2646,18 @@ export interface operations {
                         regions: string[];
                         industries: string[];
                         source: string | null;
-                        owner: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         workflow_stage_id: string | null;
                         workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
                         questionnaire_ids: string[];
@@ -2678,9 +2901,20 @@ export interface operations {
                     industries?: string[] | null;
                     /** @example jira */
                     source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
                     creator_id?: string | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -2703,7 +2937,18 @@ export interface operations {
                         regions: string[];
                         industries: string[];
                         source: string | null;
-                        owner: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         workflow_stage_id: string | null;
                         workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
                         questionnaire_ids: string[];
@@ -3498,6 +3743,12 @@ export interface operations {
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
                 status?: "none" | "in_development" | "in_production" | "retired";
+                /** @description Records owned by this user or team. */
+                owner_id?: string;
+                /** @description With `custom_field_value`: records carrying that value. */
+                custom_field_id?: string;
+                /** @description Exact value (numbers, booleans and date-times compared by value). */
+                custom_field_value?: string;
             };
             header?: never;
             path?: never;
@@ -3524,6 +3775,18 @@ export interface operations {
                             provider: string | null;
                             model_type: string | null;
                             version: string | null;
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -3650,6 +3913,19 @@ export interface operations {
                     model_type?: string | null;
                     /** @example 3.2.0 */
                     version?: string | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -3672,6 +3948,18 @@ export interface operations {
                         provider: string | null;
                         model_type: string | null;
                         version: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -3816,6 +4104,18 @@ export interface operations {
                         provider: string | null;
                         model_type: string | null;
                         version: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -4045,6 +4345,19 @@ export interface operations {
                     model_type?: string | null;
                     /** @example 3.2.0 */
                     version?: string | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -4067,6 +4380,18 @@ export interface operations {
                         provider: string | null;
                         model_type: string | null;
                         version: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -4193,6 +4518,12 @@ export interface operations {
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
                 status?: "active" | "under_review" | "inactive";
+                /** @description Records owned by this user or team. */
+                owner_id?: string;
+                /** @description With `custom_field_value`: records carrying that value. */
+                custom_field_id?: string;
+                /** @description Exact value (numbers, booleans and date-times compared by value). */
+                custom_field_value?: string;
             };
             header?: never;
             path?: never;
@@ -4216,6 +4547,18 @@ export interface operations {
                             website: string | null;
                             /** @enum {unknown} */
                             status: "active" | "under_review" | "inactive";
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -4335,6 +4678,19 @@ export interface operations {
                     website?: string | null;
                     /** @description `null` means `active`. */
                     status?: ("active" | "under_review" | "inactive") | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -4354,6 +4710,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -4495,6 +4863,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -4718,6 +5098,19 @@ export interface operations {
                     website?: string | null;
                     /** @description `null` means `active`. */
                     status?: ("active" | "under_review" | "inactive") | null;
+                    owner?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
+                    /** @description Fields not named stay as they are. */
+                    custom_fields?: {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        custom_field_id: string;
+                        /** @description A list for a `multiple` field; `null` clears. */
+                        value: ((string | number | boolean) | (string | number | boolean)[]) | null;
+                    }[];
                 };
             };
         };
@@ -4737,6 +5130,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -6274,6 +6679,18 @@ export interface operations {
                             provider: string | null;
                             model_type: string | null;
                             version: string | null;
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -6409,6 +6826,18 @@ export interface operations {
                         provider: string | null;
                         model_type: string | null;
                         version: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -6440,6 +6869,18 @@ export interface operations {
                         provider: string | null;
                         model_type: string | null;
                         version: string | null;
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -6700,6 +7141,18 @@ export interface operations {
                             website: string | null;
                             /** @enum {unknown} */
                             status: "active" | "under_review" | "inactive";
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -6832,6 +7285,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -6860,6 +7325,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -7558,6 +8035,18 @@ export interface operations {
                             website: string | null;
                             /** @enum {unknown} */
                             status: "active" | "under_review" | "inactive";
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -7690,6 +8179,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -7718,6 +8219,18 @@ export interface operations {
                         website: string | null;
                         /** @enum {unknown} */
                         status: "active" | "under_review" | "inactive";
+                        owner: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
+                        custom_fields: {
+                            custom_field_id: string;
+                            name: string;
+                            value: (string | number | boolean) | (string | number | boolean)[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -7981,7 +8494,18 @@ export interface operations {
                             regions: string[];
                             industries: string[];
                             source: string | null;
-                            owner: string | null;
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             workflow_stage_id: string | null;
                             workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
                             questionnaire_ids: string[];
@@ -8112,6 +8636,18 @@ export interface operations {
                             provider: string | null;
                             model_type: string | null;
                             version: string | null;
+                            owner: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
+                            custom_fields: {
+                                custom_field_id: string;
+                                name: string;
+                                value: (string | number | boolean) | (string | number | boolean)[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -12263,6 +12799,8 @@ export interface operations {
                 status?: "pending" | "in_progress" | "implemented" | "not_applicable";
                 /** @example EU-AIA-ART9 */
                 policy_pack_key?: string;
+                /** @description Controls assigned to this user or team. */
+                assignee_id?: string;
             };
             header?: never;
             path: {
@@ -12299,6 +12837,14 @@ export interface operations {
                             status: "pending" | "in_progress" | "implemented" | "not_applicable";
                             due_date: string | null;
                             notes: string | null;
+                            /** @description The user or team who is to implement the control. */
+                            assignee: {
+                                owner_id: string;
+                                /** @enum {unknown} */
+                                owner_type: "user" | "team";
+                                /** @description The user's name (else email) or the team's name. */
+                                name: string;
+                            } | null;
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -12428,6 +12974,14 @@ export interface operations {
                         status: "pending" | "in_progress" | "implemented" | "not_applicable";
                         due_date: string | null;
                         notes: string | null;
+                        /** @description The user or team who is to implement the control. */
+                        assignee: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -12538,6 +13092,12 @@ export interface operations {
                     status?: "pending" | "in_progress" | "implemented" | "not_applicable";
                     notes?: string | null;
                     due_date?: string | null;
+                    assignee?: {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        owner_id: string;
+                        /** @enum {unknown} */
+                        owner_type?: "user" | "team";
+                    } | null;
                 };
             };
         };
@@ -12567,6 +13127,14 @@ export interface operations {
                         status: "pending" | "in_progress" | "implemented" | "not_applicable";
                         due_date: string | null;
                         notes: string | null;
+                        /** @description The user or team who is to implement the control. */
+                        assignee: {
+                            owner_id: string;
+                            /** @enum {unknown} */
+                            owner_type: "user" | "team";
+                            /** @description The user's name (else email) or the team's name. */
+                            name: string;
+                        } | null;
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -14193,6 +14761,2429 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                /** @description Sort field, `-` prefix for descending. Default: creation order. */
+                sort?: "email" | "-email" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+                /** @description Case-insensitive substring of the name or email. */
+                q?: string;
+                /** @description Exact email, case-insensitive. */
+                email?: string;
+                active?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            email: string;
+                            name: string | null;
+                            title: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "name": "Ada Lovelace",
+                 *       "title": "Head of model risk"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example ada@example.com */
+                    email: string;
+                    /** @example Ada Lovelace */
+                    name?: string | null;
+                    /** @example Head of model risk */
+                    title?: string | null;
+                    active?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        title: string | null;
+                        active: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The usr_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        title: string | null;
+                        active: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The usr_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The usr_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": {
+                    /** @example ada@example.com */
+                    email?: string;
+                    /** @example Ada Lovelace */
+                    name?: string | null;
+                    /** @example Head of model risk */
+                    title?: string | null;
+                    active?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        title: string | null;
+                        active: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                /** @description Sort field, `-` prefix for descending. Default: creation order. */
+                sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+                /** @description Case-insensitive substring of the name. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example team_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Credit risk",
+                 *       "description": "Owns the credit models end to end."
+                 *     }
+                 */
+                "application/json": {
+                    /** @example Credit scoring */
+                    name: string;
+                    /** @example Owns the credit models end to end. */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example team_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example team_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "description": null
+                 *     }
+                 */
+                "application/json": {
+                    /** @example Credit scoring */
+                    name?: string;
+                    /** @example Owns the credit models end to end. */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example team_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTeamMembers: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The team_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            email: string;
+                            name: string | null;
+                            title: string | null;
+                            active: boolean;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    addTeamMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The team_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        title: string | null;
+                        active: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        email: string;
+                        name: string | null;
+                        title: string | null;
+                        active: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The team_… id. */
+                id: string;
+                /** @description The usr_… id. */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listCustomFields: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                /** @description Sort field, `-` prefix for descending. Default: creation order. */
+                sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+                /** @description Case-insensitive substring of the name. */
+                q?: string;
+                entity_type?: "use_case" | "model" | "vendor";
+                archived?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            /** @enum {unknown} */
+                            type: "string" | "number" | "boolean" | "datetime" | "user";
+                            /** @enum {unknown} */
+                            element_type: "input" | "checkbox" | "select" | "datepicker";
+                            options: string[];
+                            multiple: boolean;
+                            required: boolean;
+                            entity_types: ("use_case" | "model" | "vendor")[];
+                            archived: boolean;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createCustomField: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Business unit",
+                 *       "type": "string",
+                 *       "element_type": "select",
+                 *       "options": [
+                 *         "Retail",
+                 *         "Corporate"
+                 *       ],
+                 *       "required": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @example Credit scoring */
+                    name: string;
+                    /** @description `null` means string. */
+                    type?: ("string" | "number" | "boolean" | "datetime" | "user") | null;
+                    multiple?: boolean | null;
+                    /** @example The Azure resource id an inventory sync matches on. */
+                    description?: string | null;
+                    /** @description How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input). */
+                    element_type?: ("input" | "checkbox" | "select" | "datepicker") | null;
+                    options?: string[] | null;
+                    required?: boolean | null;
+                    entity_types?: ("use_case" | "model" | "vendor")[] | null;
+                    archived?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /** @enum {unknown} */
+                        type: "string" | "number" | "boolean" | "datetime" | "user";
+                        /** @enum {unknown} */
+                        element_type: "input" | "checkbox" | "select" | "datepicker";
+                        options: string[];
+                        multiple: boolean;
+                        required: boolean;
+                        entity_types: ("use_case" | "model" | "vendor")[];
+                        archived: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cf_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /** @enum {unknown} */
+                        type: "string" | "number" | "boolean" | "datetime" | "user";
+                        /** @enum {unknown} */
+                        element_type: "input" | "checkbox" | "select" | "datepicker";
+                        options: string[];
+                        multiple: boolean;
+                        required: boolean;
+                        entity_types: ("use_case" | "model" | "vendor")[];
+                        archived: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cf_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateCustomField: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The cf_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "archived": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @example Credit scoring */
+                    name?: string;
+                    /** @description Only while no record carries a value. */
+                    type?: ("string" | "number" | "boolean" | "datetime" | "user") | null;
+                    multiple?: boolean | null;
+                    /** @example The Azure resource id an inventory sync matches on. */
+                    description?: string | null;
+                    /** @description How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input). */
+                    element_type?: ("input" | "checkbox" | "select" | "datepicker") | null;
+                    options?: string[] | null;
+                    required?: boolean | null;
+                    entity_types?: ("use_case" | "model" | "vendor")[] | null;
+                    archived?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example cf_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        description: string | null;
+                        /** @enum {unknown} */
+                        type: "string" | "number" | "boolean" | "datetime" | "user";
+                        /** @enum {unknown} */
+                        element_type: "input" | "checkbox" | "select" | "datepicker";
+                        options: string[];
+                        multiple: boolean;
+                        required: boolean;
+                        entity_types: ("use_case" | "model" | "vendor")[];
+                        archived: boolean;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        created_at: string;
+                        /**
+                         * Format: date-time
+                         * @example 2026-11-22T09:30:00.000Z
+                         */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getGovernanceSummary: {
         parameters: {
             query?: {
@@ -14245,7 +17236,23 @@ export interface operations {
                      *           "implemented": 2,
                      *           "not_applicable": 0
                      *         },
-                     *         "overdue": 4
+                     *         "overdue": 4,
+                     *         "open_by_assignee": [
+                     *           {
+                     *             "assignee": {
+                     *               "owner_id": "team_01jd3k8m9v4q2w6e8r0t2y4u6i",
+                     *               "owner_type": "team",
+                     *               "name": "Credit risk"
+                     *             },
+                     *             "open": 4,
+                     *             "overdue": 3
+                     *           },
+                     *           {
+                     *             "assignee": null,
+                     *             "open": 2,
+                     *             "overdue": 1
+                     *           }
+                     *         ]
                      *       },
                      *       "overdue_use_cases": [
                      *         {
@@ -14297,6 +17304,19 @@ export interface operations {
                             };
                             /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
                             overdue: number;
+                            /** @description Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls. */
+                            open_by_assignee: {
+                                /** @description null: not assigned. */
+                                assignee: {
+                                    owner_id: string;
+                                    /** @enum {unknown} */
+                                    owner_type: "user" | "team";
+                                    /** @description The user's name (else email) or the team's name. */
+                                    name: string;
+                                } | null;
+                                open: number;
+                                overdue: number;
+                            }[];
                         };
                         /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
                         overdue_use_cases: {

@@ -40,7 +40,7 @@ export const CustomFieldCreate = Type.Object(
     multiple: Type.Optional(Nullable(Type.Boolean({ description: 'Values are lists. `null` means false.' }))),
     ...editable,
   },
-  { additionalProperties: false, examples: [{ name: 'Azure resource id', type: 'string', entity_types: ['model'] }, { name: 'Business unit', type: 'string', element_type: 'select', options: ['Retail', 'Corporate'], required: true }] },
+  { additionalProperties: false, examples: [{ name: 'Business unit', type: 'string', element_type: 'select', options: ['Retail', 'Corporate'], required: true }] },
 )
 export type CustomFieldCreate = Static<typeof CustomFieldCreate>
 
