@@ -1,6 +1,5 @@
 import type { Kysely, SelectQueryBuilder } from 'kysely'
 import type { Database, DialectName } from '../db/create-db.js'
-import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
 import type { Ctx } from './context.js'
 import {
@@ -15,7 +14,7 @@ import {
 import { type IdPrefix, newId, now } from './ids.js'
 import { type AuditEntry, diff, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
-import { uniqueName } from './records.js'
+import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
 
 /**
@@ -55,7 +54,7 @@ export interface CatalogQuery {
 }
 
 export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> {
-  table: keyof Tables
+  table: UniqueField['table']
   /** Words for messages: `use case`. */
   label: string
   /** Audit resource_type and action prefix: `use_case`. */
@@ -67,7 +66,8 @@ export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, C
   sortColumns: Record<string, string>
   /** Lower-cased columns `q` searches (any of them). */
   searchColumns: readonly string[]
-  /** The field that must be unique per tenant, read from a create or update body. */
+  /** The field that must be unique per tenant (default `name`), and its value in a create or update body. */
+  uniqueField?: 'email'
   uniqueValue(input: Create | Update): string | undefined
   /** The columns of a new record (the transaction is there for checks and derived values). */
   create(input: Create, ctx: Ctx, tx: Tx): Columns<Row> | Promise<Columns<Row>>
@@ -78,6 +78,8 @@ export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, C
   filter?(q: ListQuery, query: Query): ListQuery
   /** Fills what lives outside the row for a page of items with one query. */
   decorate?(db: Tx, tenantId: string, items: Item[]): Promise<Item[]>
+  /** Writes what the body says beyond the row and values (use cases' questionnaire_ids); returns its audit entries. */
+  afterWrite?(tx: Tx, ctx: Ctx, row: Row, input: Create | Update): Promise<AuditEntry[]>
   /** Refuses a delete (409) or removes what refers to the record, returning the removals' audit entries. */
   beforeDelete?(tx: Tx, ctx: Ctx, row: Row, dialect: DialectName): Promise<AuditEntry[]>
   /** Set on use cases: their audit records carry use_case_id. */
@@ -112,7 +114,8 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     ...(spec.isUseCase && { useCaseId: row.id }),
   })
 
-  const guarded = <T>(input: Create | Update, work: () => Promise<T>) => uniqueName(spec.label, spec.uniqueValue(input), work)
+  const unique: UniqueField = { table: spec.table, what: spec.label, field: spec.uniqueField ?? 'name' }
+  const guarded = <T>(ctx: Ctx, input: Create | Update, work: () => Promise<T>) => uniqueName(db, ctx, unique, spec.uniqueValue(input), work)
 
   return {
     async list(ctx, query) {
@@ -138,7 +141,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     },
 
     async create(ctx, input) {
-      return guarded(input, () =>
+      return guarded(ctx, input, () =>
         runMutation(database, ctx, async (tx) => {
           const at = now()
           const governed = input as GovernedInput
@@ -146,17 +149,18 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const row = { id: newId(spec.idPrefix), tenant_id: ctx.tenantId, ...(await spec.create(input, ctx, tx)), ...owner, created_at: at, updated_at: at } as unknown as Row
           await (tx as AnyDb).insertInto(spec.table).values(row).execute()
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
+          const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
           const [created] = await decorate(tx, ctx.tenantId, [spec.toItem(row)])
           return {
             result: created,
-            audit: { ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } },
+            audit: [{ ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } }, ...extra],
           }
         }),
       )
     },
 
     async update(ctx, id, input) {
-      return guarded(input, () =>
+      return guarded(ctx, input, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await find(tx, ctx.tenantId, id)
           if (!current) throw notFound(spec.label, id)
@@ -164,12 +168,14 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const [before] = await decorate(tx, ctx.tenantId, [spec.toItem(current)])
           const columns = { ...(await spec.update(input, current, tx, ctx)), ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))) }
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false) : {}
+          const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
           const [after] = await decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })])
           const changes = { ...diff(before, after, spec.audited), ...valueChanges }
-          if (Object.keys(changes).length === 0) return { result: before, audit: [] }
+          // Nothing of the record itself changed: no update record, no new updated_at.
+          if (Object.keys(changes).length === 0) return { result: after, audit: extra }
           const updatedAt = now()
           await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
-          return { result: { ...after, updated_at: updatedAt }, audit: { ...auditOf('updated', after as never), changes } }
+          return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
         }),
       )
     },

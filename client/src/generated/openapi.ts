@@ -1291,7 +1291,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1312,6 +1312,8 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description `already_exists` only: the id of the record that already has this name or key. */
+            existing_id?: string;
         };
     };
     responses: never;
@@ -1501,7 +1503,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1519,7 +1521,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1528,7 +1530,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -1972,7 +1974,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1990,7 +1992,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1999,7 +2001,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2216,7 +2218,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2451,6 +2453,13 @@ export interface operations {
                     /** @example jira */
                     source?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                     owner?: {
                         /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
                         owner_id: string;
@@ -2551,7 +2560,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2569,7 +2578,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2578,7 +2587,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2820,7 +2829,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2902,6 +2911,13 @@ export interface operations {
                     /** @example jira */
                     source?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                     owner?: {
                         /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
                         owner_id: string;
@@ -3002,7 +3018,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3020,7 +3036,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3029,7 +3045,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3352,7 +3368,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3370,7 +3386,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3379,7 +3395,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4009,7 +4025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4027,7 +4043,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4036,7 +4052,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4274,7 +4290,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4441,7 +4457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4459,7 +4475,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4468,7 +4484,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4771,7 +4787,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4789,7 +4805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4798,7 +4814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5033,7 +5049,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5191,7 +5207,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,7 +5225,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5218,7 +5234,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5471,7 +5487,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5489,7 +5505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5498,7 +5514,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5720,7 +5736,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5849,7 +5865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5867,7 +5883,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +5892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6169,7 +6185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6187,7 +6203,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6196,7 +6212,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6422,7 +6438,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6578,7 +6594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6596,7 +6612,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6605,7 +6621,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6930,7 +6946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6948,7 +6964,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6957,7 +6973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7070,7 +7086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7386,7 +7402,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7404,7 +7420,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7413,7 +7429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7526,7 +7542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7824,7 +7840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7842,7 +7858,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7851,7 +7867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7964,7 +7980,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8280,7 +8296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8298,7 +8314,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8307,7 +8323,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8420,7 +8436,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9008,7 +9024,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9026,7 +9042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9035,7 +9051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9285,7 +9301,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9456,7 +9472,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9474,7 +9490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9483,7 +9499,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9541,60 +9557,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9706,60 +9695,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9800,7 +9762,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9818,7 +9780,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9827,7 +9789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9888,60 +9850,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10000,7 +9935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10085,60 +10020,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10179,7 +10087,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10197,7 +10105,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10206,7 +10114,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10466,7 +10374,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10484,7 +10392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10493,7 +10401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10737,7 +10645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10755,7 +10663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10764,7 +10672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11064,7 +10972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11082,7 +10990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11091,7 +10999,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11367,7 +11275,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11385,7 +11293,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11394,7 +11302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11541,7 +11449,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12109,7 +12017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12127,7 +12035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12136,7 +12044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12504,7 +12412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12522,7 +12430,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12531,7 +12439,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12751,7 +12659,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13184,7 +13092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13202,7 +13110,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13211,7 +13119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13570,7 +13478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13588,7 +13496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13597,7 +13505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13981,7 +13889,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13999,7 +13907,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14008,7 +13916,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14230,7 +14138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14474,7 +14382,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14492,7 +14400,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14501,7 +14409,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14723,7 +14631,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14979,7 +14887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14997,7 +14905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15006,7 +14914,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15227,7 +15135,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15356,7 +15264,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15374,7 +15282,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15383,7 +15291,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15630,7 +15538,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15648,7 +15556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15657,7 +15565,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15877,7 +15785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16002,7 +15910,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16020,7 +15928,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16029,7 +15937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16298,7 +16206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16316,7 +16224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16325,7 +16233,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16438,7 +16346,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16720,7 +16628,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16738,7 +16646,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16747,7 +16655,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16976,7 +16884,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -17119,7 +17027,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17137,7 +17045,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -17146,7 +17054,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;

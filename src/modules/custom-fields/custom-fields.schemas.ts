@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const CustomFieldType = Type.Enum(['string', 'number', 'boolean', 'datetime', 'user'])
 export const ElementType = Type.Enum(['input', 'checkbox', 'select', 'datepicker'])
@@ -10,7 +10,7 @@ const Options = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxI
 const EntityTypes = Type.Array(EntityType, { uniqueItems: true, description: 'The records the field is for; empty means all.' })
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['The Azure resource id an inventory sync matches on.'] })),
+  description: Type.Optional(Description({ examples: ['The Azure resource id an inventory sync matches on.'] })),
   element_type: Type.Optional(Nullable(ElementType, { description: 'How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input).' })),
   options: Type.Optional(Nullable(Options)),
   required: Type.Optional(Nullable(Type.Boolean({ description: 'Records must carry a value from creation on. `null` means false.' }))),

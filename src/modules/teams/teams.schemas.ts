@@ -1,9 +1,9 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['Owns the credit models end to end.'] })),
+  description: Type.Optional(Description({ examples: ['Owns the credit models end to end.'] })),
 }
 
 export const Team = Type.Object({

@@ -2,13 +2,12 @@ import type { UserRow } from '../../db/tables.js'
 import { type CatalogSpec, createCatalogService } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { refuseWhileOwning } from '../../shared/governed.js'
-import { fromFlag, presentFields, toFlag } from '../../shared/records.js'
+import { emailKey, fromFlag, presentFields, toFlag } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
 
 export type UsersService = ReturnType<typeof createUsersService>
 
-const emailKey = (email: string) => email.trim().toLowerCase()
 const emailColumns = (email: string) => ({ email: email.trim(), email_key: emailKey(email) })
 const nameColumns = (name: string | null) => ({ name: name === null ? null : name.trim(), name_key: name === null ? null : nameKey(name) })
 
@@ -19,6 +18,7 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
   idPrefix: 'usr',
   sortColumns: { email: 'email_key', created_at: 'created_at', updated_at: 'updated_at' },
   searchColumns: ['email_key', 'name_key'],
+  uniqueField: 'email',
   uniqueValue: (input) => input.email,
   audited: ['email', 'name', 'title', 'active'],
   create: (input) => ({ ...emailColumns(input.email), ...nameColumns(input.name ?? null), title: input.title ?? null, active: toFlag(input.active ?? true) }),
