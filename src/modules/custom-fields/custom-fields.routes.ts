@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { CustomField, CustomFieldCreate, CustomFieldListQuery, CustomFieldPage, CustomFieldUpdate } from './custom-fields.schemas.js'
 import type { CustomFieldsService } from './custom-fields.service.js'
@@ -27,9 +27,6 @@ export function customFieldRoutes(customFields: CustomFieldsService): FastifyPlu
 
     app.delete('/custom_fields/:id', {
       schema: { operationId: 'deleteCustomField', summary: 'Delete a custom field', description: '409 while any record carries a value: archive it instead.', tags, params: IdParam('cf'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await customFields.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, customFields.delete(req.ctx, req.params.id)))
   }
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const CustomFieldType = Type.Enum(['string', 'number', 'boolean', 'datetime', 'user'])
@@ -55,16 +55,10 @@ export const CustomFieldUpdate = Type.Object(
 )
 export type CustomFieldUpdate = Static<typeof CustomFieldUpdate>
 
-export const CustomFieldListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    entity_type: Type.Optional(EntityType),
-    archived: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
+export const CustomFieldListQuery = NamedListQuery({
+  entity_type: Type.Optional(EntityType),
+  archived: Type.Optional(Type.Boolean()),
+})
 export type CustomFieldListQuery = Static<typeof CustomFieldListQuery>
 
 export const CustomFieldPage = PageOf(CustomField)

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
@@ -41,16 +41,10 @@ export const ModelUpdate = Type.Object(
 )
 export type ModelUpdate = Static<typeof ModelUpdate>
 
-export const ModelListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    status: Type.Optional(ModelStatus),
-    ...governedFilters,
-  },
-  { additionalProperties: false },
-)
+export const ModelListQuery = NamedListQuery({
+  status: Type.Optional(ModelStatus),
+  ...governedFilters,
+})
 export type ModelListQuery = Static<typeof ModelListQuery>
 
 export const ModelPage = PageOf(Model)

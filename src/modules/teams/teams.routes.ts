@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { User, UserPage } from '../users/users.schemas.js'
 import { Team, TeamCreate, TeamListQuery, TeamMemberBody, TeamMemberListQuery, TeamMemberParams, TeamPage, TeamUpdate } from './teams.schemas.js'
@@ -28,10 +28,7 @@ export function teamRoutes(teams: TeamsService): FastifyPluginAsyncTypebox {
 
     app.delete('/teams/:id', {
       schema: { operationId: 'deleteTeam', summary: 'Delete a team', description: '409 while the team owns a record or is assigned a control; its memberships go with it.', tags, params: IdParam('team'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await teams.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, teams.delete(req.ctx, req.params.id)))
 
     app.get('/teams/:id/members', {
       schema: { operationId: 'listTeamMembers', summary: "List a team's members", tags, params: IdParam('team'), querystring: TeamMemberListQuery, response: { 200: UserPage } },
@@ -46,9 +43,6 @@ export function teamRoutes(teams: TeamsService): FastifyPluginAsyncTypebox {
 
     app.delete('/teams/:id/members/:user_id', {
       schema: { operationId: 'removeTeamMember', summary: 'Remove a user from a team', tags, params: TeamMemberParams, response: { 204: Type.Null({ description: 'Removed.' }) } },
-    }, async (req, reply) => {
-      await teams.removeMember(req.ctx, req.params.id, req.params.user_id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, teams.removeMember(req.ctx, req.params.id, req.params.user_id)))
   }
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf, PageQuery } from '../../shared/pagination.js'
 import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
@@ -23,14 +23,7 @@ export type TeamCreate = Static<typeof TeamCreate>
 export const TeamUpdate = Type.Object({ name: Type.Optional(Name), ...editable }, { additionalProperties: false, examples: [{ description: null }] })
 export type TeamUpdate = Static<typeof TeamUpdate>
 
-export const TeamListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-  },
-  { additionalProperties: false },
-)
+export const TeamListQuery = NamedListQuery({})
 export type TeamListQuery = Static<typeof TeamListQuery>
 
 export const TeamPage = PageOf(Team)

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
 
@@ -55,18 +55,12 @@ export const UseCaseUpdate = Type.Object(
 )
 export type UseCaseUpdate = Static<typeof UseCaseUpdate>
 
-export const UseCaseListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    risk_category_level: Type.Optional(RiskCategoryLevel),
-    created_after: Type.Optional(Type.String({ format: 'date-time' })),
-    created_before: Type.Optional(Type.String({ format: 'date-time' })),
-    ...governedFilters,
-  },
-  { additionalProperties: false },
-)
+export const UseCaseListQuery = NamedListQuery({
+  risk_category_level: Type.Optional(RiskCategoryLevel),
+  created_after: Type.Optional(Type.String({ format: 'date-time' })),
+  created_before: Type.Optional(Type.String({ format: 'date-time' })),
+  ...governedFilters,
+})
 export type UseCaseListQuery = Static<typeof UseCaseListQuery>
 
 export const UseCasePage = PageOf(UseCase)

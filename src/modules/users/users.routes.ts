@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { User, UserCreate, UserListQuery, UserPage, UserUpdate } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
@@ -27,9 +27,6 @@ export function userRoutes(users: UsersService): FastifyPluginAsyncTypebox {
 
     app.delete('/users/:id', {
       schema: { operationId: 'deleteUser', summary: 'Delete a user', description: '409 while the user owns a record, is assigned a control or is a custom field value; team memberships go with the user.', tags, params: IdParam('usr'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await users.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, users.delete(req.ctx, req.params.id)))
   }
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
@@ -35,16 +35,10 @@ export const VendorUpdate = Type.Object(
 )
 export type VendorUpdate = Static<typeof VendorUpdate>
 
-export const VendorListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    status: Type.Optional(VendorStatus),
-    ...governedFilters,
-  },
-  { additionalProperties: false },
-)
+export const VendorListQuery = NamedListQuery({
+  status: Type.Optional(VendorStatus),
+  ...governedFilters,
+})
 export type VendorListQuery = Static<typeof VendorListQuery>
 
 export const VendorPage = PageOf(Vendor)
