@@ -83,6 +83,19 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect(updated.structuredContent.owner).toEqual({ ...owner, name: 'Risk desk' })
   })
 
+  it('defines a custom field and finds a model by its value through tools', async () => {
+    const field = await call(admin, 'create_custom_field', { name: 'MCP resource id', entity_types: ['model'] })
+    expect(field.isError).toBeFalsy()
+    const custom_fields = [{ custom_field_id: field.structuredContent.id, value: 'res-mcp-1' }]
+    expect((await call(admin, 'create_model', { name: 'MCP valued model', custom_fields })).isError).toBeFalsy()
+    const found = await call(admin, 'list_models', { custom_field_id: field.structuredContent.id, custom_field_value: 'res-mcp-1' })
+    expect(found.structuredContent.items.map((m: any) => m.name)).toEqual(['MCP valued model'])
+    const bad = await call(admin, 'create_model', { name: 'MCP bad value', custom_fields: [{ custom_field_id: field.structuredContent.id, value: 7 }] })
+    expect(bad.isError).toBe(true)
+    expect(bad.structuredContent.errors[0].field).toBe('custom_fields/0/value')
+    expect((await call(admin, 'list_custom_fields', {})).structuredContent.items.map((f: any) => f.id)).toContain(field.structuredContent.id)
+  })
+
   it('pages through a list tool with next_cursor, never skipping or repeating', async () => {
     for (let i = 0; i < 5; i++) expect((await call(admin, 'create_model', { name: `paged model ${i}` })).isError).toBeFalsy()
     const seen: string[] = []

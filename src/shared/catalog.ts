@@ -101,8 +101,12 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
   spec: CatalogSpec<Row, Item, Create, Update, Query>,
 ): CatalogService<Item, Create, Update, Query> {
   const { db } = database
-  const find = (conn: Tx, tenantId: string, id: string) =>
-    (conn as AnyDb).selectFrom(spec.table).selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst() as Promise<Row | undefined>
+  const select = (conn: Tx, tenantId: string, id: string) => (conn as AnyDb).selectFrom(spec.table).selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
+  const find = (conn: Tx, tenantId: string, id: string) => select(conn, tenantId, id).executeTakeFirst() as Promise<Row | undefined>
+  // PostgreSQL: a read-modify-write holds the row, so a concurrent update of the same record waits instead of
+  // diffing (and auditing) against a stale copy. SQLite transactions already start with the write lock.
+  const lock = (tx: Tx, tenantId: string, id: string) =>
+    (database.dialect === 'postgres' ? select(tx, tenantId, id).forUpdate() : select(tx, tenantId, id)).executeTakeFirst() as Promise<Row | undefined>
 
   const decorate = (conn: Tx, tenantId: string, items: Item[]) => decorateItems(spec, conn, tenantId, items)
 
@@ -162,7 +166,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     async update(ctx, id, input) {
       return guarded(ctx, input, () =>
         runMutation(database, ctx, async (tx) => {
-          const current = await find(tx, ctx.tenantId, id)
+          const current = await lock(tx, ctx.tenantId, id)
           if (!current) throw notFound(spec.label, id)
           const governed = input as GovernedInput
           const [before] = await decorate(tx, ctx.tenantId, [spec.toItem(current)])
@@ -182,7 +186,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
 
     async delete(ctx, id) {
       await runMutation(database, ctx, async (tx) => {
-        const current = await find(tx, ctx.tenantId, id)
+        const current = await lock(tx, ctx.tenantId, id)
         if (!current) throw notFound(spec.label, id)
         const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
         if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)

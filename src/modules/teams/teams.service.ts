@@ -69,7 +69,7 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
       return runMutation<{ record: User; created: boolean }>(database, ctx, async (tx) => {
         const team = await findTeam(tx, ctx, id)
         const user = await findUser(tx, ctx, userId)
-        const existing = await tx.selectFrom('team_members').select('user_id').where('team_id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+        const existing = await tx.selectFrom('team_members').select('user_id').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', id).where('user_id', '=', userId).executeTakeFirst()
         if (existing) return { result: { record: userCatalog.toItem(user), created: false }, audit: [] }
         await tx.insertInto('team_members').values({ tenant_id: ctx.tenantId, team_id: id, user_id: userId, created_at: now() }).execute()
         return { result: { record: userCatalog.toItem(user), created: true }, audit: memberAudit('member_added', team, user) }
