@@ -87,5 +87,13 @@ describeEachDialect('people', (dialect) => {
     expect((await write({ method: 'DELETE', url: `/users/${u2.id}` })).statusCode).toBe(204)
     expect((await write({ method: 'GET', url: `/teams/${team.id}/members` })).json().items).toEqual([])
     expect(await auditActions(t, 'acme', `resource_id=${team.id}&action=team.member_removed`)).toHaveLength(2)
+
+    // Deleting the team takes its memberships, each audited.
+    const u3 = await post('/users', { email: 'm3@example.com' })
+    await add(u3.id)
+    expect((await write({ method: 'DELETE', url: `/teams/${team.id}` })).statusCode).toBe(204)
+    const removed = (await write({ method: 'GET', url: `/audit_logs?resource_id=${team.id}&action=team.member_removed&sort=-created_at&page_limit=1` })).json().items[0]
+    expect(removed).toMatchObject({ sub_object_id: u3.id, metadata: { reason: 'team.deleted' } })
+    expect((await write({ method: 'GET', url: `/users/${u3.id}` })).statusCode).toBe(200)
   })
 })

@@ -5,11 +5,11 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { refuseWhileOwning } from '../../shared/governed.js'
 import { now } from '../../shared/ids.js'
-import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
+import { runMutation, type Tx } from '../../shared/mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import type { User } from '../users/users.schemas.js'
-import { userCatalog } from '../users/users.service.js'
+import { memberAudit, userCatalog } from '../users/users.service.js'
 import type { Team, TeamCreate, TeamListQuery, TeamMemberListQuery, TeamUpdate } from './teams.schemas.js'
 
 export type TeamsService = ReturnType<typeof createTeamsService>
@@ -26,8 +26,16 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
   /** Refused while the team owns or is assigned anything; its memberships go with it. */
   beforeDelete: async (tx, ctx, row) => {
     await refuseWhileOwning(tx, ctx.tenantId, 'team', row.id)
+    const members = await tx
+      .selectFrom('team_members as m')
+      .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'm.user_id').onRef('u.tenant_id', '=', 'm.tenant_id'))
+      .select(['u.id', 'u.email'])
+      .where('m.tenant_id', '=', ctx.tenantId)
+      .where('m.team_id', '=', row.id)
+      .orderBy('u.id')
+      .execute()
     await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', row.id).execute()
-    return []
+    return members.map((user) => ({ ...memberAudit('member_removed', row, user), metadata: { reason: 'team.deleted' } }))
   },
   toItem: (row) => ({ id: row.id, name: row.name, description: row.description, created_at: row.created_at, updated_at: row.updated_at }),
 }
@@ -46,9 +54,6 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
     if (!user) throw notFound('user', id)
     return user
   }
-  const memberAudit = (action: string, team: TeamRow, user: UserRow): AuditEntry => ({
-    action: `team.${action}`, resourceType: 'team', resourceId: team.id, resourceName: team.name, subObjectType: 'user', subObjectId: user.id, subObjectName: user.email,
-  })
 
   return {
     ...createCatalogService(database, teamCatalog),

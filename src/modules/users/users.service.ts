@@ -1,7 +1,8 @@
-import type { UserRow } from '../../db/tables.js'
+import type { TeamRow, UserRow } from '../../db/tables.js'
 import { type CatalogSpec, createCatalogService } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { refuseWhileOwning } from '../../shared/governed.js'
+import type { AuditEntry } from '../../shared/mutation.js'
 import { emailKey, fromFlag, presentFields, toFlag } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
@@ -10,6 +11,11 @@ export type UsersService = ReturnType<typeof createUsersService>
 
 const emailColumns = (email: string) => ({ email: email.trim(), email_key: emailKey(email) })
 const nameColumns = (name: string | null) => ({ name: name === null ? null : name.trim(), name_key: name === null ? null : nameKey(name) })
+
+/** A membership change, told on the team's audit trail. */
+export const memberAudit = (action: string, team: Pick<TeamRow, 'id' | 'name'>, user: Pick<UserRow, 'id' | 'email'>): AuditEntry => ({
+  action: `team.${action}`, resourceType: 'team', resourceId: team.id, resourceName: team.name, subObjectType: 'user', subObjectId: user.id, subObjectName: user.email,
+})
 
 export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, UserListQuery> = {
   table: 'users',
@@ -46,10 +52,7 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
       .orderBy('t.id')
       .execute()
     await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('user_id', '=', row.id).execute()
-    return teams.map((team) => ({
-      action: 'team.member_removed', resourceType: 'team', resourceId: team.id, resourceName: team.name,
-      subObjectType: 'user', subObjectId: row.id, subObjectName: row.email, metadata: { reason: 'user.deleted' },
-    }))
+    return teams.map((team) => ({ ...memberAudit('member_removed', team, row), metadata: { reason: 'user.deleted' } }))
   },
   toItem: (row) => ({
     id: row.id,
