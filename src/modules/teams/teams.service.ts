@@ -9,7 +9,7 @@ import { runMutation, type Tx } from '../../shared/mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import type { User } from '../users/users.schemas.js'
-import { memberAudit, userCatalog } from '../users/users.service.js'
+import { memberAudit, removeMemberships, userCatalog } from '../users/users.service.js'
 import type { Team, TeamCreate, TeamListQuery, TeamMemberListQuery, TeamUpdate } from './teams.schemas.js'
 
 export type TeamsService = ReturnType<typeof createTeamsService>
@@ -26,16 +26,7 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
   /** Refused while the team owns or is assigned anything; its memberships go with it. */
   beforeDelete: async (tx, ctx, row) => {
     await refuseWhileOwning(tx, ctx.tenantId, 'team', row.id)
-    const members = await tx
-      .selectFrom('team_members as m')
-      .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'm.user_id').onRef('u.tenant_id', '=', 'm.tenant_id'))
-      .select(['u.id', 'u.email'])
-      .where('m.tenant_id', '=', ctx.tenantId)
-      .where('m.team_id', '=', row.id)
-      .orderBy('u.id')
-      .execute()
-    await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', row.id).execute()
-    return members.map((user) => ({ ...memberAudit('member_removed', row, user), metadata: { reason: 'team.deleted' } }))
+    return removeMemberships(tx, ctx.tenantId, 'team', row.id)
   },
   toItem: (row) => ({ id: row.id, name: row.name, description: row.description, created_at: row.created_at, updated_at: row.updated_at }),
 }

@@ -2,7 +2,7 @@ import type { TeamRow, UserRow } from '../../db/tables.js'
 import { type CatalogSpec, createCatalogService } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { refuseWhileOwning } from '../../shared/governed.js'
-import type { AuditEntry } from '../../shared/mutation.js'
+import type { AuditEntry, Tx } from '../../shared/mutation.js'
 import { emailKey, fromFlag, presentFields, toFlag } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
@@ -16,6 +16,28 @@ const nameColumns = (name: string | null) => ({ name: name === null ? null : nam
 export const memberAudit = (action: string, team: Pick<TeamRow, 'id' | 'name'>, user: Pick<UserRow, 'id' | 'email'>): AuditEntry => ({
   action: `team.${action}`, resourceType: 'team', resourceId: team.id, resourceName: team.name, subObjectType: 'user', subObjectId: user.id, subObjectName: user.email,
 })
+
+/**
+ * Removes every membership of a team or user being deleted (a plain association), each removal audited
+ * on its team's trail with the reason.
+ */
+export async function removeMemberships(tx: Tx, tenantId: string, side: 'team' | 'user', id: string): Promise<AuditEntry[]> {
+  const memberships = await tx
+    .selectFrom('team_members as m')
+    .innerJoin('teams as t', (join) => join.onRef('t.id', '=', 'm.team_id').onRef('t.tenant_id', '=', 'm.tenant_id'))
+    .innerJoin('users as u', (join) => join.onRef('u.id', '=', 'm.user_id').onRef('u.tenant_id', '=', 'm.tenant_id'))
+    .select(['t.id as team_id', 't.name as team_name', 'u.id as user_id', 'u.email as email'])
+    .where('m.tenant_id', '=', tenantId)
+    .where(side === 'team' ? 'm.team_id' : 'm.user_id', '=', id)
+    .orderBy('t.id')
+    .orderBy('u.id')
+    .execute()
+  await tx.deleteFrom('team_members').where('tenant_id', '=', tenantId).where(side === 'team' ? 'team_id' : 'user_id', '=', id).execute()
+  return memberships.map((m) => ({
+    ...memberAudit('member_removed', { id: m.team_id, name: m.team_name }, { id: m.user_id, email: m.email }),
+    metadata: { reason: `${side}.deleted` },
+  }))
+}
 
 export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, UserListQuery> = {
   table: 'users',
@@ -43,16 +65,7 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
   /** Refused while the user owns or is assigned anything; team memberships go with the user. */
   beforeDelete: async (tx, ctx, row) => {
     await refuseWhileOwning(tx, ctx.tenantId, 'user', row.id)
-    const teams = await tx
-      .selectFrom('team_members as m')
-      .innerJoin('teams as t', (join) => join.onRef('t.id', '=', 'm.team_id').onRef('t.tenant_id', '=', 'm.tenant_id'))
-      .select(['t.id', 't.name'])
-      .where('m.tenant_id', '=', ctx.tenantId)
-      .where('m.user_id', '=', row.id)
-      .orderBy('t.id')
-      .execute()
-    await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('user_id', '=', row.id).execute()
-    return teams.map((team) => ({ ...memberAudit('member_removed', team, row), metadata: { reason: 'user.deleted' } }))
+    return removeMemberships(tx, ctx.tenantId, 'user', row.id)
   },
   toItem: (row) => ({
     id: row.id,
