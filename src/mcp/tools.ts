@@ -75,7 +75,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_use_case', title: 'Create a use case', write: true,
-    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
+    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
     input: args(UseCaseCreate),
     run: (api, a) => api.createUseCase(a),
   }),
@@ -201,7 +201,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_model', title: 'Register a model', write: true,
-    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
+    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
     input: args(ModelCreate),
     run: (api, a) => api.createModel(a),
   }),
@@ -245,7 +245,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_vendor', title: 'Register a vendor', write: true,
-    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the vendor with its vnd_… id.',
+    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the vendor with its vnd_… id.',
     input: args(VendorCreate),
     run: (api, a) => api.createVendor(a),
   }),

@@ -17,7 +17,8 @@ export const emailKey = (email: string): string => email.trim().toLowerCase()
 
 /** A tenant-unique field of a table: a record's name (compared by its name_key) or its key (compared as is). */
 export interface UniqueField {
-  table: 'use_cases' | 'models' | 'vendors' | 'risk_types' | 'risk_scenarios' | 'workflow_stages' | 'policy_control_bases' | 'users' | 'teams' | 'custom_fields'
+  /** A table with `id`, `tenant_id` and `name_key` (or `key`, or `email_key`), unique per tenant. */
+  table: keyof Tables & string
   /** What the record is called in messages: "use case". */
   what: string
   field?: 'name' | 'key' | 'email'
