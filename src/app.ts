@@ -49,6 +49,12 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { customFieldRoutes } from './modules/custom-fields/custom-fields.routes.js'
+import { createCustomFieldsService } from './modules/custom-fields/custom-fields.service.js'
+import { teamRoutes } from './modules/teams/teams.routes.js'
+import { createTeamsService } from './modules/teams/teams.service.js'
+import { userRoutes } from './modules/users/users.routes.js'
+import { createUsersService } from './modules/users/users.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -121,6 +127,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(policyPackRoutes(services.policyPacks))
         await records.register(useCasePolicyRoutes(services.useCasePolicies))
         await records.register(questionnaireRoutes(services.questionnaires))
+        await records.register(userRoutes(services.users))
+        await records.register(teamRoutes(services.teams))
+        await records.register(customFieldRoutes(services.customFields))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
@@ -155,6 +164,9 @@ export function createServices(deps: Deps) {
     useCasePolicies: createUseCasePoliciesService(deps),
     questionnaires: createQuestionnairesService(deps),
     governanceSummary: createGovernanceSummaryService(deps),
+    users: createUsersService(deps),
+    teams: createTeamsService(deps),
+    customFields: createCustomFieldsService(deps),
   }
 }
 

@@ -73,7 +73,7 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
       runMutation(t.deps.database, ghost, async (tx) => {
         await tx.insertInto('use_cases').values({
           id: 'uc_0000000000000000000000000r', tenant_id: 'rollback', name: 'ghost', name_key: 'ghost', description: null, ai_type: null,
-          system_type: null, risk_category_level: null, regions: '[]', industries: '[]', source: null, owner: null, workflow_stage_id: null,
+          system_type: null, risk_category_level: null, regions: '[]', industries: '[]', source: null, owner_id: null, owner_type: null, workflow_stage_id: null,
           workflow_stage_step: null, creator_id: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString(),
         }).execute()
         return { result: null, audit: { action: 'use_case.created', resourceType: 'use_case', resourceId: 'uc_0000000000000000000000000r' } }
@@ -109,7 +109,7 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
   it('filters by action, resource type and resource id, and hides other tenants', async () => {
     const req = t.as('filter-audit', 'write')
     const uc = (await req({ method: 'POST', url: '/use_cases', payload: { name: 'Filtered' } })).json()
-    await req({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: 'me' } })
+    await req({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { description: 'changed' } })
     const get = async (q: string) => (await req({ method: 'GET', url: `/audit_logs?${q}` })).json().items.map((a: { action: string }) => a.action)
     expect(await get(`resource_id=${uc.id}`)).toEqual(['use_case.created', 'use_case.updated'])
     expect(await get('action=use_case.updated')).toEqual(['use_case.updated'])

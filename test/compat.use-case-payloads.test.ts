@@ -74,11 +74,11 @@ describeEachDialect('use case payloads the integrations send', (dialect) => {
     }
   })
 
-  it('answers custom_fields, questions and an object owner with 422 naming the field (not yet supported), never dropping them', async () => {
+  it('answers unknown custom fields and owners with 422 naming the member, and questions as not supported; nothing is written', async () => {
     const bodies: [string, Record<string, unknown>][] = [
-      ['custom_fields', { custom_fields: [{ custom_field_id: 'cf_01jd3k8m9v4q2w6e8r0t2y4u6i', value: 'x' }] }],
+      ['custom_fields/0/custom_field_id', { custom_fields: [{ custom_field_id: 'cf_01jd3k8m9v4q2w6e8r0t2y4u6i', value: 'x' }] }],
       ['questions', { questions: [{ question_id: 'purpose', questionnaire_id: 'INTAKE+1', section_id: 's1', value: 'scoring' }] }],
-      ['owner', { owner: { owner_id: 'usr_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'user' } }],
+      ['owner/owner_id', { owner: { owner_id: 'usr_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'user' } }],
     ]
     for (const [field, extra] of bodies) {
       const res = await write()({ method: 'POST', url: '/use_cases', payload: { name: `With ${field}`, ...extra } })
@@ -86,5 +86,22 @@ describeEachDialect('use case payloads the integrations send', (dialect) => {
       expect(res.json().errors).toEqual([{ field, message: expect.any(String) }])
     }
     expect((await read()({ method: 'GET', url: '/use_cases?q=with' })).json().items).toEqual([])
+  })
+
+  it('takes the create payload of the original SDK: questionnaire_ids, custom_fields and an owner in one request', async () => {
+    const owner = (await write()({ method: 'POST', url: '/users', payload: { email: 'intake@example.com', name: 'Intake desk' } })).json()
+    const field = (await write()({ method: 'POST', url: '/custom_fields', payload: { name: 'Jira key' } })).json()
+    const res = await write()({
+      method: 'POST', url: '/use_cases',
+      payload: {
+        name: 'Synced from Jira', questionnaire_ids: ['INTAKE+1'],
+        custom_fields: [{ custom_field_id: field.id, value: 'AI-42' }], owner: { owner_id: owner.id, owner_type: 'user' },
+      },
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    expect(res.json()).toMatchObject({
+      questionnaire_ids: ['INTAKE+1'], custom_fields: [{ custom_field_id: field.id, name: 'Jira key', value: 'AI-42' }],
+      owner: { owner_id: owner.id, owner_type: 'user', name: 'Intake desk' },
+    })
   })
 })

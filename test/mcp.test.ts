@@ -77,8 +77,23 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     const http = await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${created.structuredContent.id}` })
     expect(http.statusCode).toBe(200)
 
-    const updated = await call(admin, 'update_use_case', { id: created.structuredContent.id, owner: 'risk@example.com' })
-    expect(updated.structuredContent.owner).toBe('risk@example.com')
+    const user = await call(admin, 'create_user', { email: 'risk@example.com', name: 'Risk desk' })
+    const owner = { owner_id: user.structuredContent.id, owner_type: 'user' }
+    const updated = await call(admin, 'update_use_case', { id: created.structuredContent.id, owner })
+    expect(updated.structuredContent.owner).toEqual({ ...owner, name: 'Risk desk' })
+  })
+
+  it('defines a custom field and finds a model by its value through tools', async () => {
+    const field = await call(admin, 'create_custom_field', { name: 'MCP resource id', entity_types: ['model'] })
+    expect(field.isError).toBeFalsy()
+    const custom_fields = [{ custom_field_id: field.structuredContent.id, value: 'res-mcp-1' }]
+    expect((await call(admin, 'create_model', { name: 'MCP valued model', custom_fields })).isError).toBeFalsy()
+    const found = await call(admin, 'list_models', { custom_field_id: field.structuredContent.id, custom_field_value: 'res-mcp-1' })
+    expect(found.structuredContent.items.map((m: any) => m.name)).toEqual(['MCP valued model'])
+    const bad = await call(admin, 'create_model', { name: 'MCP bad value', custom_fields: [{ custom_field_id: field.structuredContent.id, value: 7 }] })
+    expect(bad.isError).toBe(true)
+    expect(bad.structuredContent.errors[0].field).toBe('custom_fields/0/value')
+    expect((await call(admin, 'list_custom_fields', {})).structuredContent.items.map((f: any) => f.id)).toContain(field.structuredContent.id)
   })
 
   it('pages through a list tool with next_cursor, never skipping or repeating', async () => {

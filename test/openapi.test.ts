@@ -28,6 +28,7 @@ const OPERATIONS = {
     'listModelQuestionnaires', 'getModelQuestionnaire', 'attachModelQuestionnaire', 'detachModelQuestionnaire',
   ],
   audit: ['listAuditLogs', 'getAuditLog', 'queryAuditLogs', 'exportAuditLogs', 'verifyAuditLogs'],
+  people: [...['User', 'Team', 'CustomField'].flatMap((family) => crud(family)), 'listTeamMembers', 'addTeamMember', 'removeTeamMember'],
 }
 
 interface Operation {

@@ -11,16 +11,18 @@ describeEachDialect('use cases', (dialect) => {
   afterAll(async () => t.close())
 
   const create = (payload: object) => write({ method: 'POST', url: '/use_cases', payload })
+  const user = async (email: string) => (await write({ method: 'POST', url: '/users', payload: { email, name: email.split('@')[0] } })).json().id as string
 
   it('creates with every field and reads it back', async () => {
+    const ownerId = await user('risk@example.com')
     const body = {
       name: 'Fraud detection', description: 'Flags card fraud', ai_type: 'machine_learning', system_type: 'decision_support',
-      risk_category_level: 'high', regions: ['EU', 'US'], industries: ['banking'], source: 'jira', owner: 'risk@example.com',
+      risk_category_level: 'high', regions: ['EU', 'US'], industries: ['banking'], source: 'jira',
     }
-    const res = await create(body)
+    const res = await create({ ...body, owner: { owner_id: ownerId, owner_type: 'user' } })
     expect(res.statusCode).toBe(201)
     const uc = res.json()
-    expect(uc).toMatchObject({ ...body, questionnaire_ids: [] })
+    expect(uc).toMatchObject({ ...body, owner: { owner_id: ownerId, owner_type: 'user', name: 'risk' }, custom_fields: [], questionnaire_ids: [] })
     expect(uc.created_at).toBe(uc.updated_at)
     expect(new Date(uc.created_at).toISOString()).toBe(uc.created_at)
     expect((await write({ method: 'GET', url: `/use_cases/${uc.id}` })).json()).toEqual(uc)
@@ -30,8 +32,9 @@ describeEachDialect('use cases', (dialect) => {
     const uc = (await create({ name: 'Nulls', owner: null, regions: null })).json()
     expect(uc.owner).toBeNull()
     expect(uc.regions).toEqual([])
-    const set = (await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: 'a@b.c', regions: ['EU'] } })).json()
-    expect(set).toMatchObject({ owner: 'a@b.c', regions: ['EU'] })
+    const ownerId = await user('a@b.c')
+    const set = (await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: { owner_id: ownerId }, regions: ['EU'] } })).json()
+    expect(set).toMatchObject({ owner: { owner_id: ownerId, owner_type: 'user', name: 'a' }, regions: ['EU'] })
     const cleared = (await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: null, regions: null } })).json()
     expect(cleared).toMatchObject({ owner: null, regions: [], name: 'Nulls' })
     expect(cleared.updated_at >= set.updated_at).toBe(true)
@@ -68,8 +71,9 @@ describeEachDialect('use cases', (dialect) => {
   })
 
   it('writes no audit record for a PATCH that changes nothing', async () => {
-    const uc = (await create({ name: 'Unchanged', owner: 'x' })).json()
-    const res = await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner: 'x' } })
+    const owner = { owner_id: await user('x@example.com') }
+    const uc = (await create({ name: 'Unchanged', owner })).json()
+    const res = await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { owner } })
     expect(res.json()).toEqual(uc)
     const audit = (await write({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}` })).json().items
     expect(audit.map((a: { action: string }) => a.action)).toEqual(['use_case.created'])

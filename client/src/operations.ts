@@ -126,6 +126,27 @@ export const OPERATIONS = {
   getAuditCheckpointPublicKey: { method: 'GET', path: '/audit_logs/checkpoint/public_key', response: 'json' },
 
   getGovernanceSummary: { method: 'GET', path: '/governance_summary', response: 'json' },
+
+  listUsers: { method: 'GET', path: '/users', response: 'page' },
+  getUser: { method: 'GET', path: '/users/{id}', response: 'json' },
+  createUser: { method: 'POST', path: '/users', idempotencyKey: true, response: 'json' },
+  updateUser: { method: 'PATCH', path: '/users/{id}', response: 'json' },
+  deleteUser: { method: 'DELETE', path: '/users/{id}', response: 'empty' },
+
+  listTeams: { method: 'GET', path: '/teams', response: 'page' },
+  getTeam: { method: 'GET', path: '/teams/{id}', response: 'json' },
+  createTeam: { method: 'POST', path: '/teams', idempotencyKey: true, response: 'json' },
+  updateTeam: { method: 'PATCH', path: '/teams/{id}', response: 'json' },
+  deleteTeam: { method: 'DELETE', path: '/teams/{id}', response: 'empty' },
+  listTeamMembers: { method: 'GET', path: '/teams/{id}/members', response: 'page' },
+  addTeamMember: { method: 'POST', path: '/teams/{id}/members', idempotencyKey: true, response: 'json' },
+  removeTeamMember: { method: 'DELETE', path: '/teams/{id}/members/{user_id}', response: 'empty' },
+
+  listCustomFields: { method: 'GET', path: '/custom_fields', response: 'page' },
+  getCustomField: { method: 'GET', path: '/custom_fields/{id}', response: 'json' },
+  createCustomField: { method: 'POST', path: '/custom_fields', idempotencyKey: true, response: 'json' },
+  updateCustomField: { method: 'PATCH', path: '/custom_fields/{id}', response: 'json' },
+  deleteCustomField: { method: 'DELETE', path: '/custom_fields/{id}', response: 'empty' },
 } as const satisfies { [K in keyof operations]: OperationSpec }
 
 export type OperationId = keyof typeof OPERATIONS

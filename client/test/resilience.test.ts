@@ -59,7 +59,7 @@ describe('retries', () => {
   it('does not retry a PATCH (not idempotent) nor a 4xx', async () => {
     const p = await proxy((req) => (req.method === 'PATCH' ? { status: 503 } : 'forward'))
     const client = clientVia(p.baseUrl)
-    const updated = await client.useCases.update('uc_00000000000000000000000000', { owner: 'x' })
+    const updated = await client.useCases.update('uc_00000000000000000000000000', { description: 'x' })
     expect(updated.error).toMatchObject({ kind: 'server', status: 503 })
     expect(p.requests.filter((r) => r.method === 'PATCH')).toHaveLength(1)
     const missing = await client.useCases.get('uc_00000000000000000000000000')

@@ -10,7 +10,7 @@ describe('types', () => {
     expectTypeOf<UseCase>().not.toHaveProperty('risk_category_level')
     expectTypeOf<AuditLog['changes']>().toEqualTypeOf<{ [key: string]: unknown[] } | null>()
     expectTypeOf<Parameters<Client['useCases']['list']>[0]>().toEqualTypeOf<
-      | { pageLimit?: number; pageAfter?: string; sort?: 'name' | '-name' | 'created_at' | '-created_at' | 'updated_at' | '-updated_at'; q?: string; riskCategoryLevel?: 'high' | 'medium' | 'low' | 'none'; createdAfter?: string; createdBefore?: string }
+      | { pageLimit?: number; pageAfter?: string; sort?: 'name' | '-name' | 'created_at' | '-created_at' | 'updated_at' | '-updated_at'; q?: string; riskCategoryLevel?: 'high' | 'medium' | 'low' | 'none'; createdAfter?: string; createdBefore?: string; ownerId?: string; customFieldId?: string; customFieldValue?: string }
       | undefined
     >()
     expectTypeOf<Awaited<ReturnType<Client['useCases']['get']>>>().toEqualTypeOf<Result<UseCase>>()

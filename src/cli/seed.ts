@@ -82,7 +82,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
           const row: UseCaseRow = {
             id: backdatedId('uc', at), tenant_id: tenant, name, name_key: name.toLowerCase(), description: `revision ${revisions(i)}`,
             ai_type: 'machine_learning', system_type: null, risk_category_level: RISK_LEVELS[i % RISK_LEVELS.length], regions: '["EU"]', industries: '[]',
-            source: 'seed', owner: null, ...start, workflow_rejection_reason: null, creator_id: null, created_at: new Date(at).toISOString(), updated_at: new Date(at).toISOString(),
+            source: 'seed', owner_id: null, owner_type: null, ...start, workflow_rejection_reason: null, creator_id: null, created_at: new Date(at).toISOString(), updated_at: new Date(at).toISOString(),
           }
           rows.push(row)
           ids.push(row.id)

@@ -26,6 +26,11 @@ export interface Tables {
   questionnaires: QuestionnaireRow
   use_case_questionnaires: LinkRow & { use_case_id: string; questionnaire_key: string; questionnaire_id: string }
   model_questionnaires: LinkRow & { model_id: string; questionnaire_key: string; questionnaire_id: string }
+  users: UserRow
+  teams: TeamRow
+  team_members: LinkRow & { team_id: string; user_id: string }
+  custom_fields: CustomFieldRow
+  custom_field_values: CustomFieldValueRow
 }
 
 export interface TenantRow {
@@ -65,7 +70,8 @@ export interface UseCaseRow {
   regions: string
   industries: string
   source: string | null
-  owner: string | null
+  owner_id: string | null
+  owner_type: string | null
   workflow_stage_id: string | null
   workflow_stage_step: string | null
   /** Set while workflow_stage_step is `rejected`. */
@@ -112,7 +118,13 @@ interface NamedRow {
   updated_at: string
 }
 
-export interface ModelRow extends NamedRow {
+/** A record with an accountable owner: a user or a team. */
+interface OwnedRow {
+  owner_id: string | null
+  owner_type: string | null
+}
+
+export interface ModelRow extends NamedRow, OwnedRow {
   summary: string | null
   source: string | null
   status: string
@@ -121,7 +133,7 @@ export interface ModelRow extends NamedRow {
   version: string | null
 }
 
-export interface VendorRow extends NamedRow {
+export interface VendorRow extends NamedRow, OwnedRow {
   description: string | null
   website: string | null
   status: string
@@ -240,6 +252,8 @@ export interface UseCaseControlRow {
   status: string
   due_date: string | null
   notes: string | null
+  assignee_id: string | null
+  assignee_type: string | null
   created_at: string
   updated_at: string
 }
@@ -257,4 +271,45 @@ export interface QuestionnaireRow {
   sections: string
   created_at: string
   updated_at: string
+}
+
+export interface UserRow {
+  id: string
+  tenant_id: string
+  email: string
+  /** Trimmed, lower-cased email: what uniqueness and `email=` use. */
+  email_key: string
+  name: string | null
+  name_key: string | null
+  title: string | null
+  active: number
+  created_at: string
+  updated_at: string
+}
+
+export interface TeamRow extends NamedRow {
+  description: string | null
+}
+
+export interface CustomFieldRow extends NamedRow {
+  description: string | null
+  type: string
+  element_type: string
+  options: string
+  multiple: number
+  required: number
+  entity_types: string
+  archived: number
+}
+
+export interface CustomFieldValueRow {
+  tenant_id: string
+  custom_field_id: string
+  entity_type: string
+  entity_id: string
+  position: number
+  /** The value as JSON. */
+  value: string
+  /** Its canonical text, which find-by-value compares. */
+  value_key: string
 }

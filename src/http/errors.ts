@@ -43,10 +43,10 @@ export const invalid = (field: string, message: string) =>
   new AppError('validation_failed', `${field}: ${message}`, [{ field, message }])
 
 /** A duplicate name or key: 422 naming the field, with the id of the record that holds it. */
-export const alreadyExists = (what: string, field: 'name' | 'key', value: string, existingId: string | undefined) =>
+export const alreadyExists = (what: string, field: 'name' | 'key' | 'email', value: string, existingId: string | undefined) =>
   new AppError(
     'already_exists',
-    `a ${what} ${field === 'name' ? 'named' : 'with key'} "${value}" already exists in this tenant${existingId ? ` (${existingId})` : ''}`,
+    `a ${what} ${field === 'name' ? 'named' : `with ${field}`} "${value}" already exists in this tenant${existingId ? ` (${existingId})` : ''}`,
     [{ field, message: `already exists${existingId ? ` (${existingId})` : ''}` }],
     existingId ? { existing_id: existingId } : undefined,
   )

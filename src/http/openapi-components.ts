@@ -1,6 +1,7 @@
 import * as apiKeys from '../modules/api-keys/api-keys.schemas.js'
 import * as auditLogs from '../modules/audit-logs/audit-logs.schemas.js'
 import * as auth from '../modules/auth/auth.schemas.js'
+import * as customFields from '../modules/custom-fields/custom-fields.schemas.js'
 import * as governanceSummary from '../modules/governance-summary/governance-summary.schemas.js'
 import * as health from '../modules/health/health.schemas.js'
 import * as models from '../modules/models/models.schemas.js'
@@ -11,11 +12,14 @@ import * as relationships from '../modules/relationships/relationships.schemas.j
 import * as riskScenarios from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import * as riskTypes from '../modules/risk-types/risk-types.schemas.js'
 import * as system from '../modules/system/system.schemas.js'
+import * as teams from '../modules/teams/teams.schemas.js'
 import * as useCasePolicies from '../modules/use-case-policies/use-case-policies.schemas.js'
 import * as useCases from '../modules/use-cases/use-cases.schemas.js'
+import * as users from '../modules/users/users.schemas.js'
 import * as vendors from '../modules/vendors/vendors.schemas.js'
 import * as useCaseWorkflow from '../modules/workflow-stages/use-case-workflow.schemas.js'
 import * as workflowStages from '../modules/workflow-stages/workflow-stages.schemas.js'
+import * as governed from '../shared/governed.schemas.js'
 import * as pagination from '../shared/pagination.js'
 
 /**
@@ -26,6 +30,7 @@ import * as pagination from '../shared/pagination.js'
 export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
   apiKeys, auditLogs, auth, governanceSummary, health, models, policyControls, policyPacks, questionnaires, relationships,
   riskScenarios, riskTypes, system, useCasePolicies, useCases, vendors, useCaseWorkflow, workflowStages, pagination,
+  users, teams, customFields, governed,
 ]
 
 type Json = Record<string, unknown>

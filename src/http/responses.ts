@@ -5,3 +5,9 @@ export function created<T extends { id: string }>(req: FastifyRequest, reply: Fa
   reply.code(201).header('Location', path)
   return record
 }
+
+/** 204 once `work` (a delete, a removal) is done. */
+export async function noContent(reply: FastifyReply, work: Promise<void>): Promise<FastifyReply> {
+  await work
+  return reply.code(204).send(null)
+}

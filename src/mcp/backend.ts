@@ -12,6 +12,9 @@ import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from '..
 import type { Vendor, VendorCreate, VendorListQuery, VendorUpdate } from '../modules/vendors/vendors.schemas.js'
 import type { UseCaseWorkflow } from '../modules/workflow-stages/use-case-workflow.schemas.js'
 import type { WorkflowStage, WorkflowStageListQuery } from '../modules/workflow-stages/workflow-stages.schemas.js'
+import type { CustomField, CustomFieldCreate, CustomFieldListQuery } from '../modules/custom-fields/custom-fields.schemas.js'
+import type { Team, TeamCreate, TeamListQuery } from '../modules/teams/teams.schemas.js'
+import type { User, UserCreate, UserListQuery } from '../modules/users/users.schemas.js'
 import type { Page } from '../shared/pagination.js'
 
 export type PageArgs = { page_limit?: number; page_after?: string }
@@ -77,6 +80,16 @@ export interface GovernanceBackend {
   getAuditLog(id: string): Promise<AuditLog>
 
   getGovernanceSummary(query: GovernanceSummaryQuery): Promise<GovernanceSummary>
+
+  listUsers(query: UserListQuery): Promise<Page<User>>
+  getUser(id: string): Promise<User>
+  createUser(input: UserCreate): Promise<User>
+  listTeams(query: TeamListQuery): Promise<Page<Team>>
+  getTeam(id: string): Promise<Team>
+  createTeam(input: TeamCreate): Promise<Team>
+  listCustomFields(query: CustomFieldListQuery): Promise<Page<CustomField>>
+  getCustomField(id: string): Promise<CustomField>
+  createCustomField(input: CustomFieldCreate): Promise<CustomField>
 }
 
 /** A failure reported by a remote service: carries its problem document (code, detail, errors, request_id) as received. */

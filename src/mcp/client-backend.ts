@@ -87,5 +87,15 @@ export function clientBackend(client: Client): GovernanceBackend {
     getAuditLog: (id) => data(client.auditLogs.get(id)),
 
     getGovernanceSummary: (q) => data(client.governanceSummary.get(args(q))),
+
+    listUsers: (q) => data(client.users.list(args(q))),
+    getUser: (id) => data(client.users.get(id)),
+    createUser: (input) => data(client.users.create(args(input))),
+    listTeams: (q) => data(client.teams.list(args(q))),
+    getTeam: (id) => data(client.teams.get(id)),
+    createTeam: (input) => data(client.teams.create(args(input))),
+    listCustomFields: (q) => data(client.customFields.list(args(q))),
+    getCustomField: (id) => data(client.customFields.get(id)),
+    createCustomField: (input) => data(client.customFields.create(args(input))),
   }
 }

@@ -60,5 +60,15 @@ export function inProcessBackend(s: Services, ctx: Ctx): GovernanceBackend {
     getAuditLog: (id) => s.auditLogs.get(ctx, id),
 
     getGovernanceSummary: (q) => s.governanceSummary.get(ctx, q),
+
+    listUsers: (q) => s.users.list(ctx, q),
+    getUser: (id) => s.users.get(ctx, id),
+    createUser: (input) => s.users.create(ctx, input),
+    listTeams: (q) => s.teams.list(ctx, q),
+    getTeam: (id) => s.teams.get(ctx, id),
+    createTeam: (input) => s.teams.create(ctx, input),
+    listCustomFields: (q) => s.customFields.list(ctx, q),
+    getCustomField: (id) => s.customFields.get(ctx, id),
+    createCustomField: (input) => s.customFields.create(ctx, input),
   }
 }

@@ -16,6 +16,9 @@ import {
 import { UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from '../modules/use-cases/use-cases.schemas.js'
 import { VendorCreate, VendorListQuery, VendorUpdate } from '../modules/vendors/vendors.schemas.js'
 import { WorkflowStageListQuery } from '../modules/workflow-stages/workflow-stages.schemas.js'
+import { CustomFieldCreate, CustomFieldListQuery } from '../modules/custom-fields/custom-fields.schemas.js'
+import { TeamCreate, TeamListQuery } from '../modules/teams/teams.schemas.js'
+import { UserCreate, UserListQuery } from '../modules/users/users.schemas.js'
 import type { Page } from '../shared/pagination.js'
 import { IdParam, KeyParam, VersionQuery } from '../shared/schemas.js'
 import type { GovernanceBackend } from './backend.js'
@@ -46,7 +49,7 @@ export const TOOLS: ToolDef[] = [
   // --- overview ---
   tool({
     name: 'governance_summary', title: 'Governance summary', write: false,
-    description: 'Tenant-wide overview: use cases by risk level and by workflow stage/step, use-case controls by status, the number of overdue controls (due date before as_of, status pending or in_progress), and the use cases with overdue controls (id, name, risk level, overdue count, earliest due date; highest risk first). Start here for questions like "which high-risk use cases have controls overdue?".',
+    description: 'Tenant-wide overview: use cases by risk level and by workflow stage/step, use-case controls by status and open controls by assignee, the number of overdue controls (due date before as_of, status pending or in_progress), and the use cases with overdue controls (id, name, risk level, overdue count, earliest due date; highest risk first). Start here for questions like "which high-risk use cases have controls overdue?".',
     input: args(GovernanceSummaryQuery),
     run: (api, a) => api.getGovernanceSummary(a),
   }),
@@ -54,7 +57,7 @@ export const TOOLS: ToolDef[] = [
   // --- use cases ---
   tool({
     name: 'list_use_cases', title: 'List use cases', write: false,
-    description: `List AI use cases (name, description, risk_category_level high/medium/low/none, owner, workflow stage and step, …). Filter by q (name substring), risk_category_level, created_after/created_before; sort by name/created_at/updated_at ("-" for descending). ${PAGED}`,
+    description: `List AI use cases (name, description, risk_category_level high/medium/low/none, owner, custom_fields, workflow stage and step, …). Filter by q (name substring), risk_category_level, created_after/created_before, owner_id, or custom_field_id + custom_field_value (exact value); sort by name/created_at/updated_at ("-" for descending). ${PAGED}`,
     input: args(UseCaseListQuery),
     run: (api, a) => api.listUseCases(a),
   }),
@@ -72,13 +75,13 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_use_case', title: 'Create a use case', write: true,
-    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error carrying the existing record id as existing_id). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
+    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
     input: args(UseCaseCreate),
     run: (api, a) => api.createUseCase(a),
   }),
   tool({
     name: 'update_use_case', title: 'Update a use case', write: true,
-    description: 'Change fields of a use case by id. Only the fields given change; null clears a field. Returns the updated use case.',
+    description: 'Change fields of a use case by id, including owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Only the fields given change; null clears a field. Returns the updated use case.',
     input: args(IdParam('uc'), UseCaseUpdate),
     run: (api, { id, ...changes }) => api.updateUseCase(id, changes),
   }),
@@ -160,7 +163,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'update_control_status', title: 'Update a use-case control', write: true,
-    description: 'Set the status (pending, in_progress, implemented, not_applicable), notes and/or due_date (YYYY-MM-DD; null clears) of control control_id (ucc_…) of use case id. Returns the control.',
+    description: 'Set the status (pending, in_progress, implemented, not_applicable), notes, due_date (YYYY-MM-DD; null clears) and/or assignee ({owner_id: usr_… or team_…}; null clears) of control control_id (ucc_…) of use case id. Returns the control.',
     input: args(UseCaseControlParams, UseCaseControlUpdate),
     run: (api, { id, control_id, ...body }) => api.updateUseCaseControl(id, control_id, body),
   }),
@@ -186,7 +189,7 @@ export const TOOLS: ToolDef[] = [
   // --- models ---
   tool({
     name: 'list_models', title: 'List models', write: false,
-    description: `List AI models (name, provider, model_type, version, status none/in_development/in_production/retired). Filter by q (name substring) or status. ${PAGED}`,
+    description: `List AI models (name, provider, model_type, version, status none/in_development/in_production/retired, owner, custom_fields). Filter by q (name substring), status, owner_id, or custom_field_id + custom_field_value (exact value, e.g. a cloud resource id). ${PAGED}`,
     input: args(ModelListQuery),
     run: (api, a) => api.listModels(a),
   }),
@@ -198,13 +201,13 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_model', title: 'Register a model', write: true,
-    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
+    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
     input: args(ModelCreate),
     run: (api, a) => api.createModel(a),
   }),
   tool({
     name: 'update_model', title: 'Update a model', write: true,
-    description: 'Change fields of model id. Only the fields given change; null clears a field.',
+    description: 'Change fields of model id, including owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Only the fields given change; null clears a field.',
     input: args(IdParam('mdl'), ModelUpdate),
     run: (api, { id, ...changes }) => api.updateModel(id, changes),
   }),
@@ -230,7 +233,7 @@ export const TOOLS: ToolDef[] = [
   // --- vendors ---
   tool({
     name: 'list_vendors', title: 'List vendors', write: false,
-    description: `List vendors (name, website, status active/under_review/inactive). Filter by q (name substring) or status. ${PAGED}`,
+    description: `List vendors (name, website, status active/under_review/inactive, owner, custom_fields). Filter by q (name substring), status, owner_id, or custom_field_id + custom_field_value (exact value). ${PAGED}`,
     input: args(VendorListQuery),
     run: (api, a) => api.listVendors(a),
   }),
@@ -242,15 +245,71 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_vendor', title: 'Register a vendor', write: true,
-    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id). Returns the vendor with its vnd_… id.',
+    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id), plus any required custom fields. Optional owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Returns the vendor with its vnd_… id.',
     input: args(VendorCreate),
     run: (api, a) => api.createVendor(a),
   }),
   tool({
     name: 'update_vendor', title: 'Update a vendor', write: true,
-    description: 'Change fields of vendor id. Only the fields given change; null clears a field.',
+    description: 'Change fields of vendor id, including owner ({owner_id: usr_… or team_…}, null clears) and custom_fields ([{custom_field_id, value}], null value clears; see list_custom_fields). Only the fields given change; null clears a field.',
     input: args(IdParam('vnd'), VendorUpdate),
     run: (api, { id, ...changes }) => api.updateVendor(id, changes),
+  }),
+
+  // --- people and custom fields ---
+  tool({
+    name: 'list_users', title: 'List users', write: false,
+    description: `List the people records can be owned by or assigned to (email, name, title, active). Filter by email (exact), q (name or email substring) or active. ${PAGED}`,
+    input: args(UserListQuery),
+    run: (api, a) => api.listUsers(a),
+  }),
+  tool({
+    name: 'get_user', title: 'Get a user', write: false,
+    description: 'Get one user by its usr_… id.',
+    input: args(IdParam('usr')),
+    run: (api, a) => api.getUser(a.id),
+  }),
+  tool({
+    name: 'create_user', title: 'Add a user', write: true,
+    description: 'Add a person to the directory (email required, unique per tenant). Not a login: use the returned usr_… id as an owner or assignee.',
+    input: args(UserCreate),
+    run: (api, a) => api.createUser(a),
+  }),
+  tool({
+    name: 'list_teams', title: 'List teams', write: false,
+    description: `List teams (groups that can own records or be assigned controls). Filter by q (name substring). ${PAGED}`,
+    input: args(TeamListQuery),
+    run: (api, a) => api.listTeams(a),
+  }),
+  tool({
+    name: 'get_team', title: 'Get a team', write: false,
+    description: 'Get one team by its team_… id.',
+    input: args(IdParam('team')),
+    run: (api, a) => api.getTeam(a.id),
+  }),
+  tool({
+    name: 'create_team', title: 'Create a team', write: true,
+    description: 'Create a team (name unique per tenant, case-insensitive). Use the returned team_… id as an owner or assignee.',
+    input: args(TeamCreate),
+    run: (api, a) => api.createTeam(a),
+  }),
+  tool({
+    name: 'list_custom_fields', title: 'List custom fields', write: false,
+    description: `List the tenant's custom fields (name, type string/number/boolean/datetime/user, options, multiple, required, entity_types use_case/model/vendor with [] meaning all, archived). Their ids go in custom_fields of create/update tools and in custom_field_id filters. ${PAGED}`,
+    input: args(CustomFieldListQuery),
+    run: (api, a) => api.listCustomFields(a),
+  }),
+  tool({
+    name: 'get_custom_field', title: 'Get a custom field', write: false,
+    description: 'Get one custom field by its cf_… id.',
+    input: args(IdParam('cf')),
+    run: (api, a) => api.getCustomField(a.id),
+  }),
+  tool({
+    name: 'create_custom_field', title: 'Create a custom field', write: true,
+    description: 'Define a custom field (name unique per tenant). type defaults to string; a select (element_type select) of strings or numbers needs options; entity_types limits it to use_case, model or vendor.',
+    input: args(CustomFieldCreate),
+    run: (api, a) => api.createCustomField(a),
   }),
 
   // --- catalog: risk types, risk scenarios, workflow stages ---

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type SelectQueryBuilder, sql } from 'kysely'
-import { Type } from 'typebox'
+import { type TProperties, Type } from 'typebox'
 import { AppError } from '../http/errors.js'
 
 export const DEFAULT_PAGE_LIMIT = 50
@@ -18,6 +18,14 @@ export function SortParam(fields: readonly string[]) {
       { description: `Sort field, \`-\` prefix for descending. Default: creation order.` },
     ),
   )
+}
+
+/** `q`: a case-insensitive substring of the name. */
+export const NameSearch = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }))
+
+/** The list query of a named family: pages, sort by name or timestamps, `q` on the name, and the family's own filters. */
+export function NamedListQuery<P extends TProperties>(filters: P) {
+  return Type.Object({ ...PageQuery, sort: SortParam(['name', 'created_at', 'updated_at']), q: NameSearch, ...filters }, { additionalProperties: false })
 }
 
 export const Pagination = Type.Object({

@@ -12,13 +12,16 @@ export function nameColumns(name: string): { name: string; name_key: string } {
   return { name: name.trim(), name_key: nameKey(name) }
 }
 
+/** The form emails are compared in: trimmed, lower-cased. */
+export const emailKey = (email: string): string => email.trim().toLowerCase()
+
 /** A tenant-unique field of a table: a record's name (compared by its name_key) or its key (compared as is). */
 export interface UniqueField {
-  /** A table with `id`, `tenant_id` and `name_key` (or `key`), unique per tenant. */
+  /** A table with `id`, `tenant_id` and `name_key` (or `key`, or `email_key`), unique per tenant. */
   table: keyof Tables & string
   /** What the record is called in messages: "use case". */
   what: string
-  field?: 'name' | 'key'
+  field?: 'name' | 'key' | 'email'
 }
 
 /**
@@ -41,7 +44,7 @@ export async function uniqueName<T>(db: Kysely<Tables>, ctx: Ctx, unique: Unique
 }
 
 async function findExisting(db: Kysely<Tables>, tenantId: string, unique: UniqueField, value: string): Promise<string | undefined> {
-  const [column, key] = unique.field === 'key' ? ['key', value] : ['name_key', nameKey(value)]
+  const [column, key] = unique.field === 'key' ? ['key', value] : unique.field === 'email' ? ['email_key', emailKey(value)] : ['name_key', nameKey(value)]
   const row = await (db as unknown as Kysely<Record<string, { id: string; tenant_id: string }>>)
     .selectFrom(unique.table)
     .select('id')

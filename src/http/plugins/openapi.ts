@@ -75,7 +75,7 @@ const TAGS = [
   { name: 'api keys', description: 'Create, list and revoke API keys (admin role). A secret is shown once, on create.' },
   { name: 'system', description: 'What this service is and which tenant and key a token speaks for.' },
   { name: 'health', description: 'Liveness and readiness probes, without authentication.' },
-  { name: 'use cases', description: 'AI use cases: risk level, regions, owner, workflow position and attached questionnaires.' },
+  { name: 'use cases', description: 'AI use cases: risk level, regions, owner, custom field values, workflow position and attached questionnaires.' },
   { name: 'use case workflow', description: 'Move a use case through the review stages: advance, reject, or put it in a stage.' },
   { name: 'use case policies', description: 'Policy packs applied to a use case and the controls they create.' },
   { name: 'models', description: 'The models in use, their vendors and questionnaires.' },
@@ -86,6 +86,9 @@ const TAGS = [
   { name: 'policy controls', description: 'Controls, versioned: drafts are editable, published versions immutable.' },
   { name: 'policy packs', description: 'Versioned sets of published controls (EU AI Act, NIST AI RMF, ISO/IEC 42001 in the starter library).' },
   { name: 'questionnaires', description: 'Versioned questionnaires for use cases and models, and their attachments.' },
+  { name: 'users', description: 'The people records are owned by and controls assigned to: a directory for accountability, not logins.' },
+  { name: 'teams', description: 'Teams of users, as owners and assignees, and their members.' },
+  { name: 'custom fields', description: "The tenant's own attributes for use cases, models and vendors, and the values records carry." },
   { name: 'governance summary', description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.' },
   { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
 ]

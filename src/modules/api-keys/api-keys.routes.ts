@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage } from './api-keys.schemas.js'
 import type { ApiKeysService } from './api-keys.service.js'
@@ -29,9 +29,6 @@ export function apiKeyRoutes(apiKeys: ApiKeysService): FastifyPluginAsyncTypebox
     app.delete('/api_keys/:id', {
       config,
       schema: { operationId: 'revokeApiKey', summary: 'Revoke an API key (admin); its tokens stop working at once', tags, params: IdParam('key'), response: { 204: Type.Null({ description: 'Revoked.' }) } },
-    }, async (req, reply) => {
-      await apiKeys.revoke(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, apiKeys.revoke(req.ctx, req.params.id)))
   }
 }

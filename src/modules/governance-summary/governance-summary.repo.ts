@@ -34,6 +34,22 @@ export function countControlsByStatus(db: Db, tenantId: string) {
     .execute()
 }
 
+/** Open controls per assignee (null: unassigned), with how many of them are overdue at `asOf`. */
+export function countOpenControlsByAssignee(db: Db, tenantId: string, asOf: string) {
+  return db
+    .selectFrom('use_case_controls')
+    .where('tenant_id', '=', tenantId)
+    .where('status', 'in', OPEN_STATUSES)
+    .select([
+      'assignee_id',
+      'assignee_type',
+      (eb) => eb.fn.countAll<number>().as('open'),
+      (eb) => eb.fn.sum<number>(eb.case().when(eb.and([eb('due_date', 'is not', null), eb('due_date', '<', asOf)])).then(1).else(0).end()).as('overdue'),
+    ])
+    .groupBy(['assignee_id', 'assignee_type'])
+    .execute()
+}
+
 /** Per use case: how many open controls are due before `asOf`, and the earliest such due date. */
 function overdueByUseCase(db: Db, tenantId: string, asOf: string) {
   return db

@@ -1,4 +1,5 @@
 import { type Static, Type } from 'typebox'
+import { Owner } from '../../shared/governed.schemas.js'
 import { Nullable } from '../../shared/schemas.js'
 import { RiskCategoryLevel } from '../use-cases/use-cases.schemas.js'
 
@@ -44,6 +45,10 @@ export const GovernanceSummary = Type.Object(
       total: Count,
       by_status: Type.Object({ pending: Count, in_progress: Count, implemented: Count, not_applicable: Count }),
       overdue: Type.Integer({ minimum: 0, description: 'Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.' }),
+      open_by_assignee: Type.Array(
+        Type.Object({ assignee: Nullable(Owner, { description: 'null: not assigned.' }), open: Count, overdue: Count }),
+        { description: 'Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls.' },
+      ),
     }),
     overdue_use_cases: Type.Array(OverdueUseCase, { description: 'Use cases with overdue controls: highest risk level first, then most overdue controls.' }),
     overdue_use_cases_total: Count,
@@ -52,7 +57,10 @@ export const GovernanceSummary = Type.Object(
     examples: [{
       as_of: '2027-09-01',
       use_cases: { total: 3, by_risk_level: { high: 1, medium: 1, low: 0, none: 0, unset: 1 }, by_workflow_stage: [{ stage_id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', stage_name: 'Intake', position: 0, total: 3, by_step: { assessment: 3 } }] },
-      controls: { total: 8, by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 }, overdue: 4 },
+      controls: {
+        total: 8, by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 }, overdue: 4,
+        open_by_assignee: [{ assignee: { owner_id: 'team_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'team', name: 'Credit risk' }, open: 4, overdue: 3 }, { assignee: null, open: 2, overdue: 1 }],
+      },
       overdue_use_cases: [{ id: 'uc_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Credit scoring', risk_category_level: 'high', overdue_controls: 4, earliest_due_date: '2027-08-02' }],
       overdue_use_cases_total: 1,
     }],

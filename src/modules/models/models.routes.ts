@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { Model, ModelCreate, ModelListQuery, ModelPage, ModelUpdate } from './models.schemas.js'
 import type { ModelsService } from './models.service.js'
@@ -27,9 +27,6 @@ export function modelRoutes(models: ModelsService): FastifyPluginAsyncTypebox {
 
     app.delete('/models/:id', {
       schema: { operationId: 'deleteModel', summary: 'Delete a model', description: 'Also removes its links to use cases and vendors (each removal is audited).', tags, params: IdParam('mdl'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await models.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, models.delete(req.ctx, req.params.id)))
   }
 }

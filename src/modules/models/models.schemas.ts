@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
+import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 export const ModelStatus = Type.Enum(['none', 'in_development', 'in_production', 'retired'])
@@ -11,6 +12,7 @@ const editable = {
   provider: Type.Optional(Nullable(Text(200), { examples: ['in-house'] })),
   model_type: Type.Optional(Nullable(Text(100), { examples: ['classification'] })),
   version: Type.Optional(Nullable(Text(100), { examples: ['3.2.0'] })),
+  ...governedEditable,
 }
 
 export const Model = Type.Object({
@@ -22,6 +24,7 @@ export const Model = Type.Object({
   provider: Nullable(Type.String()),
   model_type: Nullable(Type.String()),
   version: Nullable(Type.String()),
+  ...governedRead,
   ...Timestamps,
 })
 export type Model = Static<typeof Model>
@@ -38,15 +41,10 @@ export const ModelUpdate = Type.Object(
 )
 export type ModelUpdate = Static<typeof ModelUpdate>
 
-export const ModelListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    status: Type.Optional(ModelStatus),
-  },
-  { additionalProperties: false },
-)
+export const ModelListQuery = NamedListQuery({
+  status: Type.Optional(ModelStatus),
+  ...governedFilters,
+})
 export type ModelListQuery = Static<typeof ModelListQuery>
 
 export const ModelPage = PageOf(Model)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam, KeyParam, VersionQuery } from '../../shared/schemas.js'
 import {
   AttachedQuestionnaire, AttachedQuestionnairePage, AttachQuestionnaire, OwnerKeyParams, OwnerPageQuery, Questionnaire, QuestionnaireCreate,
@@ -44,10 +44,7 @@ export function questionnaireRoutes(questionnaires: QuestionnairesService): Fast
 
     app.delete('/use_cases/:id/questionnaires/:key', {
       schema: { operationId: 'detachUseCaseQuestionnaire', summary: 'Detach a questionnaire from a use case', tags: useCaseTags, params: OwnerKeyParams, response: detached },
-    }, async (req, reply) => {
-      await questionnaires.detach(req.ctx, 'use_case', req.params.id, req.params.key)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, questionnaires.detach(req.ctx, 'use_case', req.params.id, req.params.key)))
 
     app.get('/models/:id/questionnaires', {
       schema: { operationId: 'listModelQuestionnaires', summary: 'List the questionnaires attached to a model', tags: modelTags, params: IdParam('mdl'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
@@ -66,9 +63,6 @@ export function questionnaireRoutes(questionnaires: QuestionnairesService): Fast
 
     app.delete('/models/:id/questionnaires/:key', {
       schema: { operationId: 'detachModelQuestionnaire', summary: 'Detach a questionnaire from a model', tags: modelTags, params: OwnerKeyParams, response: detached },
-    }, async (req, reply) => {
-      await questionnaires.detach(req.ctx, 'model', req.params.id, req.params.key)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, questionnaires.detach(req.ctx, 'model', req.params.id, req.params.key)))
   }
 }

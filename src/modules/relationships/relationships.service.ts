@@ -7,17 +7,16 @@ import { now } from '../../shared/ids.js'
 import * as links from '../../shared/links.repo.js'
 import { type LinkEnd, type LinkPath, LINK_TABLES, type LinkTable } from '../../shared/links.repo.js'
 import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { catalogItems } from '../../shared/catalog.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { findModel } from '../models/models.repo.js'
 import type { Model } from '../models/models.schemas.js'
-import { toModel } from '../models/models.service.js'
+import { modelCatalog } from '../models/models.service.js'
 import { findRiskScenario, riskTypeIdsOf } from '../risk-scenarios/risk-scenarios.repo.js'
 import { toRiskScenario } from '../risk-scenarios/risk-scenarios.service.js'
 import type { UseCase } from '../use-cases/use-cases.schemas.js'
-import { toUseCase } from '../use-cases/use-cases.service.js'
-import { findVendor } from '../vendors/vendors.repo.js'
+import { useCaseCatalog } from '../use-cases/use-cases.service.js'
 import type { Vendor } from '../vendors/vendors.schemas.js'
-import { toVendor } from '../vendors/vendors.service.js'
+import { vendorCatalog } from '../vendors/vendors.service.js'
 import type { LinkListQuery, RiskScenarioLinkBody, UseCaseRiskScenario } from './relationships.schemas.js'
 
 export type RelationshipsService = ReturnType<typeof createRelationshipsService>
@@ -100,8 +99,10 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
   const owned = (name: LinkName): LinkPath => ({ link: LINK_TABLES[name], from: 'owner' })
   const reverse = (name: LinkName): LinkPath => ({ link: LINK_TABLES[name], from: 'member' })
 
-  const loadModel = async (tx: Tx, ctx: Ctx, id: string) => toModel((await findModel(tx, ctx.tenantId, id))!)
-  const loadVendor = async (tx: Tx, ctx: Ctx, id: string) => toVendor((await findVendor(tx, ctx.tenantId, id))!)
+  const loadRow = <Row>(tx: Tx, ctx: Ctx, table: 'models' | 'vendors', id: string) =>
+    tx.selectFrom(table).selectAll().where('tenant_id', '=', ctx.tenantId).where('id', '=', id).executeTakeFirstOrThrow() as Promise<Row>
+  const loadModel = async (tx: Tx, ctx: Ctx, id: string) => (await catalogItems(modelCatalog, tx, ctx.tenantId, [await loadRow<ModelRow>(tx, ctx, 'models', id)]))[0]
+  const loadVendor = async (tx: Tx, ctx: Ctx, id: string) => (await catalogItems(vendorCatalog, tx, ctx.tenantId, [await loadRow<VendorRow>(tx, ctx, 'vendors', id)]))[0]
   const loadScenario = async (tx: Tx, ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseRiskScenario> => {
     const row = (await findRiskScenario(tx, ctx.tenantId, id))!
     const link = await links.findLink<{ likelihood: number | null; impact: number | null }>(tx, ctx.tenantId, LINK_TABLES.use_case_risk_scenarios, useCaseId, id)
@@ -115,17 +116,17 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
 
   return {
     listUseCaseModels: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Model>> =>
-      listLinked(ctx, owned('use_case_models'), id, query, (rows: ModelRow[]) => rows.map(toModel)),
+      listLinked(ctx, owned('use_case_models'), id, query, (rows: ModelRow[]) => catalogItems(modelCatalog, db, ctx.tenantId, rows)),
     listUseCaseVendors: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Vendor>> =>
-      listLinked(ctx, owned('use_case_vendors'), id, query, (rows: VendorRow[]) => rows.map(toVendor)),
+      listLinked(ctx, owned('use_case_vendors'), id, query, (rows: VendorRow[]) => catalogItems(vendorCatalog, db, ctx.tenantId, rows)),
     listUseCaseRiskScenarios: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<UseCaseRiskScenario>> =>
       listLinked(ctx, owned('use_case_risk_scenarios'), id, query, (rows: ScenarioLinkRow[]) => scenarioItems(db, ctx, rows), ['likelihood', 'impact']),
     listModelVendors: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Vendor>> =>
-      listLinked(ctx, owned('model_vendors'), id, query, (rows: VendorRow[]) => rows.map(toVendor)),
+      listLinked(ctx, owned('model_vendors'), id, query, (rows: VendorRow[]) => catalogItems(vendorCatalog, db, ctx.tenantId, rows)),
     listVendorUseCases: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<UseCase>> =>
-      listLinked(ctx, reverse('use_case_vendors'), id, query, (rows: UseCaseRow[]) => rows.map(toUseCase)),
+      listLinked(ctx, reverse('use_case_vendors'), id, query, (rows: UseCaseRow[]) => catalogItems(useCaseCatalog, db, ctx.tenantId, rows)),
     listVendorModels: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Model>> =>
-      listLinked(ctx, reverse('model_vendors'), id, query, (rows: ModelRow[]) => rows.map(toModel)),
+      listLinked(ctx, reverse('model_vendors'), id, query, (rows: ModelRow[]) => catalogItems(modelCatalog, db, ctx.tenantId, rows)),
 
     linkUseCaseModel: (ctx: Ctx, id: string, modelId: string): Promise<Linked<Model>> =>
       link(ctx, LINK_TABLES.use_case_models, id, modelId, (tx) => loadModel(tx, ctx, modelId)),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { RiskScenario, RiskScenarioCreate, RiskScenarioListQuery, RiskScenarioPage, RiskScenarioUpdate } from './risk-scenarios.schemas.js'
 import type { RiskScenariosService } from './risk-scenarios.service.js'
@@ -27,9 +27,6 @@ export function riskScenarioRoutes(riskScenarios: RiskScenariosService): Fastify
 
     app.delete('/risk_scenarios/:id', {
       schema: { operationId: 'deleteRiskScenario', summary: 'Delete a risk scenario', description: 'Also removes its links to use cases and risk types (each removal is audited).', tags, params: IdParam('rs'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await riskScenarios.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, riskScenarios.delete(req.ctx, req.params.id)))
   }
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { Description, Id, Name, Nullable, StringList, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
@@ -36,16 +36,10 @@ export const RiskScenarioUpdate = Type.Object(
 )
 export type RiskScenarioUpdate = Static<typeof RiskScenarioUpdate>
 
-export const RiskScenarioListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    risk_type_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only scenarios of this risk type.' })),
-    archived: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-)
+export const RiskScenarioListQuery = NamedListQuery({
+  risk_type_id: Type.Optional(Type.String({ maxLength: 64, description: 'Only scenarios of this risk type.' })),
+  archived: Type.Optional(Type.Boolean()),
+})
 export type RiskScenarioListQuery = Static<typeof RiskScenarioListQuery>
 
 export const RiskScenarioPage = PageOf(RiskScenario)

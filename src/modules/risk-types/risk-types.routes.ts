@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { RiskType, RiskTypeCreate, RiskTypeListQuery, RiskTypePage, RiskTypeUpdate } from './risk-types.schemas.js'
 import type { RiskTypesService } from './risk-types.service.js'
@@ -27,9 +27,6 @@ export function riskTypeRoutes(riskTypes: RiskTypesService): FastifyPluginAsyncT
 
     app.delete('/risk_types/:id', {
       schema: { operationId: 'deleteRiskType', summary: 'Delete a risk type', description: 'Also removes it from the risk scenarios that reference it (each removal is audited).', tags, params: IdParam('rt'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await riskTypes.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, riskTypes.delete(req.ctx, req.params.id)))
   }
 }

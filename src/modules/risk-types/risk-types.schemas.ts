@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
@@ -30,14 +30,7 @@ export const RiskTypeUpdate = Type.Object(
 )
 export type RiskTypeUpdate = Static<typeof RiskTypeUpdate>
 
-export const RiskTypeListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-  },
-  { additionalProperties: false },
-)
+export const RiskTypeListQuery = NamedListQuery({})
 export type RiskTypeListQuery = Static<typeof RiskTypeListQuery>
 
 export const RiskTypePage = PageOf(RiskType)

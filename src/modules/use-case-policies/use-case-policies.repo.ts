@@ -65,6 +65,7 @@ export function listControls(db: Db, tenantId: string, useCaseId: string, query:
   let q = db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId).where('use_case_id', '=', useCaseId)
   if (query.status !== undefined) q = q.where('status', '=', query.status)
   if (query.policy_pack_key !== undefined) q = q.where('policy_pack_key', '=', query.policy_pack_key)
+  if (query.assignee_id !== undefined) q = q.where('assignee_id', '=', query.assignee_id)
   return applyKeyset(q, ks).execute()
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import {
   AppliedPolicyPack, AppliedPolicyPackPage, ApplyPolicyPack, UseCaseControl, UseCaseControlListQuery, UseCaseControlPage, UseCaseControlParams,
@@ -29,10 +29,7 @@ export function useCasePolicyRoutes(policies: UseCasePoliciesService): FastifyPl
 
     app.delete('/use_cases/:id/policy_packs/:key', {
       schema: { operationId: 'removePolicyPack', summary: 'Remove a policy pack from a use case', description: 'Its controls go too, except those another applied pack still needs.', tags, params: UseCasePackParams, response: { 204: Type.Null({ description: 'Removed.' }) } },
-    }, async (req, reply) => {
-      await policies.removePack(req.ctx, req.params.id, req.params.key)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, policies.removePack(req.ctx, req.params.id, req.params.key)))
 
     app.get('/use_cases/:id/controls', {
       schema: { operationId: 'listUseCaseControls', summary: 'List the controls of a use case', tags, params: IdParam('uc'), querystring: UseCaseControlListQuery, response: { 200: UseCaseControlPage } },

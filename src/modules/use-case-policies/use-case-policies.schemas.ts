@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery } from '../../shared/pagination.js'
+import { Owner, OwnerRef } from '../../shared/governed.schemas.js'
 import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 const DueDate = Type.String({ format: 'date', description: 'YYYY-MM-DD', examples: ['2027-08-02'] })
@@ -45,6 +46,7 @@ export const UseCaseControl = Type.Object({
   status: ControlStatus,
   due_date: Type.Union([DueDate, Type.Null()]),
   notes: Type.Union([Type.String(), Type.Null()]),
+  assignee: Nullable(Owner, { description: 'The user or team who is to implement the control.' }),
   ...Timestamps,
 })
 export type UseCaseControl = Static<typeof UseCaseControl>
@@ -54,6 +56,7 @@ export const UseCaseControlUpdate = Type.Object(
     status: Type.Optional(ControlStatus),
     notes: Type.Optional(Nullable(Text(10_000))),
     due_date: Type.Optional(Nullable(DueDate)),
+    assignee: Type.Optional(Nullable(OwnerRef)),
   },
   { additionalProperties: false, examples: [{ status: 'implemented', notes: 'Override switch tested on 2026-11-20.' }] },
 )
@@ -64,6 +67,7 @@ export const UseCaseControlListQuery = Type.Object(
     ...PageQuery,
     status: Type.Optional(ControlStatus),
     policy_pack_key: Type.Optional(Key),
+    assignee_id: Type.Optional(Type.String({ maxLength: 64, description: 'Controls assigned to this user or team.' })),
   },
   { additionalProperties: false },
 )

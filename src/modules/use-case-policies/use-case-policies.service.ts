@@ -5,6 +5,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.js'
 import { findUseCase } from '../use-cases/use-cases.repo.js'
@@ -15,7 +16,7 @@ import type {
 
 export type UseCasePoliciesService = ReturnType<typeof createUseCasePoliciesService>
 
-const CONTROL_FIELDS = ['status', 'notes', 'due_date', 'policy_pack_key', 'policy_pack_version'] as const
+const CONTROL_FIELDS = ['status', 'notes', 'due_date', 'assignee', 'policy_pack_key', 'policy_pack_version'] as const
 
 export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -62,7 +63,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             .map((c) => ({
               id: newId('ucc'), tenant_id: ctx.tenantId, use_case_id: useCaseId, control_key: c.control_key, control_version: c.control_version,
               control_version_id: c.control_version_id, name: c.name, policy_pack_key: pack.key, policy_pack_version: pack.version,
-              status: 'pending', due_date: dueDate, notes: null, created_at: at, updated_at: at,
+              status: 'pending', due_date: dueDate, notes: null, assignee_id: null, assignee_type: null, created_at: at, updated_at: at,
             }))
           await repo.insertControls(tx, added)
 
@@ -125,14 +126,15 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
     async listControls(ctx: Ctx, useCaseId: string, query: UseCaseControlListQuery): Promise<Page<UseCaseControl>> {
       await useCase(db, ctx, useCaseId)
       const ks = keyset(query)
-      return toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, toControl)
+      const page = toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, toControl)
+      return { ...page, items: await withAssigneeNames(db, ctx.tenantId, page.items) }
     },
 
     async getControl(ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseControl> {
       await useCase(db, ctx, useCaseId)
       const row = await repo.findControl(db, ctx.tenantId, useCaseId, id)
       if (!row) throw notFound('use case control', id)
-      return toControl(row)
+      return (await withAssigneeNames(db, ctx.tenantId, [toControl(row)]))[0]
     },
 
     async updateControl(ctx: Ctx, useCaseId: string, id: string, input: UseCaseControlUpdate): Promise<UseCaseControl> {
@@ -144,8 +146,8 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
         if (input.status !== undefined) changes.status = input.status
         if (input.notes !== undefined) changes.notes = input.notes
         if (input.due_date !== undefined) changes.due_date = input.due_date
-        const before = toControl(current)
-        const after = toControl({ ...current, ...changes })
+        Object.assign(changes, await resolveOwner(tx, ctx.tenantId, input.assignee, 'assignee', 'assignee'))
+        const [before, after] = await withAssigneeNames(tx, ctx.tenantId, [toControl(current), toControl({ ...current, ...changes })])
         return auditedUpdate(
           { before, after, fields: CONTROL_FIELDS, audit: { action: 'use_case_control.updated', resourceType: 'use_case_control', resourceId: id, resourceName: current.control_key, useCaseId } },
           async (updatedAt) => {
@@ -165,8 +167,13 @@ function toControl(row: UseCaseControlRow): UseCaseControl {
   return {
     id: row.id, use_case_id: row.use_case_id, control_key: row.control_key, control_version: row.control_version, control_version_id: row.control_version_id,
     name: row.name, policy_pack_key: row.policy_pack_key, policy_pack_version: row.policy_pack_version, status: row.status as UseCaseControl['status'],
-    due_date: row.due_date, notes: row.notes, created_at: row.created_at, updated_at: row.updated_at,
+    due_date: row.due_date, notes: row.notes, assignee: ownerOf(row.assignee_id, row.assignee_type), created_at: row.created_at, updated_at: row.updated_at,
   }
 }
 
-const blankControl = { status: null, notes: null, due_date: null, policy_pack_key: null, policy_pack_version: null } as unknown as UseCaseControl
+async function withAssigneeNames(db: Tx, tenantId: string, items: UseCaseControl[]): Promise<UseCaseControl[]> {
+  const names = await ownerNames(db, tenantId, items.flatMap((item) => (item.assignee ? [item.assignee] : [])))
+  return items.map((item) => (item.assignee ? { ...item, assignee: { ...item.assignee, name: names.get(item.assignee.owner_id) ?? '' } } : item))
+}
+
+const blankControl = { status: null, notes: null, due_date: null, assignee: null, policy_pack_key: null, policy_pack_version: null } as unknown as UseCaseControl

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { UseCase, UseCaseCreate, UseCaseListQuery, UseCasePage, UseCaseUpdate } from './use-cases.schemas.js'
 import type { UseCasesService } from './use-cases.service.js'
@@ -27,9 +27,6 @@ export function useCaseRoutes(useCases: UseCasesService): FastifyPluginAsyncType
 
     app.delete('/use_cases/:id', {
       schema: { operationId: 'deleteUseCase', summary: 'Delete a use case', tags, params: IdParam('uc'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await useCases.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, useCases.delete(req.ctx, req.params.id)))
   }
 }

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
-import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
+import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
 
 export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
@@ -13,7 +14,6 @@ const editable = {
   regions: Type.Optional(Nullable(StringList(50, 100), { examples: [['EU', 'US']] })),
   industries: Type.Optional(Nullable(StringList(50, 100), { examples: [['financial_services']] })),
   source: Type.Optional(Nullable(Text(200), { examples: ['jira'] })),
-  owner: Type.Optional(Nullable(Text(200), { examples: ['credit-risk-team@example.com'] })),
   creator_id: Type.Optional(Nullable(Text(200))),
   questionnaire_ids: Type.Optional(
     Type.Array(
@@ -21,6 +21,7 @@ const editable = {
       { maxItems: 50, description: 'The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).', examples: [['AI-INTAKE+1']] },
     ),
   ),
+  ...governedEditable,
 }
 
 export const UseCase = Type.Object({
@@ -33,7 +34,7 @@ export const UseCase = Type.Object({
   regions: Type.Array(Type.String()),
   industries: Type.Array(Type.String()),
   source: Type.Union([Type.String(), Type.Null()]),
-  owner: Type.Union([Type.String(), Type.Null()]),
+  ...governedRead,
   workflow_stage_id: Type.Union([Type.String(), Type.Null()]),
   workflow_stage_step: Type.Union([WorkflowStep, Type.Null()]),
   questionnaire_ids: Type.Array(Type.String({ description: 'KEY+version' })),
@@ -54,17 +55,12 @@ export const UseCaseUpdate = Type.Object(
 )
 export type UseCaseUpdate = Static<typeof UseCaseUpdate>
 
-export const UseCaseListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    risk_category_level: Type.Optional(RiskCategoryLevel),
-    created_after: Type.Optional(Type.String({ format: 'date-time' })),
-    created_before: Type.Optional(Type.String({ format: 'date-time' })),
-  },
-  { additionalProperties: false },
-)
+export const UseCaseListQuery = NamedListQuery({
+  risk_category_level: Type.Optional(RiskCategoryLevel),
+  created_after: Type.Optional(Type.String({ format: 'date-time' })),
+  created_before: Type.Optional(Type.String({ format: 'date-time' })),
+  ...governedFilters,
+})
 export type UseCaseListQuery = Static<typeof UseCaseListQuery>
 
 export const UseCasePage = PageOf(UseCase)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { Vendor, VendorCreate, VendorListQuery, VendorPage, VendorUpdate } from './vendors.schemas.js'
 import type { VendorsService } from './vendors.service.js'
@@ -27,9 +27,6 @@ export function vendorRoutes(vendors: VendorsService): FastifyPluginAsyncTypebox
 
     app.delete('/vendors/:id', {
       schema: { operationId: 'deleteVendor', summary: 'Delete a vendor', description: 'Also removes its links to use cases and models (each removal is audited).', tags, params: IdParam('vnd'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await vendors.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, vendors.delete(req.ctx, req.params.id)))
   }
 }

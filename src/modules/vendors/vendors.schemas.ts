@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
-import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
+import { NamedListQuery, PageOf } from '../../shared/pagination.js'
+import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 export const VendorStatus = Type.Enum(['active', 'under_review', 'inactive'])
@@ -8,6 +9,7 @@ const editable = {
   description: Type.Optional(Description({ examples: ['Hosted LLM provider.'] })),
   website: Type.Optional(Nullable(Text(500), { examples: ['https://vendor.example.com'] })),
   status: Type.Optional(Nullable(VendorStatus, { description: '`null` means `active`.' })),
+  ...governedEditable,
 }
 
 export const Vendor = Type.Object({
@@ -16,6 +18,7 @@ export const Vendor = Type.Object({
   description: Nullable(Type.String()),
   website: Nullable(Type.String()),
   status: VendorStatus,
+  ...governedRead,
   ...Timestamps,
 })
 export type Vendor = Static<typeof Vendor>
@@ -32,15 +35,10 @@ export const VendorUpdate = Type.Object(
 )
 export type VendorUpdate = Static<typeof VendorUpdate>
 
-export const VendorListQuery = Type.Object(
-  {
-    ...PageQuery,
-    sort: SortParam(['name', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
-    status: Type.Optional(VendorStatus),
-  },
-  { additionalProperties: false },
-)
+export const VendorListQuery = NamedListQuery({
+  status: Type.Optional(VendorStatus),
+  ...governedFilters,
+})
 export type VendorListQuery = Static<typeof VendorListQuery>
 
 export const VendorPage = PageOf(Vendor)

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created } from '../../http/responses.js'
+import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { WorkflowStage, WorkflowStageCreate, WorkflowStageListQuery, WorkflowStagePage, WorkflowStageUpdate } from './workflow-stages.schemas.js'
 import type { WorkflowStagesService } from './workflow-stages.service.js'
@@ -27,9 +27,6 @@ export function workflowStageRoutes(stages: WorkflowStagesService): FastifyPlugi
 
     app.delete('/workflow_stages/:id', {
       schema: { operationId: 'deleteWorkflowStage', summary: 'Delete an intermediate workflow stage', description: '409 while any use case is in it, and for the start and end stages.', tags, params: IdParam('ws'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
-    }, async (req, reply) => {
-      await stages.delete(req.ctx, req.params.id)
-      return reply.code(204).send(null)
-    })
+    }, async (req, reply) => noContent(reply, stages.delete(req.ctx, req.params.id)))
   }
 }

@@ -1,0 +1,222 @@
+import type { Kysely, SelectQueryBuilder } from 'kysely'
+import type { Database, DialectName } from '../db/create-db.js'
+import { notFound } from '../http/errors.js'
+import type { Ctx } from './context.js'
+import {
+  customFieldValueFilter,
+  decorateGoverned,
+  type EntityType,
+  type GovernedInput,
+  removeCustomFieldValues,
+  resolveOwner,
+  writeCustomFieldValues,
+} from './governed.js'
+import { type IdPrefix, newId, now } from './ids.js'
+import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
+import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
+import { type UniqueField, uniqueName } from './records.js'
+import { containsText } from './search.js'
+
+/**
+ * What every catalog family (use cases, models, vendors, risk types, users, teams, custom fields) shares:
+ * tenant-scoped find and list with keyset pages, create/update/delete in one audited transaction, the
+ * unique name (or email), and for governed records their owner and custom field values. A family declares
+ * its table, columns, filters and what is really its own; its routes stay literal in its routes file.
+ */
+
+// The queries are written once for every family's table, so they address tables and columns by name.
+type AnyDb = Kysely<any>
+export type ListQuery = SelectQueryBuilder<any, any, any>
+export type Columns<Row> = Omit<Row, 'id' | 'tenant_id' | 'created_at' | 'updated_at'>
+
+interface BaseRow {
+  id: string
+  tenant_id: string
+  created_at: string
+  updated_at: string
+}
+
+/** What named families share: sorting and `q` search by name, a unique name. */
+export const NAMED = {
+  sortColumns: { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' },
+  searchColumns: ['name_key'],
+  uniqueValue: (input: { name?: string | null }) => input.name ?? undefined,
+} as const
+
+export interface CatalogQuery {
+  sort?: string
+  page_limit?: number
+  page_after?: string
+  q?: string
+  owner_id?: string
+  custom_field_id?: string
+  custom_field_value?: string
+}
+
+export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> {
+  table: UniqueField['table']
+  /** Words for messages: `use case`. */
+  label: string
+  /** Audit resource_type and action prefix: `use_case`. */
+  resourceType: string
+  idPrefix: IdPrefix
+  /** Item fields whose changes the audit record lists. */
+  audited: readonly (keyof Item & string)[]
+  /** Sort fields (besides id) and their columns. */
+  sortColumns: Record<string, string>
+  /** Lower-cased columns `q` searches (any of them). */
+  searchColumns: readonly string[]
+  /** The field that must be unique per tenant (default `name`), and its value in a create or update body. */
+  uniqueField?: 'email'
+  uniqueValue(input: Create | Update): string | undefined
+  /** The columns of a new record (the transaction is there for checks and derived values). */
+  create(input: Create, ctx: Ctx, tx: Tx): Columns<Row> | Promise<Columns<Row>>
+  /** The columns a PATCH body sets: `null` clears, absent stays. */
+  update(input: Update, current: Row, tx: Tx, ctx: Ctx): Partial<Row> | Promise<Partial<Row>>
+  toItem(row: Row): Item
+  /** The family's own list filters. */
+  filter?(q: ListQuery, query: Query): ListQuery
+  /** Fills what lives outside the row for a page of items with one query. */
+  decorate?(db: Tx, tenantId: string, items: Item[]): Promise<Item[]>
+  /** Writes what the body says beyond the row and values (use cases' questionnaire_ids); returns its audit entries. */
+  afterWrite?(tx: Tx, ctx: Ctx, row: Row, input: Create | Update): Promise<AuditEntry[]>
+  /** Refuses a delete (409) or removes what refers to the record, returning the removals' audit entries. */
+  beforeDelete?(tx: Tx, ctx: Ctx, row: Row, dialect: DialectName): Promise<AuditEntry[]>
+  /** Set on use cases: their audit records carry use_case_id. */
+  isUseCase?: boolean
+  /** Set on records with an owner and custom field values. */
+  governed?: EntityType
+}
+
+export type CatalogService<Item, Create, Update, Query> = {
+  list(ctx: Ctx, query: Query): Promise<Page<Item>>
+  get(ctx: Ctx, id: string): Promise<Item>
+  create(ctx: Ctx, input: Create): Promise<Item>
+  update(ctx: Ctx, id: string, input: Update): Promise<Item>
+  delete(ctx: Ctx, id: string): Promise<void>
+}
+
+export function createCatalogService<Row extends BaseRow, Item extends { id: string }, Create extends object, Update extends object, Query extends CatalogQuery>(
+  database: Database,
+  spec: CatalogSpec<Row, Item, Create, Update, Query>,
+): CatalogService<Item, Create, Update, Query> {
+  const { db } = database
+  const select = (conn: Tx, tenantId: string, id: string) => (conn as AnyDb).selectFrom(spec.table).selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)
+  const find = (conn: Tx, tenantId: string, id: string) => select(conn, tenantId, id).executeTakeFirst() as Promise<Row | undefined>
+  // A read-modify-write holds the row (see forChange), so a concurrent update of the same record waits instead
+  // of diffing (and auditing) against a stale copy.
+  const lock = (tx: Tx, tenantId: string, id: string) => forChange(tx, select(tx, tenantId, id)).executeTakeFirst() as Promise<Row | undefined>
+
+  const decorate = (conn: Tx, tenantId: string, items: Item[]) => decorateItems(spec, conn, tenantId, items)
+
+  const auditOf = (action: string, row: { id: string; name?: string | null; email?: string }): AuditEntry => ({
+    action: `${spec.resourceType}.${action}`,
+    resourceType: spec.resourceType,
+    resourceId: row.id,
+    resourceName: row.name ?? row.email ?? null,
+    ...(spec.isUseCase && { useCaseId: row.id }),
+  })
+
+  const unique: UniqueField = { table: spec.table, what: spec.label, field: spec.uniqueField ?? 'name' }
+  const guarded = <T>(ctx: Ctx, input: Create | Update, work: () => Promise<T>) => uniqueName(db, ctx, unique, spec.uniqueValue(input), work)
+
+  return {
+    async list(ctx, query) {
+      const ks = keyset(query, spec.sortColumns)
+      let q: ListQuery = (db as AnyDb).selectFrom(spec.table).selectAll().where('tenant_id', '=', ctx.tenantId)
+      if (query.q !== undefined) {
+        const text = query.q
+        q = q.where((eb) => eb.or(spec.searchColumns.map((column) => containsText(column, text))))
+      }
+      if (spec.governed) {
+        if (query.owner_id !== undefined) q = q.where('owner_id', '=', query.owner_id)
+        q = await customFieldValueFilter(db, ctx.tenantId, spec.governed, q, query)
+      }
+      if (spec.filter) q = spec.filter(q, query)
+      const page = toPage((await applyKeyset(q, ks).execute()) as Row[], ks, spec.toItem)
+      return { ...page, items: await decorate(db, ctx.tenantId, page.items) }
+    },
+
+    async get(ctx, id) {
+      const row = await find(db, ctx.tenantId, id)
+      if (!row) throw notFound(spec.label, id)
+      return (await decorate(db, ctx.tenantId, [spec.toItem(row)]))[0]
+    },
+
+    async create(ctx, input) {
+      return guarded(ctx, input, () =>
+        runMutation(database, ctx, async (tx) => {
+          const at = now()
+          const governed = input as GovernedInput
+          const owner = spec.governed ? await resolveOwner(tx, ctx.tenantId, governed.owner) : {}
+          const row = { id: newId(spec.idPrefix), tenant_id: ctx.tenantId, ...(await spec.create(input, ctx, tx)), ...owner, created_at: at, updated_at: at } as unknown as Row
+          await (tx as AnyDb).insertInto(spec.table).values(row).execute()
+          const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
+          const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
+          const [created] = await decorate(tx, ctx.tenantId, [spec.toItem(row)])
+          return {
+            result: created,
+            audit: [{ ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } }, ...extra],
+          }
+        }),
+      )
+    },
+
+    async update(ctx, id, input) {
+      return guarded(ctx, input, () =>
+        runMutation(database, ctx, async (tx) => {
+          const current = await lock(tx, ctx.tenantId, id)
+          if (!current) throw notFound(spec.label, id)
+          const governed = input as GovernedInput
+          const [before] = await decorate(tx, ctx.tenantId, [spec.toItem(current)])
+          const columns = { ...(await spec.update(input, current, tx, ctx)), ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))) }
+          const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false) : {}
+          const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
+          const [after] = await decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })])
+          const changes = { ...diff(before, after, spec.audited), ...valueChanges }
+          // Nothing of the record itself changed: no update record, no new updated_at.
+          if (Object.keys(changes).length === 0) return { result: after, audit: extra }
+          const updatedAt = now()
+          await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
+          return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
+        }),
+      )
+    },
+
+    async delete(ctx, id) {
+      await runMutation(database, ctx, async (tx) => {
+        const current = await lock(tx, ctx.tenantId, id)
+        if (!current) throw notFound(spec.label, id)
+        const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
+        if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
+        await (tx as AnyDb).deleteFrom(spec.table).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
+        return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
+      })
+    },
+  }
+}
+
+interface Decoration<Item> {
+  governed?: EntityType
+  decorate?(db: Tx, tenantId: string, items: Item[]): Promise<Item[]>
+}
+
+async function decorateItems<Item extends { id: string }>(spec: Decoration<Item>, conn: Tx, tenantId: string, items: Item[]): Promise<Item[]> {
+  const governed = spec.governed ? ((await decorateGoverned(conn, tenantId, items as never[])) as Item[]) : items
+  return spec.decorate ? spec.decorate(conn, tenantId, governed) : governed
+}
+
+/** A family's items for rows read elsewhere (relationship lists), complete with what lives outside the row. */
+export function catalogItems<Row, Item extends { id: string }>(
+  spec: Decoration<Item> & { toItem(row: Row): Item },
+  conn: Tx,
+  tenantId: string,
+  rows: Row[],
+): Promise<Item[]> {
+  return decorateItems(spec, conn, tenantId, rows.map((row) => spec.toItem(row)))
+}
+
+/** The item a create is compared against: every field empty, so the audit lists what the create set. */
+function blank<Item extends object>(item: Item): Item {
+  return Object.fromEntries(Object.entries(item).map(([key, value]) => [key, Array.isArray(value) ? [] : null])) as Item
+}
