@@ -46,6 +46,8 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
+import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -113,6 +115,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(policyPackRoutes(services.policyPacks))
         await records.register(useCasePolicyRoutes(services.useCasePolicies))
         await records.register(questionnaireRoutes(services.questionnaires))
+        await records.register(evidenceRoutes(services.evidence, deps.config.evidenceMaxBytes))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
@@ -147,6 +150,7 @@ export function createServices(deps: Deps) {
     useCasePolicies: createUseCasePoliciesService(deps),
     questionnaires: createQuestionnairesService(deps),
     governanceSummary: createGovernanceSummaryService(deps),
+    evidence: createEvidenceService(deps),
   }
 }
 

@@ -77,7 +77,7 @@ export function findAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId:
 export async function attach(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, questionnaire: QuestionnaireRow, at: string): Promise<void> {
   await db
     .insertInto(table(kind))
-    .values({ tenant_id: tenantId, [ownerColumn(kind)]: ownerId, questionnaire_key: questionnaire.key, questionnaire_id: questionnaire.id, created_at: at } as Tables['use_case_questionnaires'])
+    .values({ tenant_id: tenantId, [ownerColumn(kind)]: ownerId, questionnaire_key: questionnaire.key, questionnaire_id: questionnaire.id, created_at: at, answers: '{}' } as Tables['use_case_questionnaires'])
     .execute()
 }
 
