@@ -1038,12 +1038,32 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a questionnaire attached to a use case */
+        /** Get a questionnaire attached to a use case, with its answers and progress */
         get: operations["getUseCaseQuestionnaire"];
         put?: never;
         post?: never;
-        /** Detach a questionnaire from a use case */
+        /**
+         * Detach a questionnaire from a use case
+         * @description Its answers go with it.
+         */
         delete: operations["detachUseCaseQuestionnaire"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/use_cases/{id}/questionnaires/{key}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answer questions of a questionnaire attached to a use case */
+        put: operations["answerUseCaseQuestionnaire"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1074,12 +1094,150 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a questionnaire attached to a model */
+        /** Get a questionnaire attached to a model, with its answers and progress */
         get: operations["getModelQuestionnaire"];
         put?: never;
         post?: never;
-        /** Detach a questionnaire from a model */
+        /**
+         * Detach a questionnaire from a model
+         * @description Its answers go with it.
+         */
         delete: operations["detachModelQuestionnaire"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/models/{id}/questionnaires/{key}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answer questions of a questionnaire attached to a model */
+        put: operations["answerModelQuestionnaire"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/vendors/{id}/questionnaires": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the questionnaires attached to a vendor */
+        get: operations["listVendorQuestionnaires"];
+        put?: never;
+        /** Attach a questionnaire to a vendor */
+        post: operations["attachVendorQuestionnaire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/vendors/{id}/questionnaires/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a questionnaire attached to a vendor, with its answers and progress */
+        get: operations["getVendorQuestionnaire"];
+        put?: never;
+        post?: never;
+        /**
+         * Detach a questionnaire from a vendor
+         * @description Its answers go with it.
+         */
+        delete: operations["detachVendorQuestionnaire"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/vendors/{id}/questionnaires/{key}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Answer questions of a questionnaire attached to a vendor */
+        put: operations["answerVendorQuestionnaire"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List evidence (files and links) */
+        get: operations["listEvidence"];
+        put?: never;
+        /**
+         * Upload a file (multipart/form-data) or register a link (JSON)
+         * @description A file goes in the multipart field `file` (one), with an optional `title`; it is streamed into the database in chunks and stored once per tenant per content (sha256). Files over EVIDENCE_MAX_MB (25 MB here) answer 413 and leave nothing behind. A link is JSON `{"kind": "link", "url", "title"}` with an http(s) URL.
+         */
+        post: operations["createEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/evidence/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the metadata of a piece of evidence */
+        get: operations["getEvidence"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete evidence that nothing uses
+         * @description 409 while a use-case control or a questionnaire answer refers to it.
+         */
+        delete: operations["deleteEvidence"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/evidence/{id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the content of a file
+         * @description Streamed, as an attachment, `ETag` = the sha256; supports one `Range` (206) and `If-None-Match` (304). A link has no content (404).
+         */
+        get: operations["downloadEvidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1118,7 +1276,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -13483,7 +13641,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The uc_… or mdl_… id. */
+                /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
                 /** @description The questionnaire key. */
                 key: string;
@@ -13512,6 +13670,26 @@ export interface operations {
                         target: "use_case" | "model" | "vendor";
                         /** Format: date-time */
                         attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
                     };
                 };
             };
@@ -13592,7 +13770,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The uc_… or mdl_… id. */
+                /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
                 /** @description The questionnaire key. */
                 key: string;
@@ -13664,6 +13842,190 @@ export interface operations {
             };
             /** @description The body is not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerUseCaseQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_…, mdl_… or vnd_… id. */
+                id: string;
+                /** @description The questionnaire key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "answers": [
+                 *         {
+                 *           "question_id": "purpose",
+                 *           "value": "Ranks loan applications for manual review."
+                 *         },
+                 *         {
+                 *           "question_id": "autonomy",
+                 *           "value": "human-in-the-loop"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    answers: {
+                        question_id: string;
+                        /** @description null clears the answer. */
+                        value: (string | number | boolean | string[]) | null;
+                        evidence_ids?: string[] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example EU-AIA-ART9 */
+                        key: string;
+                        version: number;
+                        /** @example AI-INTAKE+1 */
+                        questionnaire_id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        /** @enum {unknown} */
+                        target: "use_case" | "model" | "vendor";
+                        /** Format: date-time */
+                        attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13976,7 +14338,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The uc_… or mdl_… id. */
+                /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
                 /** @description The questionnaire key. */
                 key: string;
@@ -14005,6 +14367,26 @@ export interface operations {
                         target: "use_case" | "model" | "vendor";
                         /** Format: date-time */
                         attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
                     };
                 };
             };
@@ -14085,7 +14467,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The uc_… or mdl_… id. */
+                /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
                 /** @description The questionnaire key. */
                 key: string;
@@ -14157,6 +14539,1501 @@ export interface operations {
             };
             /** @description The body is not application/json. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerModelQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_…, mdl_… or vnd_… id. */
+                id: string;
+                /** @description The questionnaire key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "answers": [
+                 *         {
+                 *           "question_id": "purpose",
+                 *           "value": "Ranks loan applications for manual review."
+                 *         },
+                 *         {
+                 *           "question_id": "autonomy",
+                 *           "value": "human-in-the-loop"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    answers: {
+                        question_id: string;
+                        /** @description null clears the answer. */
+                        value: (string | number | boolean | string[]) | null;
+                        evidence_ids?: string[] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example EU-AIA-ART9 */
+                        key: string;
+                        version: number;
+                        /** @example AI-INTAKE+1 */
+                        questionnaire_id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        /** @enum {unknown} */
+                        target: "use_case" | "model" | "vendor";
+                        /** Format: date-time */
+                        attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listVendorQuestionnaires: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The vnd_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example EU-AIA-ART9 */
+                            key: string;
+                            version: number;
+                            /** @example AI-INTAKE+1 */
+                            questionnaire_id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            /** @enum {unknown} */
+                            target: "use_case" | "model" | "vendor";
+                            /** Format: date-time */
+                            attached_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    attachVendorQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The vnd_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "key": "AI-INTAKE"
+                 *     }
+                 */
+                "application/json": {
+                    /** @example EU-AIA-ART9 */
+                    key: string;
+                    version?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example EU-AIA-ART9 */
+                        key: string;
+                        version: number;
+                        /** @example AI-INTAKE+1 */
+                        questionnaire_id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        /** @enum {unknown} */
+                        target: "use_case" | "model" | "vendor";
+                        /** Format: date-time */
+                        attached_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getVendorQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_…, mdl_… or vnd_… id. */
+                id: string;
+                /** @description The questionnaire key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example EU-AIA-ART9 */
+                        key: string;
+                        version: number;
+                        /** @example AI-INTAKE+1 */
+                        questionnaire_id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        /** @enum {unknown} */
+                        target: "use_case" | "model" | "vendor";
+                        /** Format: date-time */
+                        attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    detachVendorQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_…, mdl_… or vnd_… id. */
+                id: string;
+                /** @description The questionnaire key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Detached. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    answerVendorQuestionnaire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_…, mdl_… or vnd_… id. */
+                id: string;
+                /** @description The questionnaire key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "answers": [
+                 *         {
+                 *           "question_id": "purpose",
+                 *           "value": "Ranks loan applications for manual review."
+                 *         },
+                 *         {
+                 *           "question_id": "autonomy",
+                 *           "value": "human-in-the-loop"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    answers: {
+                        question_id: string;
+                        /** @description null clears the answer. */
+                        value: (string | number | boolean | string[]) | null;
+                        evidence_ids?: string[] | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @example EU-AIA-ART9 */
+                        key: string;
+                        version: number;
+                        /** @example AI-INTAKE+1 */
+                        questionnaire_id: string;
+                        /** @example Credit scoring */
+                        name: string;
+                        /** @enum {unknown} */
+                        target: "use_case" | "model" | "vendor";
+                        /** Format: date-time */
+                        attached_at: string;
+                        /** @description In questionnaire order; unanswered questions are absent. */
+                        answers: {
+                            question_id: string;
+                            section_id: string;
+                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                            value: string | number | boolean | string[];
+                            /** @description Evidence given with the answer (for a file question, its value). */
+                            evidence_ids: string[];
+                            answered_by: string | null;
+                            /** Format: date-time */
+                            answered_at: string;
+                        }[];
+                        progress: {
+                            questions: number;
+                            answered: number;
+                            required: number;
+                            required_answered: number;
+                            /** @description Every required question is answered. */
+                            complete: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvidence: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                kind?: "file" | "link";
+                /** @description Case-insensitive substring of the title, file name or URL. */
+                q?: string;
+                /** @description Evidence linked to a control of this use case or given in one of its questionnaire answers. */
+                use_case_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "file" | "link";
+                            title: string | null;
+                            url: string | null;
+                            file_name: string | null;
+                            content_type: string | null;
+                            size: number | null;
+                            sha256: string | null;
+                            content_path: string | null;
+                            created_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The file (one).
+                     */
+                    file: string;
+                    /** @description Defaults to the file name. */
+                    title?: string;
+                };
+                /**
+                 * @example {
+                 *       "kind": "link",
+                 *       "url": "https://wiki.example.com/ai/oversight-procedure",
+                 *       "title": "Oversight procedure"
+                 *     }
+                 */
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "link";
+                    /** @description An http(s) URL. */
+                    url: string;
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @enum {unknown} */
+                        kind: "file" | "link";
+                        title: string | null;
+                        url: string | null;
+                        file_name: string | null;
+                        content_type: string | null;
+                        size: number | null;
+                        sha256: string | null;
+                        content_path: string | null;
+                        created_by: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ev_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** @enum {unknown} */
+                        kind: "file" | "link";
+                        title: string | null;
+                        url: string | null;
+                        file_name: string | null;
+                        content_type: string | null;
+                        size: number | null;
+                        sha256: string | null;
+                        content_path: string | null;
+                        created_by: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ev_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    downloadEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One byte range, e.g. `bytes=0-1023`. */
+                range?: string;
+            };
+            path: {
+                /** @description The ev_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The content. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The requested range. */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
