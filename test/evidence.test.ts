@@ -1,20 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { multipart } from './helpers/governance.js'
 import { describeEachDialect, PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
-
-/** A multipart body by hand, so tests control every byte (boundaries, truncation). */
-export function multipart(parts: { name: string; value: Buffer | string; filename?: string; type?: string }[], boundary = 'xYzBoundary42') {
-  const chunks: Buffer[] = []
-  for (const p of parts) {
-    const disposition = `form-data; name="${p.name}"${p.filename === undefined ? '' : `; filename="${p.filename}"`}`
-    chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`))
-    chunks.push(Buffer.isBuffer(p.value) ? p.value : Buffer.from(p.value))
-    chunks.push(Buffer.from('\r\n'))
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`))
-  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` }
-}
 
 const sha = (data: Buffer) => createHash('sha256').update(data).digest('hex')
 

@@ -1,24 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { INTAKE_SECTIONS } from './helpers/governance.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
-
-export const INTAKE_SECTIONS = [
-  {
-    id: 'purpose', title: 'Purpose',
-    questions: [
-      { id: 'decision', question: 'What does the system decide?', evidence_type: 'text', required: true },
-      { id: 'users', question: 'How many people does it affect per month?', evidence_type: 'number' },
-      { id: 'personal_data', question: 'Does it process personal data?', evidence_type: 'boolean', required: true },
-    ],
-  },
-  {
-    id: 'oversight', title: 'Oversight',
-    questions: [
-      { id: 'autonomy', question: 'How autonomous is it?', evidence_type: 'select', select_options: ['advisory', 'human-in-the-loop', 'autonomous'], required: true },
-      { id: 'regions', question: 'Where is it used?', evidence_type: 'select', select_options: ['EU', 'US', 'APAC'], multiple: true },
-      { id: 'dpia', question: 'Attach the DPIA', evidence_type: 'file' },
-    ],
-  },
-]
 
 describeEachDialect('questionnaire answers', (dialect) => {
   let t: TestApp

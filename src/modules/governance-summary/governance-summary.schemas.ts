@@ -44,7 +44,13 @@ export const GovernanceSummary = Type.Object(
       total: Count,
       by_status: Type.Object({ pending: Count, in_progress: Count, implemented: Count, not_applicable: Count }),
       overdue: Type.Integer({ minimum: 0, description: 'Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.' }),
+      missing_evidence: Type.Integer({ minimum: 0, description: 'Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked.' }),
     }),
+    questionnaires: Type.Object({
+      attached: Count,
+      complete: Type.Integer({ minimum: 0, description: 'Attachments to use cases whose required questions are all answered.' }),
+      incomplete: Count,
+    }, { description: 'Questionnaires attached to use cases, by completion.' }),
     overdue_use_cases: Type.Array(OverdueUseCase, { description: 'Use cases with overdue controls: highest risk level first, then most overdue controls.' }),
     overdue_use_cases_total: Count,
   },
@@ -52,7 +58,8 @@ export const GovernanceSummary = Type.Object(
     examples: [{
       as_of: '2027-09-01',
       use_cases: { total: 3, by_risk_level: { high: 1, medium: 1, low: 0, none: 0, unset: 1 }, by_workflow_stage: [{ stage_id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', stage_name: 'Intake', position: 0, total: 3, by_step: { assessment: 3 } }] },
-      controls: { total: 8, by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 }, overdue: 4 },
+      controls: { total: 8, by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 }, overdue: 4, missing_evidence: 3 },
+      questionnaires: { attached: 3, complete: 1, incomplete: 2 },
       overdue_use_cases: [{ id: 'uc_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Credit scoring', risk_category_level: 'high', overdue_controls: 4, earliest_due_date: '2027-08-02' }],
       overdue_use_cases_total: 1,
     }],
