@@ -46,6 +46,8 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { dossierRoutes } from './modules/dossier/dossier.routes.js'
+import { createDossierService } from './modules/dossier/dossier.service.js'
 import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
 import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import type { Deps } from './shared/deps.js'
@@ -116,6 +118,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(useCasePolicyRoutes(services.useCasePolicies))
         await records.register(questionnaireRoutes(services.questionnaires))
         await records.register(evidenceRoutes(services.evidence, deps.config.evidenceMaxBytes))
+        await records.register(dossierRoutes(services.dossier))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
@@ -133,7 +136,7 @@ export type Services = ReturnType<typeof createServices>
 
 /** Every family's service, built once: the HTTP routes and the MCP tools call these same objects. */
 export function createServices(deps: Deps) {
-  return {
+  const services = {
     auth: createAuthService(deps),
     apiKeys: createApiKeysService(deps),
     useCases: createUseCasesService(deps),
@@ -152,6 +155,7 @@ export function createServices(deps: Deps) {
     governanceSummary: createGovernanceSummaryService(deps),
     evidence: createEvidenceService(deps),
   }
+  return { ...services, dossier: createDossierService(deps, services) }
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

@@ -69,6 +69,13 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       return toAnswered(row)
     },
 
+    /** Every attachment with its questions, answers and progress (for the dossier). */
+    async listAnswered(ctx: Ctx, kind: repo.OwnerKind, ownerId: string): Promise<(AnsweredQuestionnaire & { sections: Section[] })[]> {
+      await owner(db, ctx, kind, ownerId)
+      const rows = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId)
+      return rows.map((row) => ({ ...toAnswered(row), sections: JSON.parse(row.sections) as Section[] }))
+    },
+
     /** Upserts the listed answers (null clears); one audit record naming each changed answer. */
     async answer(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire> {
       return runMutation(database, ctx, async (tx) => {
