@@ -975,6 +975,44 @@ export interface paths {
         patch: operations["updateUseCaseControl"];
         trace?: never;
     };
+    "/api/v1/integration/use_cases/{id}/controls/{control_id}/evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the evidence linked to a control of a use case */
+        get: operations["listControlEvidence"];
+        put?: never;
+        /**
+         * Link evidence to a control of a use case
+         * @description Idempotent: linking the same evidence again answers 200 and changes nothing (or only `requirement`).
+         */
+        post: operations["linkControlEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/use_cases/{id}/controls/{control_id}/evidence/{evidence_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Unlink evidence from a control of a use case */
+        delete: operations["unlinkControlEvidence"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integration/questionnaires": {
         parameters: {
             query?: never;
@@ -1235,6 +1273,26 @@ export interface paths {
          * @description Streamed, as an attachment, `ETag` = the sha256; supports one `Range` (206) and `If-None-Match` (304). A link has no content (404).
          */
         get: operations["downloadEvidence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/use_cases/{id}/dossier": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything about a use case in one answer, for auditors
+         * @description The use case, its workflow position and history, models, vendors, risk scenarios, applied packs, controls with their evidence, questionnaire answers, and what the workflow gates would still refuse. `?format=html` gives the same as one self-contained printable page.
+         */
+        get: operations["getUseCaseDossier"];
         put?: never;
         post?: never;
         delete?: never;
@@ -12457,6 +12515,19 @@ export interface operations {
                             status: "pending" | "in_progress" | "implemented" | "not_applicable";
                             due_date: string | null;
                             notes: string | null;
+                            /** @description Pieces of evidence linked to this control. */
+                            evidence_count: number;
+                            /** @description The control version's evidence requirements, each with whether it is met. */
+                            evidence_requirements: {
+                                /** @description Position in the control version's evidence_requirements; what evidence links name. */
+                                requirement: number;
+                                type: string;
+                                description: string;
+                                required: boolean;
+                                /** @description At least one piece of evidence is linked for this requirement. */
+                                met: boolean;
+                                evidence_ids: string[];
+                            }[];
                             /**
                              * Format: date-time
                              * @example 2026-11-22T09:30:00.000Z
@@ -12586,6 +12657,19 @@ export interface operations {
                         status: "pending" | "in_progress" | "implemented" | "not_applicable";
                         due_date: string | null;
                         notes: string | null;
+                        /** @description Pieces of evidence linked to this control. */
+                        evidence_count: number;
+                        /** @description The control version's evidence requirements, each with whether it is met. */
+                        evidence_requirements: {
+                            /** @description Position in the control version's evidence_requirements; what evidence links name. */
+                            requirement: number;
+                            type: string;
+                            description: string;
+                            required: boolean;
+                            /** @description At least one piece of evidence is linked for this requirement. */
+                            met: boolean;
+                            evidence_ids: string[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -12725,6 +12809,19 @@ export interface operations {
                         status: "pending" | "in_progress" | "implemented" | "not_applicable";
                         due_date: string | null;
                         notes: string | null;
+                        /** @description Pieces of evidence linked to this control. */
+                        evidence_count: number;
+                        /** @description The control version's evidence requirements, each with whether it is met. */
+                        evidence_requirements: {
+                            /** @description Position in the control version's evidence_requirements; what evidence links name. */
+                            requirement: number;
+                            type: string;
+                            description: string;
+                            required: boolean;
+                            /** @description At least one piece of evidence is linked for this requirement. */
+                            met: boolean;
+                            evidence_ids: string[];
+                        }[];
                         /**
                          * Format: date-time
                          * @example 2026-11-22T09:30:00.000Z
@@ -12803,6 +12900,455 @@ export interface operations {
             };
             /** @description The body failed validation; `errors` names each field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listControlEvidence: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The uc_… id. */
+                id: string;
+                /** @description The ucc_… id. */
+                control_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            use_case_control_id: string;
+                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            evidence_id: string;
+                            requirement: number | null;
+                            /** Format: date-time */
+                            linked_at: string;
+                            evidence: {
+                                /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                                id: string;
+                                /** @enum {unknown} */
+                                kind: "file" | "link";
+                                title: string | null;
+                                url: string | null;
+                                file_name: string | null;
+                                content_type: string | null;
+                                size: number | null;
+                                sha256: string | null;
+                                content_path: string | null;
+                                created_by: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        }[];
+                        pagination: {
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    linkControlEvidence: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The uc_… id. */
+                id: string;
+                /** @description The ucc_… id. */
+                control_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "evidence_id": "ev_01jd3k8m9v4q2w6e8r0t2y4u6i",
+                 *       "requirement": 0
+                 *     }
+                 */
+                "application/json": {
+                    /** @description An ev_… id of this tenant. */
+                    evidence_id: string;
+                    requirement?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        use_case_control_id: string;
+                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        evidence_id: string;
+                        requirement: number | null;
+                        /** Format: date-time */
+                        linked_at: string;
+                        evidence: {
+                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "file" | "link";
+                            title: string | null;
+                            url: string | null;
+                            file_name: string | null;
+                            content_type: string | null;
+                            size: number | null;
+                            sha256: string | null;
+                            content_path: string | null;
+                            created_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        use_case_control_id: string;
+                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        evidence_id: string;
+                        requirement: number | null;
+                        /** Format: date-time */
+                        linked_at: string;
+                        evidence: {
+                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "file" | "link";
+                            title: string | null;
+                            url: string | null;
+                            file_name: string | null;
+                            content_type: string | null;
+                            size: number | null;
+                            sha256: string | null;
+                            content_path: string | null;
+                            created_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body failed validation; `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    unlinkControlEvidence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The uc_… id. */
+                id: string;
+                /** @description The ucc_… id. */
+                control_id: string;
+                /** @description The ev_… id. */
+                evidence_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not application/json. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16070,6 +16616,456 @@ export interface operations {
             };
         };
     };
+    getUseCaseDossier: {
+        parameters: {
+            query?: {
+                /** @description `html`: one self-contained printable page. */
+                format?: "json" | "html";
+            };
+            header?: never;
+            path: {
+                /** @description The uc_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dossier. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date-time */
+                        generated_at: string;
+                        use_case: {
+                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            ai_type: string | null;
+                            system_type: string | null;
+                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
+                            regions: string[];
+                            industries: string[];
+                            source: string | null;
+                            owner: string | null;
+                            workflow_stage_id: string | null;
+                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                            questionnaire_ids: string[];
+                            creator_id: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        };
+                        /**
+                         * @example {
+                         *       "stage": {
+                         *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+                         *         "name": "Legal review",
+                         *         "description": null,
+                         *         "type": "intermediate",
+                         *         "position": 1,
+                         *         "assessment_required": true,
+                         *         "evidence_collection_required": false,
+                         *         "created_at": "2026-11-22T09:30:00.000Z",
+                         *         "updated_at": "2026-11-22T09:30:00.000Z"
+                         *       },
+                         *       "step": "assessment",
+                         *       "rejection_reason": null
+                         *     }
+                         */
+                        workflow: {
+                            /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
+                            stage: {
+                                /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                                id: string;
+                                /** @example Credit scoring */
+                                name: string;
+                                description: string | null;
+                                /**
+                                 * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
+                                 * @enum {unknown}
+                                 */
+                                type: "start" | "intermediate" | "end";
+                                /** @example 1 */
+                                position: number;
+                                /**
+                                 * @description Use cases in this stage go through the `assessment` step.
+                                 * @example true
+                                 */
+                                assessment_required: boolean;
+                                /**
+                                 * @description Use cases in this stage go through the `evidence_collection` step.
+                                 * @example true
+                                 */
+                                evidence_collection_required: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-22T09:30:00.000Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-11-22T09:30:00.000Z
+                                 */
+                                updated_at: string;
+                            } | null;
+                            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
+                            step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                            /** @description Why it was rejected, while `step` is `rejected`. */
+                            rejection_reason: string | null;
+                        };
+                        /** @description The use case's creation and every workflow move, oldest first, from the audit log. */
+                        workflow_history: {
+                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @example use_case.created */
+                            action: string;
+                            /** @example use_case */
+                            resource_type: string;
+                            resource_id: string | null;
+                            resource_name: string | null;
+                            sub_object_type: string | null;
+                            sub_object_id: string | null;
+                            sub_object_name: string | null;
+                            use_case_id: string | null;
+                            actor: {
+                                /** @enum {unknown} */
+                                type: "api_key" | "system";
+                                id: string | null;
+                                name: string | null;
+                            };
+                            /** @enum {unknown} */
+                            source: "api" | "mcp" | "cli" | "system";
+                            request_id: string | null;
+                            changes: {
+                                [key: string]: unknown[];
+                            } | null;
+                            metadata: {
+                                [key: string]: unknown;
+                            } | null;
+                        }[];
+                        models: {
+                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            summary: string | null;
+                            source: string | null;
+                            /** @enum {unknown} */
+                            status: "none" | "in_development" | "in_production" | "retired";
+                            provider: string | null;
+                            model_type: string | null;
+                            version: string | null;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        vendors: {
+                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            website: string | null;
+                            /** @enum {unknown} */
+                            status: "active" | "under_review" | "inactive";
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                        }[];
+                        risk_scenarios: {
+                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            /** @description In id (creation) order. */
+                            risk_type_ids: string[];
+                            domains: string[];
+                            industries: string[];
+                            regions: string[];
+                            archived: boolean;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                            likelihood: number | null;
+                            impact: number | null;
+                        }[];
+                        policy_packs: {
+                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example EU-AIA-ART9 */
+                            key: string;
+                            version: number;
+                            /** @example Credit scoring */
+                            name: string;
+                            description: string | null;
+                            due_date: string | null;
+                            /** Format: date-time */
+                            applied_at: string;
+                        }[];
+                        controls: {
+                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            use_case_id: string;
+                            /** @example EU-AIA-ART9 */
+                            control_key: string;
+                            control_version: number;
+                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            control_version_id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            /** @example EU-AIA-ART9 */
+                            policy_pack_key: string;
+                            policy_pack_version: number;
+                            /** @enum {unknown} */
+                            status: "pending" | "in_progress" | "implemented" | "not_applicable";
+                            due_date: string | null;
+                            notes: string | null;
+                            /** @description Pieces of evidence linked to this control. */
+                            evidence_count: number;
+                            /** @description The control version's evidence requirements, each with whether it is met. */
+                            evidence_requirements: {
+                                /** @description Position in the control version's evidence_requirements; what evidence links name. */
+                                requirement: number;
+                                type: string;
+                                description: string;
+                                required: boolean;
+                                /** @description At least one piece of evidence is linked for this requirement. */
+                                met: boolean;
+                                evidence_ids: string[];
+                            }[];
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @example 2026-11-22T09:30:00.000Z
+                             */
+                            updated_at: string;
+                            evidence: {
+                                requirement: number | null;
+                                /** Format: date-time */
+                                linked_at: string;
+                                evidence: {
+                                    /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                                    id: string;
+                                    /** @enum {unknown} */
+                                    kind: "file" | "link";
+                                    title: string | null;
+                                    url: string | null;
+                                    file_name: string | null;
+                                    content_type: string | null;
+                                    size: number | null;
+                                    sha256: string | null;
+                                    content_path: string | null;
+                                    created_by: string | null;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    /** Format: date-time */
+                                    updated_at: string;
+                                };
+                            }[];
+                        }[];
+                        questionnaires: {
+                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @example EU-AIA-ART9 */
+                            key: string;
+                            version: number;
+                            /** @example AI-INTAKE+1 */
+                            questionnaire_id: string;
+                            /** @example Credit scoring */
+                            name: string;
+                            /** @enum {unknown} */
+                            target: "use_case" | "model" | "vendor";
+                            /** Format: date-time */
+                            attached_at: string;
+                            /** @description In questionnaire order; unanswered questions are absent. */
+                            answers: {
+                                question_id: string;
+                                section_id: string;
+                                /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+                                value: string | number | boolean | string[];
+                                /** @description Evidence given with the answer (for a file question, its value). */
+                                evidence_ids: string[];
+                                answered_by: string | null;
+                                /** Format: date-time */
+                                answered_at: string;
+                            }[];
+                            progress: {
+                                questions: number;
+                                answered: number;
+                                required: number;
+                                required_answered: number;
+                                /** @description Every required question is answered. */
+                                complete: boolean;
+                            };
+                            sections: {
+                                /** @description Unique within the questionnaire version. */
+                                id: string;
+                                title: string;
+                                description: string | null;
+                                questions: {
+                                    /** @description Unique within the questionnaire version. */
+                                    id: string;
+                                    question: string;
+                                    /** @enum {unknown} */
+                                    evidence_type: "text" | "number" | "boolean" | "select" | "file";
+                                    multiple: boolean;
+                                    select_options: string[];
+                                    required: boolean;
+                                }[];
+                            }[];
+                        }[];
+                        /** @description Every piece of evidence the controls and answers use, once each. */
+                        evidence: {
+                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                            id: string;
+                            /** @enum {unknown} */
+                            kind: "file" | "link";
+                            title: string | null;
+                            url: string | null;
+                            file_name: string | null;
+                            content_type: string | null;
+                            size: number | null;
+                            sha256: string | null;
+                            content_path: string | null;
+                            created_by: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        /** @description What the workflow gates would still refuse. */
+                        gaps: {
+                            missing_answers: {
+                                questionnaire_key: string;
+                                section_id: string;
+                                question_id: string;
+                                question: string;
+                            }[];
+                            missing_evidence: {
+                                use_case_control_id: string;
+                                control_key: string;
+                                requirement: number;
+                                description: string;
+                            }[];
+                        };
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getGovernanceSummary: {
         parameters: {
             query?: {
@@ -16122,7 +17118,13 @@ export interface operations {
                      *           "implemented": 2,
                      *           "not_applicable": 0
                      *         },
-                     *         "overdue": 4
+                     *         "overdue": 4,
+                     *         "missing_evidence": 3
+                     *       },
+                     *       "questionnaires": {
+                     *         "attached": 3,
+                     *         "complete": 1,
+                     *         "incomplete": 2
                      *       },
                      *       "overdue_use_cases": [
                      *         {
@@ -16174,6 +17176,15 @@ export interface operations {
                             };
                             /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
                             overdue: number;
+                            /** @description Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked. */
+                            missing_evidence: number;
+                        };
+                        /** @description Questionnaires attached to use cases, by completion. */
+                        questionnaires: {
+                            attached: number;
+                            /** @description Attachments to use cases whose required questions are all answered. */
+                            complete: number;
+                            incomplete: number;
                         };
                         /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
                         overdue_use_cases: {
