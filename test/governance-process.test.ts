@@ -94,7 +94,7 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
     expect(blocked.statusCode).toBe(409)
     expect(blocked.json().code).toBe('process_incomplete')
     expect(blocked.json().errors.map((e: { field: string }) => e.field)).toEqual(['questionnaires/INTAKE/decision', 'questionnaires/INTAKE/personal_data', 'questionnaires/INTAKE/autonomy'])
-    expect((await read()({ method: 'GET', url: `/use_cases/${uc.id}/workflow` })).json().step).toBe('assessment')
+    expect((await read()({ method: 'GET', url: `/use_cases/${uc.id}/workflow` })).json().workflow_stage_step).toBe('assessment')
 
     await write()({ method: 'PUT', url: `/use_cases/${uc.id}/questionnaires/INTAKE/answers`, payload: { answers: [{ question_id: 'decision', value: 'Loans' }, { question_id: 'personal_data', value: true }, { question_id: 'autonomy', value: 'advisory' }] } })
     const summary = (await read()({ method: 'GET', url: '/governance_summary' })).json()
@@ -102,7 +102,7 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
 
     const toEvidence = await advance()
     expect(toEvidence.statusCode, toEvidence.body).toBe(200)
-    expect(toEvidence.json().step).toBe('evidence_collection')
+    expect(toEvidence.json().workflow_stage_step).toBe('evidence_collection')
 
     const missing = await advance()
     expect(missing.statusCode).toBe(409)
@@ -119,7 +119,7 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
 
     const cleared = await advance()
     expect(cleared.statusCode, cleared.body).toBe(200)
-    expect(cleared.json().step).toBe('clear')
+    expect(cleared.json().workflow_stage_step).toBe('clear')
   })
 
   it('runs the whole process: create, answer, attach evidence, advance through the gates, then the dossier holds it all', async () => {
@@ -130,18 +130,18 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
     await write()({ method: 'PUT', url: `/use_cases/${uc.id}/questionnaires/INTAKE/answers`, payload: { answers: [
       { question_id: 'decision', value: 'Credit <b>limits</b>' }, { question_id: 'personal_data', value: false }, { question_id: 'autonomy', value: 'advisory' }, { question_id: 'dpia', value: dpia },
     ] } })
-    expect((await write()({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).json().step).toBe('evidence_collection')
+    expect((await write()({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).json().workflow_stage_step).toBe('evidence_collection')
     const procedure = await uploadFile('full procedure')
     const retention = (await write()({ method: 'POST', url: '/evidence', payload: { kind: 'link', url: 'https://wiki.example.com/retention', title: 'Retention policy' } })).json().id
     await write()({ method: 'POST', url: `/use_cases/${uc.id}/controls/${uc.control('OVERSIGHT')}/evidence`, payload: { evidence_id: procedure, requirement: 0 } })
     await write()({ method: 'POST', url: `/use_cases/${uc.id}/controls/${uc.control('LOGGING')}/evidence`, payload: { evidence_id: retention } })
-    expect((await write()({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).json().step).toBe('clear')
+    expect((await write()({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).json().workflow_stage_step).toBe('clear')
 
     const res = await read()({ method: 'GET', url: `/use_cases/${uc.id}/dossier` })
     expect(res.statusCode, res.body).toBe(200)
     const d = res.json()
     expect(d.use_case).toMatchObject({ id: uc.id, name: 'Full process' })
-    expect(d.workflow).toMatchObject({ step: 'clear' })
+    expect(d.workflow).toMatchObject({ workflow_stage_step: 'clear' })
     expect(d.workflow_history.map((h: { action: string }) => h.action)).toEqual(['use_case.created', 'use_case.workflow_advanced', 'use_case.workflow_advanced'])
     expect(d.models.map((m: { id: string }) => m.id)).toEqual([model.id])
     expect(d.policy_packs.map((p: { key: string }) => p.key)).toEqual(['CORE'])

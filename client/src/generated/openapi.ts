@@ -1334,7 +1334,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1355,6 +1355,8 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description `already_exists` only: the id of the record that already has this name or key. */
+            existing_id?: string;
         };
     };
     responses: never;
@@ -1544,7 +1546,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1562,7 +1564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1571,7 +1573,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2015,7 +2017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2033,7 +2035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2042,7 +2044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2259,7 +2261,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2479,6 +2481,23 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
+                    /** @description Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`). */
+                    questions?: {
+                        question_id: string;
+                        /** @description One of questionnaire_ids: "KEY+version", "KEY" or the q_ id. */
+                        questionnaire_id: string;
+                        section_id?: string | null;
+                        /** @description As for PUT …/questionnaires/{key}/answers. */
+                        value: string | number | boolean | string[] | null;
+                        evidence_ids?: string[] | null;
+                    }[];
                 };
             };
         };
@@ -2555,7 +2574,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2573,7 +2592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2582,7 +2601,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2813,7 +2832,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2897,6 +2916,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -2973,7 +2999,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2991,7 +3017,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3000,7 +3026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3323,7 +3349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3341,7 +3367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3350,7 +3376,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3937,7 +3963,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3955,7 +3981,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3964,7 +3990,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4190,7 +4216,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4332,7 +4358,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4350,7 +4376,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4359,7 +4385,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4619,7 +4645,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4637,7 +4663,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4646,7 +4672,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4869,7 +4895,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5002,7 +5028,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5020,7 +5046,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5029,7 +5055,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5282,7 +5308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5300,7 +5326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5309,7 +5335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5531,7 +5557,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5660,7 +5686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5678,7 +5704,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5687,7 +5713,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5980,7 +6006,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5998,7 +6024,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6007,7 +6033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6233,7 +6259,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6389,7 +6415,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6407,7 +6433,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6416,7 +6442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6705,7 +6731,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6723,7 +6749,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6732,7 +6758,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6845,7 +6871,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7125,7 +7151,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7143,7 +7169,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7152,7 +7178,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7265,7 +7291,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7563,7 +7589,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7581,7 +7607,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7590,7 +7616,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7703,7 +7729,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7983,7 +8009,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8001,7 +8027,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8010,7 +8036,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8123,7 +8149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8688,7 +8714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8706,7 +8732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8715,7 +8741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8965,7 +8991,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9136,7 +9162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9154,7 +9180,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9163,7 +9189,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9221,60 +9247,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9386,60 +9385,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9480,7 +9452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9498,7 +9470,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9507,7 +9479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9568,60 +9540,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9680,7 +9625,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9765,60 +9710,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -9859,7 +9777,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9877,7 +9795,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9886,7 +9804,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10146,7 +10064,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10164,7 +10082,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10173,7 +10091,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10417,7 +10335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10435,7 +10353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10444,7 +10362,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10744,7 +10662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10762,7 +10680,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10771,7 +10689,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11047,7 +10965,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11065,7 +10983,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11074,7 +10992,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11221,7 +11139,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11789,7 +11707,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11807,7 +11725,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11816,7 +11734,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12184,7 +12102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12202,7 +12120,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12211,7 +12129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12431,7 +12349,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12871,7 +12789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12889,7 +12807,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12898,7 +12816,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13205,7 +13123,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13223,7 +13141,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13232,7 +13150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13347,7 +13265,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13706,7 +13624,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13724,7 +13642,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13733,7 +13651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14117,7 +14035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14135,7 +14053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14144,7 +14062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14386,7 +14304,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14543,7 +14461,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14561,7 +14479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14570,7 +14488,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14814,7 +14732,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14832,7 +14750,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14841,7 +14759,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15083,7 +15001,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15240,7 +15158,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15258,7 +15176,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15267,7 +15185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15511,7 +15429,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15529,7 +15447,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15538,7 +15456,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15780,7 +15698,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15937,7 +15855,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15955,7 +15873,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15964,7 +15882,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16225,7 +16143,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16243,7 +16161,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16252,7 +16170,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16473,7 +16391,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -16670,60 +16588,33 @@ export interface operations {
                         };
                         /**
                          * @example {
-                         *       "stage": {
+                         *       "workflow_stage": {
                          *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                          *         "name": "Legal review",
-                         *         "description": null,
                          *         "type": "intermediate",
-                         *         "position": 1,
-                         *         "assessment_required": true,
-                         *         "evidence_collection_required": false,
-                         *         "created_at": "2026-11-22T09:30:00.000Z",
-                         *         "updated_at": "2026-11-22T09:30:00.000Z"
+                         *         "position": 1
                          *       },
-                         *       "step": "assessment",
+                         *       "workflow_stage_step": "assessment",
                          *       "rejection_reason": null
                          *     }
                          */
                         workflow: {
                             /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                            stage: {
+                            workflow_stage: {
                                 /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                                 id: string;
-                                /** @example Credit scoring */
+                                /** @example Legal review */
                                 name: string;
-                                description: string | null;
                                 /**
                                  * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                                  * @enum {unknown}
                                  */
                                 type: "start" | "intermediate" | "end";
-                                /** @example 1 */
                                 position: number;
-                                /**
-                                 * @description Use cases in this stage go through the `assessment` step.
-                                 * @example true
-                                 */
-                                assessment_required: boolean;
-                                /**
-                                 * @description Use cases in this stage go through the `evidence_collection` step.
-                                 * @example true
-                                 */
-                                evidence_collection_required: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T09:30:00.000Z
-                                 */
-                                created_at: string;
-                                /**
-                                 * Format: date-time
-                                 * @example 2026-11-22T09:30:00.000Z
-                                 */
-                                updated_at: string;
                             } | null;
-                            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                            step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            /** @description Why it was rejected, while `step` is `rejected`. */
+                            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                            /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                             rejection_reason: string | null;
                         };
                         /** @description The use case's creation and every workflow move, oldest first, from the audit log. */

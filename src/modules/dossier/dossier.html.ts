@@ -21,8 +21,8 @@ export function renderDossierHtml(d: Dossier): string {
       ['Created / updated', `${esc(uc.created_at)} / ${esc(uc.updated_at)}`],
     ])),
     section('workflow', 'Workflow', `${table([
-      ['Stage', d.workflow.stage ? `${esc(d.workflow.stage.name)} (${esc(d.workflow.stage.type)}, position ${d.workflow.stage.position})` : 'none'],
-      ['Step', esc(d.workflow.step ?? '—')],
+      ['Stage', d.workflow.workflow_stage ? `${esc(d.workflow.workflow_stage.name)} (${esc(d.workflow.workflow_stage.type)}, position ${d.workflow.workflow_stage.position})` : 'none'],
+      ['Step', esc(d.workflow.workflow_stage_step ?? '—')],
       ...(d.workflow.rejection_reason ? [['Rejection reason', esc(d.workflow.rejection_reason)] as [string, string]] : []),
     ])}<h3>History</h3>${grid(['When', 'Action', 'Stage', 'Step', 'By'], d.workflow_history.map((h) => [
       esc(h.created_at), esc(h.action.replace('use_case.', '')), esc(h.sub_object_name ?? stageOf(h.changes) ?? '—'), esc(stepOf(h.changes) ?? '—'),

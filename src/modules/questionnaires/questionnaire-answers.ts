@@ -31,10 +31,10 @@ export function questionIndex(sections: Section[]): Map<string, { question: Ques
 
 /**
  * Checks answers against their questions and merges them into `current`; `null` clears. Returns the merged
- * answers, the evidence ids they name (for the caller to check exist), and the field errors, paths under `field`.
+ * answers, the evidence ids they name (for the caller to check exist), and the field errors, at `pathOf(i)`.
  */
 export function applyAnswers(
-  sections: Section[], current: StoredAnswers, inputs: AnswerInput[], by: { actor: string | null; at: string }, field: string,
+  sections: Section[], current: StoredAnswers, inputs: AnswerInput[], by: { actor: string | null; at: string }, pathOf: (i: number) => string,
 ): { answers: StoredAnswers; evidenceIds: Map<string, string>; errors: FieldError[] } {
   const index = questionIndex(sections)
   const answers: StoredAnswers = { ...current }
@@ -42,7 +42,7 @@ export function applyAnswers(
   const errors: FieldError[] = []
   const seen = new Set<string>()
   inputs.forEach((input, i) => {
-    const at = `${field}/${i}`
+    const at = pathOf(i)
     const entry = index.get(input.question_id)
     if (!entry) return errors.push({ field: `${at}/question_id`, message: `question "${input.question_id}" is not in this questionnaire version` })
     if (input.section_id != null && input.section_id !== entry.sectionId) {

@@ -83,7 +83,7 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
         const [row] = await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, key, database.dialect === 'postgres')
         if (!row) throw notFound('attached questionnaire', key)
         const before = JSON.parse(row.answers) as StoredAnswers
-        const after = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], before, input.answers, 'answers')
+        const after = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], before, input.answers, (i) => `answers/${i}`)
         const changes: Record<string, [unknown, unknown]> = {}
         for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
           const was = before[id] ? { value: before[id].value, evidence_ids: before[id].evidence_ids } : null
@@ -138,8 +138,8 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
 }
 
 /** Checks answers against the questionnaire version and the tenant's evidence, and merges them in; 422 naming each bad member. */
-export async function mergeAnswers(tx: Tx, ctx: Ctx, sections: Section[], current: StoredAnswers, inputs: AnswerInput[], field: string): Promise<StoredAnswers> {
-  const { answers, evidenceIds, errors } = applyAnswers(sections, current, inputs, { actor: ctx.actor.id, at: now() }, field)
+async function mergeAnswers(tx: Tx, ctx: Ctx, sections: Section[], current: StoredAnswers, inputs: AnswerInput[], pathOf: (i: number) => string): Promise<StoredAnswers> {
+  const { answers, evidenceIds, errors } = applyAnswers(sections, current, inputs, { actor: ctx.actor.id, at: now() }, pathOf)
   const found = new Set((await findEvidenceMany(tx, ctx.tenantId, [...evidenceIds.keys()])).map((e) => e.id))
   for (const [id, path] of evidenceIds) if (!found.has(id)) errors.push({ field: path, message: `evidence ${id} was not found` })
   if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
@@ -151,6 +151,74 @@ function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: str
     action, resourceType: kind, resourceId: parent.id, resourceName: parent.name, useCaseId: kind === 'use_case' ? parent.id : null,
     subObjectType: 'questionnaire', subObjectId: questionnaireId, subObjectName: label,
   }
+}
+
+/** "KEY+version", or "KEY" for the latest version. */
+const QUESTIONNAIRE_REF = /^(.+?)(?:\+([1-9][0-9]{0,8}))?$/
+
+/**
+ * Makes the questionnaires attached to an owner exactly `refs` ("KEY+version" or "KEY"), inside the caller's
+ * transaction: detaches the others, attaches the new ones, and moves a key to another version. Invalid entries are
+ * one 422 naming each (`questionnaire_ids/1`). Returns the audit entries of what changed.
+ */
+export async function replaceAttachedQuestionnaires(
+  tx: Tx, ctx: Ctx, kind: repo.OwnerKind, parent: { id: string; name: string }, refs: readonly string[],
+): Promise<AuditEntry[]> {
+  const errors: FieldError[] = []
+  const wanted = new Map<string, QuestionnaireRow>()
+  for (const [i, ref] of refs.entries()) {
+    const field = `questionnaire_ids/${i}`
+    const [, key, version] = QUESTIONNAIRE_REF.exec(ref) ?? []
+    const q = key === undefined ? undefined : await repo.findQuestionnaireByKey(tx, ctx.tenantId, key, version === undefined ? undefined : Number(version))
+    if (!q) errors.push({ field, message: `no questionnaire "${ref}" in this tenant` })
+    else if (q.target !== kind) errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
+    else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
+    else wanted.set(q.key, q)
+  }
+  if (errors.length > 0) throw new AppError('validation_failed', `questionnaire_ids: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+  const audit: AuditEntry[] = []
+  for (const current of await repo.allAttached(tx, ctx.tenantId, kind, parent.id)) {
+    if (wanted.get(current.key)?.id === current.id) {
+      wanted.delete(current.key)
+      continue
+    }
+    await repo.detach(tx, ctx.tenantId, kind, parent.id, current.key)
+    audit.push(attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)))
+  }
+  const at = now()
+  for (const q of wanted.values()) {
+    await repo.attach(tx, ctx.tenantId, kind, parent.id, q, at)
+    audit.push(attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)))
+  }
+  return audit
+}
+
+/**
+ * Answers given with a new use case (`questions` on create, as bulk imports send them): each names a
+ * questionnaire of its `questionnaire_ids` by "KEY+version", "KEY" or q_ id. One audit record per questionnaire.
+ */
+export async function answerOnCreate(tx: Tx, ctx: Ctx, parent: { id: string; name: string }, questions: readonly (AnswerInput & { questionnaire_id: string })[]): Promise<AuditEntry[]> {
+  const attached = await repo.attachmentsWithAnswers(tx, ctx.tenantId, 'use_case', parent.id)
+  const errors: FieldError[] = []
+  const groups = new Map<string, { row: (typeof attached)[number]; inputs: AnswerInput[]; indices: number[] }>()
+  questions.forEach((q, i) => {
+    const row = attached.find((a) => a.id === q.questionnaire_id || a.key === q.questionnaire_id || publicId(a) === q.questionnaire_id)
+    if (!row) return errors.push({ field: `questions/${i}/questionnaire_id`, message: `questionnaire "${q.questionnaire_id}" is not one of questionnaire_ids` })
+    const group = groups.get(row.key) ?? { row, inputs: [], indices: [] }
+    group.inputs.push(q)
+    group.indices.push(i)
+    groups.set(row.key, group)
+  })
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  const audit: AuditEntry[] = []
+  for (const { row, inputs, indices } of groups.values()) {
+    const answers = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], {}, inputs, (j) => `questions/${indices[j]}`)
+    if (Object.keys(answers).length === 0) continue
+    await repo.updateAnswers(tx, ctx.tenantId, 'use_case', parent.id, row.key, JSON.stringify(answers))
+    const changes = Object.fromEntries(Object.entries(answers).map(([id, a]) => [id, [null, { value: a.value, evidence_ids: a.evidence_ids }]])) as Record<string, [unknown, unknown]>
+    audit.push({ ...attachmentAudit('questionnaire.answered', 'use_case', parent, row.id, publicId(row)), changes })
+  }
+  return audit
 }
 
 /** Inserts the next version of a questionnaire after checking its content. Shared with the starter library. */
