@@ -30,24 +30,27 @@ export async function writeContent(db: Db, tenantId: string, source: AsyncIterab
   await repo.insertBlob(db, { id: blobId, tenant_id: tenantId, sha256: null, size: 0, chunk_size: CHUNK_SIZE, chunks: 0, created_at: now() })
   try {
     const hash = createHash('sha256')
-    let held: Buffer[] = []
-    let pending = 0
+    // One chunk buffer for the whole upload, refilled after each insert has taken its bytes: the upload makes
+    // no garbage of its own beyond what the socket delivers.
+    const chunk = Buffer.allocUnsafe(CHUNK_SIZE)
+    let filled = 0
     let size = 0
     let seq = 0
     for await (const data of source) {
       size += data.length
       if (size > maxBytes) throw tooLarge(maxBytes)
       hash.update(data)
-      held.push(data)
-      pending += data.length
-      while (pending >= CHUNK_SIZE) {
-        const all = Buffer.concat(held, pending)
-        await repo.insertChunk(db, tenantId, blobId, seq++, all.subarray(0, CHUNK_SIZE))
-        held = pending > CHUNK_SIZE ? [all.subarray(CHUNK_SIZE)] : []
-        pending -= CHUNK_SIZE
+      for (let offset = 0; offset < data.length;) {
+        const copied = data.copy(chunk, filled, offset)
+        filled += copied
+        offset += copied
+        if (filled === CHUNK_SIZE) {
+          await repo.insertChunk(db, tenantId, blobId, seq++, chunk)
+          filled = 0
+        }
       }
     }
-    if (pending > 0) await repo.insertChunk(db, tenantId, blobId, seq++, Buffer.concat(held, pending))
+    if (filled > 0) await repo.insertChunk(db, tenantId, blobId, seq++, chunk.subarray(0, filled))
     await repo.updateBlob(db, tenantId, blobId, { size, chunks: seq })
     return { blobId, sha256: hash.digest('hex'), size }
   } catch (err) {
@@ -60,14 +63,24 @@ export async function discardContent(db: Db, tenantId: string, blobId: string): 
   await repo.deleteBlob(db, tenantId, blobId).catch(() => undefined)
 }
 
-/** Bytes `start`..`end` (inclusive) of a blob, read one chunk at a time as the client takes them. */
+/**
+ * Bytes read per query on download. PostgreSQL sends bytea as hex text: a piece this size arrives as a 64 KiB
+ * string, which V8 keeps in the young generation and frees at once; whole chunks made 512 KiB strings that
+ * wait for a full collection, and a 25 MB download raised the service's RSS by 35-40 MB instead of a few.
+ */
+const READ_PIECE = 32 * 1024
+
+/** Bytes `start`..`end` (inclusive) of a blob, read a piece at a time as the client takes them. */
 export function readContent(db: Db, tenantId: string, blob: { id: string; chunk_size: number }, start: number, end: number): Readable {
   async function* chunks() {
-    for (let seq = Math.floor(start / blob.chunk_size); seq * blob.chunk_size <= end; seq++) {
-      const data = await repo.readChunk(db, tenantId, blob.id, seq)
-      if (!data) throw new Error(`evidence content ${blob.id} lost chunk ${seq}`)
-      const offset = seq * blob.chunk_size
-      yield data.subarray(Math.max(0, start - offset), Math.min(data.length, end - offset + 1))
+    for (let at = start; at <= end; ) {
+      const seq = Math.floor(at / blob.chunk_size)
+      const offset = at - seq * blob.chunk_size
+      const length = Math.min(READ_PIECE, blob.chunk_size - offset, end - at + 1)
+      const data = await repo.readChunkPart(db, tenantId, blob.id, seq, offset, length)
+      if (!data || data.length === 0) throw new Error(`evidence content ${blob.id} lost chunk ${seq}`)
+      yield data
+      at += data.length
     }
   }
   return Readable.from(chunks(), { objectMode: false, highWaterMark: 1 })

@@ -84,8 +84,10 @@ export async function insertChunk(db: Db, tenantId: string, blobId: string, seq:
   await db.insertInto('evidence_chunks').values({ tenant_id: tenantId, blob_id: blobId, seq, data }).execute()
 }
 
-export async function readChunk(db: Db, tenantId: string, blobId: string, seq: number): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('evidence_chunks').select('data').where('tenant_id', '=', tenantId).where('blob_id', '=', blobId).where('seq', '=', seq).executeTakeFirst()
+/** `length` bytes of a chunk from `offset` (substr counts from 1 on both databases, and works on bytes). */
+export async function readChunkPart(db: Db, tenantId: string, blobId: string, seq: number, offset: number, length: number): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('evidence_chunks').select(sql<Buffer>`substr(data, ${offset + 1}, ${length})`.as('data'))
+    .where('tenant_id', '=', tenantId).where('blob_id', '=', blobId).where('seq', '=', seq).executeTakeFirst()
   return row?.data
 }
 
