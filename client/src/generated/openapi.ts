@@ -1325,6 +1325,1064 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Answer: {
+            question_id: string;
+            section_id: string;
+            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
+            value: string | number | boolean | string[];
+            /** @description Evidence given with the answer (for a file question, its value). */
+            evidence_ids: string[];
+            answered_by: string | null;
+            /** Format: date-time */
+            answered_at: string;
+        };
+        AnsweredQuestionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example AI-INTAKE+1 */
+            questionnaire_id: string;
+            /** @example Credit scoring */
+            name: string;
+            target: components["schemas"]["QuestionnaireTarget"];
+            /** Format: date-time */
+            attached_at: string;
+            /** @description In questionnaire order; unanswered questions are absent. */
+            answers: components["schemas"]["Answer"][];
+            progress: components["schemas"]["AnswerProgress"];
+        };
+        AnswerInput: {
+            question_id: string;
+            /** @description null clears the answer. */
+            value: (string | number | boolean | string[]) | null;
+            evidence_ids?: string[] | null;
+        };
+        AnswerProgress: {
+            questions: number;
+            answered: number;
+            required: number;
+            required_answered: number;
+            /** @description Every required question is answered. */
+            complete: boolean;
+        };
+        /**
+         * @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's.
+         * @example {
+         *       "answers": [
+         *         {
+         *           "question_id": "purpose",
+         *           "value": "Ranks loan applications for manual review."
+         *         },
+         *         {
+         *           "question_id": "autonomy",
+         *           "value": "human-in-the-loop"
+         *         }
+         *       ]
+         *     }
+         */
+        AnswersUpdate: {
+            answers: components["schemas"]["AnswerInput"][];
+        };
+        ApiKey: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "jira-intake",
+         *       "role": "write",
+         *       "expires_at": "2027-06-30T00:00:00Z"
+         *     }
+         */
+        ApiKeyCreate: {
+            /** @example jira-intake */
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            expires_at?: string | null;
+        };
+        ApiKeyCreated: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+            /**
+             * @description The secret. Shown once, never again.
+             * @example sk_4fQ9x2…
+             */
+            key: string;
+        };
+        ApiKeyListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @default false */
+            include_revoked?: boolean;
+        };
+        ApiKeyPage: {
+            items: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        AppliedPolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            due_date: string | null;
+            /** Format: date-time */
+            applied_at: string;
+        };
+        AppliedPolicyPackPage: {
+            items: components["schemas"]["AppliedPolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.
+         * @example {
+         *       "key": "EU-AI-ACT-HIGH-RISK",
+         *       "due_date": "2027-08-02"
+         *     }
+         */
+        ApplyPolicyPack: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+            due_date?: string | null;
+        };
+        AttachedQuestionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example AI-INTAKE+1 */
+            questionnaire_id: string;
+            /** @example Credit scoring */
+            name: string;
+            target: components["schemas"]["QuestionnaireTarget"];
+            /** Format: date-time */
+            attached_at: string;
+        };
+        AttachedQuestionnairePage: {
+            items: components["schemas"]["AttachedQuestionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).
+         * @example {
+         *       "key": "AI-INTAKE"
+         *     }
+         */
+        AttachQuestionnaire: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+        };
+        AuditLog: {
+            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @example use_case.created */
+            action: string;
+            /** @example use_case */
+            resource_type: string;
+            resource_id: string | null;
+            resource_name: string | null;
+            sub_object_type: string | null;
+            sub_object_id: string | null;
+            sub_object_name: string | null;
+            use_case_id: string | null;
+            actor: {
+                /** @enum {unknown} */
+                type: "api_key" | "system";
+                id: string | null;
+                name: string | null;
+            };
+            source: components["schemas"]["SourceEnum"];
+            request_id: string | null;
+            changes: {
+                [key: string]: unknown[];
+            } | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AuditLogExportQuery: {
+            /**
+             * @default ndjson
+             * @enum {unknown}
+             */
+            format?: "ndjson" | "csv";
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogPage: {
+            items: components["schemas"]["AuditLog"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "action": [
+         *         "use_case.created",
+         *         "use_case.updated"
+         *       ],
+         *       "start_time": "2026-11-01T00:00:00Z",
+         *       "page_limit": 100
+         *     }
+         */
+        AuditLogQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditVerification: {
+            /** @description True when every record matches its hash and links to the one before. */
+            ok: boolean;
+            /** @description Records checked. */
+            checked: number;
+            first_bad_id: string | null;
+        };
+        ControlEvidence: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_control_id: string;
+            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            evidence_id: string;
+            requirement: number | null;
+            /** Format: date-time */
+            linked_at: string;
+            evidence: components["schemas"]["Evidence"];
+        };
+        /**
+         * @example {
+         *       "evidence_id": "ev_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "requirement": 0
+         *     }
+         */
+        ControlEvidenceLink: {
+            /** @description An ev_… id of this tenant. */
+            evidence_id: string;
+            requirement?: number | null;
+        };
+        ControlEvidencePage: {
+            items: components["schemas"]["ControlEvidence"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        ControlStatus: "pending" | "in_progress" | "implemented" | "not_applicable";
+        Dossier: {
+            /** Format: date-time */
+            generated_at: string;
+            use_case: components["schemas"]["UseCase"];
+            workflow: components["schemas"]["UseCaseWorkflow"];
+            /** @description The use case's creation and every workflow move, oldest first, from the audit log. */
+            workflow_history: components["schemas"]["AuditLog"][];
+            models: components["schemas"]["Model"][];
+            vendors: components["schemas"]["Vendor"][];
+            risk_scenarios: components["schemas"]["UseCaseRiskScenario"][];
+            policy_packs: components["schemas"]["AppliedPolicyPack"][];
+            controls: components["schemas"]["DossierControl"][];
+            questionnaires: components["schemas"]["DossierQuestionnaire"][];
+            /** @description Every piece of evidence the controls and answers use, once each. */
+            evidence: components["schemas"]["Evidence"][];
+            /** @description What the workflow gates would still refuse. */
+            gaps: {
+                missing_answers: {
+                    questionnaire_key: string;
+                    section_id: string;
+                    question_id: string;
+                    question: string;
+                }[];
+                missing_evidence: {
+                    use_case_control_id: string;
+                    control_key: string;
+                    requirement: number;
+                    description: string;
+                }[];
+            };
+        };
+        DossierControl: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_id: string;
+            /** @example EU-AIA-ART9 */
+            control_key: string;
+            control_version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key: string;
+            policy_pack_version: number;
+            status: components["schemas"]["ControlStatus"];
+            due_date: string | null;
+            notes: string | null;
+            /** @description Pieces of evidence linked to this control. */
+            evidence_count: number;
+            /** @description The control version's evidence requirements, each with whether it is met. */
+            evidence_requirements: components["schemas"]["RequirementStatus"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            evidence: {
+                requirement: number | null;
+                /** Format: date-time */
+                linked_at: string;
+                evidence: components["schemas"]["Evidence"];
+            }[];
+        };
+        DossierQuery: {
+            /**
+             * @description `html`: one self-contained printable page.
+             * @default json
+             * @enum {unknown}
+             */
+            format?: "json" | "html";
+        };
+        DossierQuestionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example AI-INTAKE+1 */
+            questionnaire_id: string;
+            /** @example Credit scoring */
+            name: string;
+            target: components["schemas"]["QuestionnaireTarget"];
+            /** Format: date-time */
+            attached_at: string;
+            /** @description In questionnaire order; unanswered questions are absent. */
+            answers: components["schemas"]["Answer"][];
+            progress: components["schemas"]["AnswerProgress"];
+            sections: components["schemas"]["Section"][];
+        };
+        Evidence: {
+            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            kind: components["schemas"]["EvidenceKind"];
+            title: string | null;
+            url: string | null;
+            file_name: string | null;
+            content_type: string | null;
+            size: number | null;
+            sha256: string | null;
+            content_path: string | null;
+            created_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        EvidenceContentHeaders: {
+            /** @description One byte range, e.g. `bytes=0-1023`. */
+            range?: string;
+        };
+        /** @enum {unknown} */
+        EvidenceKind: "file" | "link";
+        /**
+         * @example {
+         *       "kind": "link",
+         *       "url": "https://wiki.example.com/ai/oversight-procedure",
+         *       "title": "Oversight procedure"
+         *     }
+         */
+        EvidenceLinkCreate: {
+            /** @enum {string} */
+            kind: "link";
+            /** @description An http(s) URL. */
+            url: string;
+            title: string;
+        };
+        EvidenceListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            kind?: components["schemas"]["EvidenceKind"];
+            /** @description Case-insensitive substring of the title, file name or URL. */
+            q?: string;
+            /** @description Evidence linked to a control of this use case or given in one of its questionnaire answers. */
+            use_case_id?: string;
+        };
+        EvidencePage: {
+            items: components["schemas"]["Evidence"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        EvidenceRequirement: {
+            /** @enum {unknown} */
+            type: "text" | "file" | "link" | "metric";
+            description: string;
+            required: boolean;
+        };
+        /** @enum {unknown} */
+        EvidenceType: "text" | "number" | "boolean" | "select" | "file";
+        /**
+         * @example {
+         *       "as_of": "2027-09-01",
+         *       "use_cases": {
+         *         "total": 3,
+         *         "by_risk_level": {
+         *           "high": 1,
+         *           "medium": 1,
+         *           "low": 0,
+         *           "none": 0,
+         *           "unset": 1
+         *         },
+         *         "by_workflow_stage": [
+         *           {
+         *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *             "stage_name": "Intake",
+         *             "position": 0,
+         *             "total": 3,
+         *             "by_step": {
+         *               "assessment": 3
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "controls": {
+         *         "total": 8,
+         *         "by_status": {
+         *           "pending": 5,
+         *           "in_progress": 1,
+         *           "implemented": 2,
+         *           "not_applicable": 0
+         *         },
+         *         "overdue": 4,
+         *         "missing_evidence": 3
+         *       },
+         *       "questionnaires": {
+         *         "attached": 3,
+         *         "complete": 1,
+         *         "incomplete": 2
+         *       },
+         *       "overdue_use_cases": [
+         *         {
+         *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *           "name": "Credit scoring",
+         *           "risk_category_level": "high",
+         *           "overdue_controls": 4,
+         *           "earliest_due_date": "2027-08-02"
+         *         }
+         *       ],
+         *       "overdue_use_cases_total": 1
+         *     }
+         */
+        GovernanceSummary: {
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            as_of: string;
+            use_cases: {
+                total: number;
+                by_risk_level: {
+                    high: number;
+                    medium: number;
+                    low: number;
+                    none: number;
+                    unset: number;
+                };
+                /** @description In workflow order; only stages holding use cases. */
+                by_workflow_stage: {
+                    stage_id: string | null;
+                    stage_name: string | null;
+                    position: number | null;
+                    total: number;
+                    /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
+                    by_step: {
+                        [key: string]: number;
+                    };
+                }[];
+            };
+            controls: {
+                total: number;
+                by_status: {
+                    pending: number;
+                    in_progress: number;
+                    implemented: number;
+                    not_applicable: number;
+                };
+                /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
+                overdue: number;
+                /** @description Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked. */
+                missing_evidence: number;
+            };
+            /** @description Questionnaires attached to use cases, by completion. */
+            questionnaires: {
+                attached: number;
+                /** @description Attachments to use cases whose required questions are all answered. */
+                complete: number;
+                incomplete: number;
+            };
+            /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
+            overdue_use_cases: components["schemas"]["OverdueUseCase"][];
+            overdue_use_cases_total: number;
+        };
+        GovernanceSummaryQuery: {
+            /**
+             * Format: date
+             * @description The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.
+             */
+            as_of?: string;
+            /**
+             * @description How many use cases with overdue controls to list (1-100).
+             * @default 50
+             */
+            overdue_limit?: number;
+        };
+        /**
+         * @example {
+         *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        LinkBody: {
+            /** @description The id of the record to link. */
+            id: string;
+        };
+        Model: {
+            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            summary: string | null;
+            source: string | null;
+            status: components["schemas"]["ModelStatus"];
+            provider: string | null;
+            model_type: string | null;
+            version: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Credit risk GBM",
+         *       "summary": "Scores retail credit applications.",
+         *       "status": "in_production",
+         *       "provider": "in-house",
+         *       "version": "3.2.0"
+         *     }
+         */
+        ModelCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        ModelListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["ModelStatus"];
+        };
+        ModelPage: {
+            items: components["schemas"]["Model"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        ModelStatus: "none" | "in_development" | "in_production" | "retired";
+        /**
+         * @example {
+         *       "status": "retired",
+         *       "version": null
+         *     }
+         */
+        ModelUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        OverdueUseCase: {
+            id: string;
+            name: string;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            overdue_controls: number;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            earliest_due_date: string;
+        };
+        OwnerPageQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+        };
+        Pagination: {
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        Ping: {
+            /** @enum {string} */
+            message: "pong";
+            tenant: string;
+            key_id: string | null;
+        };
+        /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+        PolicyControl: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            version_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            deprecated: boolean;
+            /** Format: date-time */
+            published_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyControlBase: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            archived: boolean;
+            deprecated: boolean;
+            /** @description The highest published version, or null before the first publish. */
+            latest_version: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "name": "Human oversight"
+         *     }
+         */
+        PolicyControlBaseCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        PolicyControlBaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            archived?: boolean;
+        };
+        PolicyControlBasePage: {
+            items: components["schemas"]["PolicyControlBase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "deprecated": true
+         *     }
+         */
+        PolicyControlBaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            archived?: boolean;
+            deprecated?: boolean;
+        };
+        PolicyControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Controls addressing this risk type. */
+            risk_type_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+        };
+        PolicyControlPage: {
+            items: components["schemas"]["PolicyControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        PolicyControlVersion: {
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            base_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            status: components["schemas"]["VersionStatus"];
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            published_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name.
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "description": "Name who can stop the system.",
+         *       "evidence_requirements": [
+         *         {
+         *           "type": "file",
+         *           "description": "Oversight procedure",
+         *           "required": true
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyControlVersionCreate: {
+            /** @description The base; give this or `key`. */
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyControlVersionListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            status?: components["schemas"]["VersionStatus"];
+        };
+        PolicyControlVersionPage: {
+            items: components["schemas"]["PolicyControlVersion"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Drafts only; a published version answers 409.
+         * @example {
+         *       "description": "Changed wording."
+         *     }
+         */
+        PolicyControlVersionUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            controls: components["schemas"]["PolicyPackControl"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyPackControl: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version.
+         * @example {
+         *       "key": "MODEL-RISK",
+         *       "name": "Model risk essentials",
+         *       "controls": [
+         *         {
+         *           "key": "HUMAN-OVERSIGHT"
+         *         },
+         *         {
+         *           "key": "LOGGING",
+         *           "version": 2
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyPackCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            controls: {
+                /** @example EU-AIA-ART9 */
+                key: string;
+                version?: number | null;
+            }[];
+        };
+        PolicyPackListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        PolicyPackPage: {
+            items: components["schemas"]["PolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         /** @description RFC 9457 problem details. */
         Problem: {
             /** @example https://aigov.dev/problems/not-found */
@@ -1358,6 +2416,886 @@ export interface components {
             /** @description `already_exists` only: the id of the record that already has this name or key. */
             existing_id?: string;
         };
+        Question: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            question: string;
+            evidence_type: components["schemas"]["EvidenceType"];
+            multiple: boolean;
+            select_options: string[];
+            required: boolean;
+        };
+        Questionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /**
+             * @description KEY+version, as use cases list it.
+             * @example AI-INTAKE+1
+             */
+            questionnaire_id: string;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: components["schemas"]["Section"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target.
+         * @example {
+         *       "key": "VENDOR-DD",
+         *       "name": "Vendor due diligence",
+         *       "target": "vendor",
+         *       "sections": [
+         *         {
+         *           "id": "security",
+         *           "title": "Security",
+         *           "questions": [
+         *             {
+         *               "id": "soc2",
+         *               "question": "Do you hold a current SOC 2 Type II report?",
+         *               "evidence_type": "file",
+         *               "required": true
+         *             },
+         *             {
+         *               "id": "hosting",
+         *               "question": "Where is customer data hosted?",
+         *               "evidence_type": "select",
+         *               "select_options": [
+         *                 "EU",
+         *                 "US",
+         *                 "Other"
+         *               ],
+         *               "multiple": true
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        QuestionnaireCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: {
+                /** @description Unique within the questionnaire version. */
+                id: string;
+                title: string;
+                description?: string | null;
+                questions: {
+                    /** @description Unique within the questionnaire version. */
+                    id: string;
+                    question: string;
+                    evidence_type: components["schemas"]["EvidenceType"];
+                    /**
+                     * @description More than one answer (select) or file.
+                     * @default false
+                     */
+                    multiple?: boolean;
+                    select_options?: string[] | null;
+                    /** @default false */
+                    required?: boolean;
+                }[];
+            }[];
+        };
+        QuestionnaireListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            target?: components["schemas"]["QuestionnaireTarget"];
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        QuestionnairePage: {
+            items: components["schemas"]["Questionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        QuestionnaireTarget: "use_case" | "model" | "vendor";
+        Readiness: {
+            message: boolean;
+            /** @description Per dependency: ok, failing or timeout. */
+            checks?: {
+                [key: string]: string;
+            };
+        };
+        RequirementStatus: {
+            /** @description Position in the control version's evidence_requirements; what evidence links name. */
+            requirement: number;
+            type: string;
+            description: string;
+            required: boolean;
+            /** @description At least one piece of evidence is linked for this requirement. */
+            met: boolean;
+            evidence_ids: string[];
+        };
+        /** @enum {unknown} */
+        RiskCategoryLevel: "high" | "medium" | "low" | "none";
+        RiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Discriminatory credit decisions",
+         *       "description": "Scores one group systematically lower.",
+         *       "domains": [
+         *         "lending"
+         *       ],
+         *       "regions": [
+         *         "EU"
+         *       ]
+         *     }
+         */
+        RiskScenarioCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        /**
+         * @example {
+         *       "risk_scenario_id": "rs_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "likelihood": 3,
+         *       "impact": 4
+         *     }
+         */
+        RiskScenarioLinkBody: {
+            risk_scenario_id: string;
+            likelihood?: number | null;
+            impact?: number | null;
+        };
+        RiskScenarioListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Only scenarios of this risk type. */
+            risk_type_id?: string;
+            archived?: boolean;
+        };
+        RiskScenarioPage: {
+            items: components["schemas"]["RiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "archived": true
+         *     }
+         */
+        RiskScenarioUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        RiskType: {
+            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            custom: boolean;
+            hidden: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Bias and fairness",
+         *       "description": "Outputs that disadvantage a protected group."
+         *     }
+         */
+        RiskTypeCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        RiskTypeListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        RiskTypePage: {
+            items: components["schemas"]["RiskType"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "hidden": true
+         *     }
+         */
+        RiskTypeUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        /**
+         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
+         * @enum {unknown}
+         */
+        RoleEnum: "read" | "write" | "admin";
+        Section: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            title: string;
+            description: string | null;
+            questions: components["schemas"]["Question"][];
+        };
+        /** @enum {unknown} */
+        SourceEnum: "api" | "mcp" | "cli" | "system";
+        /**
+         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
+         * @enum {unknown}
+         */
+        StageType: "start" | "intermediate" | "end";
+        SystemInfo: {
+            /** @example aigov-integration-service */
+            service: string;
+            /** @example 0.1.0 */
+            version: string;
+            /** @example v1 */
+            api_version: string;
+            /** @example default */
+            tenant: string;
+            /** @enum {unknown} */
+            database: "sqlite" | "postgres";
+            features: {
+                mcp: boolean;
+                mcp_read_only: boolean;
+                redis: boolean;
+                starter_library: boolean;
+                upstream: boolean;
+            };
+        };
+        /**
+         * @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.
+         * @example {
+         *       "api_key": "sk_4fQ9x2…",
+         *       "tenant": "default"
+         *     }
+         */
+        TokenRequest: {
+            /** @description Alternative to the X-API-Key header. */
+            api_key?: string;
+            /** @description Alternative to the X-Tenant header. */
+            tenant?: string;
+        };
+        TokenResponse: {
+            /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /**
+             * @description Seconds until the token expires.
+             * @example 3600
+             */
+            expires_in: number;
+        };
+        UseCase: {
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            ai_type: string | null;
+            system_type: string | null;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            regions: string[];
+            industries: string[];
+            source: string | null;
+            owner: string | null;
+            workflow_stage_id: string | null;
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            questionnaire_ids: string[];
+            creator_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControl: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_id: string;
+            /** @example EU-AIA-ART9 */
+            control_key: string;
+            control_version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key: string;
+            policy_pack_version: number;
+            status: components["schemas"]["ControlStatus"];
+            due_date: string | null;
+            notes: string | null;
+            /** @description Pieces of evidence linked to this control. */
+            evidence_count: number;
+            /** @description The control version's evidence requirements, each with whether it is met. */
+            evidence_requirements: components["schemas"]["RequirementStatus"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            status?: components["schemas"]["ControlStatus"];
+            /** @example EU-AIA-ART9 */
+            policy_pack_key?: string;
+        };
+        UseCaseControlPage: {
+            items: components["schemas"]["UseCaseControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "status": "implemented",
+         *       "notes": "Override switch tested on 2026-11-20."
+         *     }
+         */
+        UseCaseControlUpdate: {
+            status?: components["schemas"]["ControlStatus"];
+            notes?: string | null;
+            due_date?: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "Credit scoring",
+         *       "description": "Scores retail credit applications.",
+         *       "risk_category_level": "high"
+         *     }
+         */
+        UseCaseCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+            /** @description Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`). */
+            questions?: {
+                question_id: string;
+                /** @description One of questionnaire_ids: "KEY+version", "KEY" or the q_ id. */
+                questionnaire_id: string;
+                section_id?: string | null;
+                /** @description As for PUT …/questionnaires/{key}/answers. */
+                value: string | number | boolean | string[] | null;
+                evidence_ids?: string[] | null;
+            }[];
+        };
+        UseCaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"];
+            /** Format: date-time */
+            created_after?: string;
+            /** Format: date-time */
+            created_before?: string;
+        };
+        UseCasePage: {
+            items: components["schemas"]["UseCase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        UseCaseRiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            likelihood: number | null;
+            impact: number | null;
+        };
+        UseCaseRiskScenarioPage: {
+            items: components["schemas"]["UseCaseRiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "risk_category_level": "medium",
+         *       "owner": null
+         *     }
+         */
+        UseCaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+        };
+        /**
+         * @example {
+         *       "workflow_stage": {
+         *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *         "name": "Legal review",
+         *         "type": "intermediate",
+         *         "position": 1
+         *       },
+         *       "workflow_stage_step": "assessment",
+         *       "rejection_reason": null
+         *     }
+         */
+        UseCaseWorkflow: {
+            /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
+            workflow_stage: components["schemas"]["WorkflowStageRef"] | null;
+            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
+            rejection_reason: string | null;
+        };
+        /**
+         * @example {
+         *       "reason": "No legal basis for processing biometric data."
+         *     }
+         */
+        UseCaseWorkflowReject: {
+            /**
+             * @description Why; kept on the use case and in the audit record.
+             * @example No legal basis for processing biometric data.
+             */
+            reason: string;
+        };
+        /**
+         * @example {
+         *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        UseCaseWorkflowSet: {
+            /**
+             * @description The ws_… id of the stage to move to.
+             * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
+             */
+            stage_id: string;
+        };
+        Vendor: {
+            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            website: string | null;
+            status: components["schemas"]["VendorStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Acme AI",
+         *       "description": "Hosted LLM provider.",
+         *       "website": "https://acme-ai.example.com",
+         *       "status": "under_review"
+         *     }
+         */
+        VendorCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        VendorListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["VendorStatus"];
+        };
+        VendorPage: {
+            items: components["schemas"]["Vendor"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        VendorStatus: "active" | "under_review" | "inactive";
+        /**
+         * @example {
+         *       "status": "inactive",
+         *       "website": null
+         *     }
+         */
+        VendorUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        /** @enum {unknown} */
+        VersionStatus: "draft" | "published";
+        /**
+         * @example {
+         *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "type": "intermediate",
+         *       "position": 1,
+         *       "assessment_required": true,
+         *       "evidence_collection_required": false,
+         *       "created_at": "2026-11-22T09:30:00.000Z",
+         *       "updated_at": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        WorkflowStage: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            type: components["schemas"]["StageType"];
+            /** @example 1 */
+            position: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "evidence_collection_required": false
+         *     }
+         */
+        WorkflowStageCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Only intermediate stages can be created; may be omitted.
+             * @enum {string}
+             */
+            type?: "intermediate";
+            /** @description Absent or null: last, just before the end stage. */
+            position?: number | null;
+            /** @description Default true. */
+            assessment_required?: boolean | null;
+            /** @description Default true. */
+            evidence_collection_required?: boolean | null;
+        };
+        /** @description Default order: by position (start first, end last). */
+        WorkflowStageListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            type?: components["schemas"]["StageType"];
+        };
+        WorkflowStagePage: {
+            items: components["schemas"]["WorkflowStage"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WorkflowStageRef: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Legal review */
+            name: string;
+            type: components["schemas"]["StageType"];
+            position: number;
+        };
+        /**
+         * @example {
+         *       "name": "Legal and privacy review",
+         *       "position": 2
+         *     }
+         */
+        WorkflowStageUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
+             * @example 1
+             */
+            position?: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required?: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required?: boolean;
+        };
+        /** @enum {unknown} */
+        WorkflowStep: "assessment" | "evidence_collection" | "clear" | "rejected";
     };
     responses: never;
     parameters: never;
@@ -1382,13 +3320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1435,13 +3367,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1468,13 +3394,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -1482,17 +3402,11 @@ export interface operations {
     createToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description The API key secret. */
-                "x-api-key"?: string;
-                /** @description The tenant the key belongs to. */
-                "x-tenant"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body. */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -1500,12 +3414,7 @@ export interface operations {
                  *       "tenant": "default"
                  *     }
                  */
-                "application/json": {
-                    /** @description Alternative to the X-API-Key header. */
-                    api_key?: string;
-                    /** @description Alternative to the X-Tenant header. */
-                    tenant?: string;
-                };
+                "application/json": components["schemas"]["TokenRequest"];
             };
         };
         responses: {
@@ -1515,17 +3424,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
-                        access_token: string;
-                        /** @enum {string} */
-                        token_type: "Bearer";
-                        /**
-                         * @description Seconds until the token expires.
-                         * @example 3600
-                         */
-                        expires_in: number;
-                    };
+                    "application/json": components["schemas"]["TokenResponse"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1626,25 +3525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example aigov-integration-service */
-                        service: string;
-                        /** @example 0.1.0 */
-                        version: string;
-                        /** @example v1 */
-                        api_version: string;
-                        /** @example default */
-                        tenant: string;
-                        /** @enum {unknown} */
-                        database: "sqlite" | "postgres";
-                        features: {
-                            mcp: boolean;
-                            mcp_read_only: boolean;
-                            redis: boolean;
-                            starter_library: boolean;
-                            upstream: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["SystemInfo"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1727,12 +3608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        message: "pong";
-                        tenant: string;
-                        key_id: string | null;
-                    };
+                    "application/json": components["schemas"]["Ping"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1821,33 +3697,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                             * @enum {unknown}
-                             */
-                            role: "read" | "write" | "admin";
-                            /**
-                             * @description The first characters of the secret, to recognise it.
-                             * @example sk_4fQ9x2
-                             */
-                            key_prefix: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ApiKeyPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1934,16 +3784,7 @@ export interface operations {
                  *       "expires_at": "2027-06-30T00:00:00Z"
                  *     }
                  */
-                "application/json": {
-                    /** @example jira-intake */
-                    name: string;
-                    /**
-                     * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                     * @enum {unknown}
-                     */
-                    role: "read" | "write" | "admin";
-                    expires_at?: string | null;
-                };
+                "application/json": components["schemas"]["ApiKeyCreate"];
             };
         };
         responses: {
@@ -1953,32 +3794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                        /**
-                         * @description The secret. Shown once, never again.
-                         * @example sk_4fQ9x2…
-                         */
-                        key: string;
-                    };
+                    "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2100,27 +3916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                    };
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2310,7 +4106,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                risk_category_level?: "high" | "medium" | "low" | "none";
+                risk_category_level?: components["schemas"]["RiskCategoryLevel"];
                 created_after?: string;
                 created_before?: string;
             };
@@ -2326,40 +4122,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -2453,52 +4216,7 @@ export interface operations {
                  *       "risk_category_level": "high"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                    /** @description Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`). */
-                    questions?: {
-                        question_id: string;
-                        /** @description One of questionnaire_ids: "KEY+version", "KEY" or the q_ id. */
-                        questionnaire_id: string;
-                        section_id?: string | null;
-                        /** @description As for PUT …/questionnaires/{key}/answers. */
-                        value: string | number | boolean | string[] | null;
-                        evidence_ids?: string[] | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["UseCaseCreate"];
             };
         };
         responses: {
@@ -2508,34 +4226,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2657,34 +4348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -2888,42 +4552,7 @@ export interface operations {
                  *       "owner": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                };
+                "application/json": components["schemas"]["UseCaseUpdate"];
             };
         };
         responses: {
@@ -2933,34 +4562,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3078,7 +4680,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -3100,43 +4702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3233,38 +4799,7 @@ export interface operations {
                  *       "page_limit": 100
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Records per page (1-100).
-                     * @default 50
-                     */
-                    page_limit?: number;
-                    /** @description The `next_cursor` of the previous page. */
-                    page_after?: string;
-                    /** @description One or more actions, e.g. use_case.created. */
-                    action?: string | string[];
-                    /** @description One or more resource types, e.g. use_case. */
-                    resource_type?: string | string[];
-                    resource_id?: string;
-                    use_case_id?: string;
-                    actor_id?: string;
-                    /** @enum {unknown} */
-                    source?: "api" | "mcp" | "cli" | "system";
-                    /**
-                     * Format: date-time
-                     * @description Records at or after this time.
-                     */
-                    start_time?: string;
-                    /**
-                     * Format: date-time
-                     * @description Records before this time.
-                     */
-                    end_time?: string;
-                    /** @description Case-insensitive substring of the resource name. */
-                    q?: string;
-                    /** @description Sort field, `-` prefix for descending. Default: creation order. */
-                    sort?: "created_at" | "-created_at";
-                };
+                "application/json": components["schemas"]["AuditLogQuery"];
             };
         };
         responses: {
@@ -3274,43 +4809,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3425,7 +4924,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -3531,13 +5030,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description True when every record matches its hash and links to the one before. */
-                        ok: boolean;
-                        /** @description Records checked. */
-                        checked: number;
-                        first_bad_id: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditVerification"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3623,37 +5116,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** @example use_case.created */
-                        action: string;
-                        /** @example use_case */
-                        resource_type: string;
-                        resource_id: string | null;
-                        resource_name: string | null;
-                        sub_object_type: string | null;
-                        sub_object_id: string | null;
-                        sub_object_name: string | null;
-                        use_case_id: string | null;
-                        actor: {
-                            /** @enum {unknown} */
-                            type: "api_key" | "system";
-                            id: string | null;
-                            name: string | null;
-                        };
-                        /** @enum {unknown} */
-                        source: "api" | "mcp" | "cli" | "system";
-                        request_id: string | null;
-                        changes: {
-                            [key: string]: unknown[];
-                        } | null;
-                        metadata: {
-                            [key: string]: unknown;
-                        } | null;
-                    };
+                    "application/json": components["schemas"]["AuditLog"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3739,7 +5202,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "none" | "in_development" | "in_production" | "retired";
+                status?: components["schemas"]["ModelStatus"];
             };
             header?: never;
             path?: never;
@@ -3753,35 +5216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3877,22 +5312,7 @@ export interface operations {
                  *       "version": "3.2.0"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelCreate"];
             };
         };
         responses: {
@@ -3902,29 +5322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4046,29 +5444,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4272,22 +5648,7 @@ export interface operations {
                  *       "version": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelUpdate"];
             };
         };
         responses: {
@@ -4297,29 +5658,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4434,7 +5773,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "active" | "under_review" | "inactive";
+                status?: components["schemas"]["VendorStatus"];
             };
             header?: never;
             path?: never;
@@ -4448,32 +5787,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4568,16 +5882,7 @@ export interface operations {
                  *       "status": "under_review"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorCreate"];
             };
         };
         responses: {
@@ -4587,26 +5892,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4728,26 +6014,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4951,16 +6218,7 @@ export interface operations {
                  *       "website": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorUpdate"];
             };
         };
         responses: {
@@ -4970,26 +6228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5117,31 +6356,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            custom: boolean;
-                            hidden: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskTypePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5234,14 +6449,7 @@ export interface operations {
                  *       "description": "Outputs that disadvantage a protected group."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeCreate"];
             };
         };
         responses: {
@@ -5251,25 +6459,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5391,25 +6581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5612,14 +6784,7 @@ export interface operations {
                  *       "hidden": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeUpdate"];
             };
         };
         responses: {
@@ -5629,25 +6794,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5778,35 +6925,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5905,37 +7024,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioCreate"];
             };
         };
         responses: {
@@ -5945,29 +7034,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6089,29 +7156,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6314,37 +7359,7 @@ export interface operations {
                  *       "archived": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioUpdate"];
             };
         };
         responses: {
@@ -6354,29 +7369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6503,35 +7496,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6626,10 +7591,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -6639,29 +7601,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Default Response */
@@ -6670,29 +7610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6932,32 +7850,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7052,10 +7945,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -7065,26 +7955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -7093,26 +7964,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7352,37 +8204,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                            likelihood: number | null;
-                            impact: number | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7479,11 +8301,7 @@ export interface operations {
                  *       "impact": 4
                  *     }
                  */
-                "application/json": {
-                    risk_scenario_id: string;
-                    likelihood?: number | null;
-                    impact?: number | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioLinkBody"];
             };
         };
         responses: {
@@ -7493,31 +8311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Default Response */
@@ -7526,31 +8320,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7790,32 +8560,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7910,10 +8655,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -7923,26 +8665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -7951,26 +8674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -8210,40 +8914,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8341,35 +9012,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8455,8 +9098,7 @@ export interface operations {
                 sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                /** @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted. */
-                type?: "start" | "intermediate" | "end";
+                type?: components["schemas"]["StageType"];
             };
             header?: never;
             path?: never;
@@ -8470,46 +9112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            /** @example 1 */
-                            position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["WorkflowStagePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8603,23 +9206,7 @@ export interface operations {
                  *       "evidence_collection_required": false
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Only intermediate stages can be created; may be omitted.
-                     * @enum {string}
-                     */
-                    type?: "intermediate";
-                    /** @description Absent or null: last, just before the end stage. */
-                    position?: number | null;
-                    /** @description Default true. */
-                    assessment_required?: boolean | null;
-                    /** @description Default true. */
-                    evidence_collection_required?: boolean | null;
-                };
+                "application/json": components["schemas"]["WorkflowStageCreate"];
             };
         };
         responses: {
@@ -8629,53 +9216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -8797,53 +9338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9047,27 +9542,7 @@ export interface operations {
                  *       "position": 2
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
-                     * @example 1
-                     */
-                    position?: number;
-                    /**
-                     * @description Use cases in this stage go through the `assessment` step.
-                     * @example true
-                     */
-                    assessment_required?: boolean;
-                    /**
-                     * @description Use cases in this stage go through the `evidence_collection` step.
-                     * @example true
-                     */
-                    evidence_collection_required?: boolean;
-                };
+                "application/json": components["schemas"]["WorkflowStageUpdate"];
             };
         };
         responses: {
@@ -9077,53 +9552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9245,37 +9674,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9367,13 +9766,7 @@ export interface operations {
                  *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description The ws_… id of the stage to move to.
-                     * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
-                     */
-                    stage_id: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowSet"];
             };
         };
         responses: {
@@ -9383,37 +9776,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9538,37 +9901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9692,13 +10025,7 @@ export interface operations {
                  *       "reason": "No legal basis for processing biometric data."
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Why; kept on the use case and in the audit record.
-                     * @example No legal basis for processing biometric data.
-                     */
-                    reason: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowReject"];
             };
         };
         responses: {
@@ -9708,37 +10035,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9869,34 +10166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            archived: boolean;
-                            deprecated: boolean;
-                            /** @description The highest published version, or null before the first publish. */
-                            latest_version: number | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlBasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9989,12 +10259,7 @@ export interface operations {
                  *       "name": "Human oversight"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseCreate"];
             };
         };
         responses: {
@@ -10004,28 +10269,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10147,28 +10391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10260,12 +10483,7 @@ export interface operations {
                  *       "deprecated": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    archived?: boolean;
-                    deprecated?: boolean;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseUpdate"];
             };
         };
         responses: {
@@ -10275,28 +10493,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10410,7 +10607,7 @@ export interface operations {
                 base_id?: string;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                status?: "draft" | "published";
+                status?: components["schemas"]["VersionStatus"];
             };
             header?: never;
             path?: never;
@@ -10424,44 +10621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            base_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @enum {unknown} */
-                            status: "draft" | "published";
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            published_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersionPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10546,7 +10706,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name. */
         requestBody: {
             content: {
                 /**
@@ -10562,27 +10721,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @description The base; give this or `key`. */
-                    base_id?: string;
-                    /** @example EU-AIA-ART9 */
-                    key?: string;
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionCreate"];
             };
         };
         responses: {
@@ -10592,38 +10731,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10745,38 +10853,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10861,7 +10938,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Drafts only; a published version answers 409. */
         requestBody: {
             content: {
                 /**
@@ -10869,23 +10945,7 @@ export interface operations {
                  *       "description": "Changed wording."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionUpdate"];
             };
         };
         responses: {
@@ -10895,38 +10955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11051,38 +11080,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11214,44 +11212,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            version_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            deprecated: boolean;
-                            /** Format: date-time */
-                            published_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11338,44 +11299,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+            /** @description Default Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        version_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        deprecated: boolean;
-                        /** Format: date-time */
-                        published_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11478,43 +11408,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            controls: {
-                                /** @example EU-AIA-ART9 */
-                                key: string;
-                                version: number;
-                                /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                control_version_id: string;
-                                /** @example Credit scoring */
-                                name: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11599,7 +11493,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version. */
         requestBody: {
             content: {
                 /**
@@ -11617,18 +11510,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    controls: {
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version?: number | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["PolicyPackCreate"];
             };
         };
         responses: {
@@ -11638,37 +11520,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11793,37 +11645,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11921,25 +11743,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            due_date: string | null;
-                            /** Format: date-time */
-                            applied_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12027,7 +11831,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version. */
         requestBody: {
             content: {
                 /**
@@ -12036,12 +11839,7 @@ export interface operations {
                  *       "due_date": "2027-08-02"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["ApplyPolicyPack"];
             };
         };
         responses: {
@@ -12051,19 +11849,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12187,19 +11973,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12394,7 +12168,7 @@ export interface operations {
                 page_limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 page_after?: string;
-                status?: "pending" | "in_progress" | "implemented" | "not_applicable";
+                status?: components["schemas"]["ControlStatus"];
                 /** @example EU-AIA-ART9 */
                 policy_pack_key?: string;
             };
@@ -12413,55 +12187,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            use_case_id: string;
-                            /** @example EU-AIA-ART9 */
-                            control_key: string;
-                            control_version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @example EU-AIA-ART9 */
-                            policy_pack_key: string;
-                            policy_pack_version: number;
-                            /** @enum {unknown} */
-                            status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                            due_date: string | null;
-                            notes: string | null;
-                            /** @description Pieces of evidence linked to this control. */
-                            evidence_count: number;
-                            /** @description The control version's evidence requirements, each with whether it is met. */
-                            evidence_requirements: {
-                                /** @description Position in the control version's evidence_requirements; what evidence links name. */
-                                requirement: number;
-                                type: string;
-                                description: string;
-                                required: boolean;
-                                /** @description At least one piece of evidence is linked for this requirement. */
-                                met: boolean;
-                                evidence_ids: string[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12556,49 +12282,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /** @description Pieces of evidence linked to this control. */
-                        evidence_count: number;
-                        /** @description The control version's evidence requirements, each with whether it is met. */
-                        evidence_requirements: {
-                            /** @description Position in the control version's evidence_requirements; what evidence links name. */
-                            requirement: number;
-                            type: string;
-                            description: string;
-                            required: boolean;
-                            /** @description At least one piece of evidence is linked for this requirement. */
-                            met: boolean;
-                            evidence_ids: string[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12693,12 +12377,7 @@ export interface operations {
                  *       "notes": "Override switch tested on 2026-11-20."
                  *     }
                  */
-                "application/json": {
-                    /** @enum {unknown} */
-                    status?: "pending" | "in_progress" | "implemented" | "not_applicable";
-                    notes?: string | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["UseCaseControlUpdate"];
             };
         };
         responses: {
@@ -12708,49 +12387,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /** @description Pieces of evidence linked to this control. */
-                        evidence_count: number;
-                        /** @description The control version's evidence requirements, each with whether it is met. */
-                        evidence_requirements: {
-                            /** @description Position in the control version's evidence_requirements; what evidence links name. */
-                            requirement: number;
-                            type: string;
-                            description: string;
-                            required: boolean;
-                            /** @description At least one piece of evidence is linked for this requirement. */
-                            met: boolean;
-                            evidence_ids: string[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12879,39 +12516,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            use_case_control_id: string;
-                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            evidence_id: string;
-                            requirement: number | null;
-                            /** Format: date-time */
-                            linked_at: string;
-                            evidence: {
-                                /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                id: string;
-                                /** @enum {unknown} */
-                                kind: "file" | "link";
-                                title: string | null;
-                                url: string | null;
-                                file_name: string | null;
-                                content_type: string | null;
-                                size: number | null;
-                                sha256: string | null;
-                                content_path: string | null;
-                                created_by: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            };
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ControlEvidencePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13009,11 +12614,7 @@ export interface operations {
                  *       "requirement": 0
                  *     }
                  */
-                "application/json": {
-                    /** @description An ev_… id of this tenant. */
-                    evidence_id: string;
-                    requirement?: number | null;
-                };
+                "application/json": components["schemas"]["ControlEvidenceLink"];
             };
         };
         responses: {
@@ -13023,33 +12624,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_control_id: string;
-                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        evidence_id: string;
-                        requirement: number | null;
-                        /** Format: date-time */
-                        linked_at: string;
-                        evidence: {
-                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @enum {unknown} */
-                            kind: "file" | "link";
-                            title: string | null;
-                            url: string | null;
-                            file_name: string | null;
-                            content_type: string | null;
-                            size: number | null;
-                            sha256: string | null;
-                            content_path: string | null;
-                            created_by: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["ControlEvidence"];
                 };
             };
             /** @description Default Response */
@@ -13058,33 +12633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_control_id: string;
-                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        evidence_id: string;
-                        requirement: number | null;
-                        /** Format: date-time */
-                        linked_at: string;
-                        evidence: {
-                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @enum {unknown} */
-                            kind: "file" | "link";
-                            title: string | null;
-                            url: string | null;
-                            file_name: string | null;
-                            content_type: string | null;
-                            size: number | null;
-                            sha256: string | null;
-                            content_path: string | null;
-                            created_by: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["ControlEvidence"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13316,7 +12865,7 @@ export interface operations {
                 all_versions?: boolean;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                target?: "use_case" | "model" | "vendor";
+                target?: components["schemas"]["QuestionnaireTarget"];
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
             };
@@ -13332,57 +12881,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /**
-                             * @description KEY+version, as use cases list it.
-                             * @example AI-INTAKE+1
-                             */
-                            questionnaire_id: string;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            sections: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                title: string;
-                                description: string | null;
-                                questions: {
-                                    /** @description Unique within the questionnaire version. */
-                                    id: string;
-                                    question: string;
-                                    /** @enum {unknown} */
-                                    evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                    multiple: boolean;
-                                    select_options: string[];
-                                    required: boolean;
-                                }[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["QuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13467,7 +12966,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target. */
         requestBody: {
             content: {
                 /**
@@ -13502,36 +13000,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    /** @enum {unknown} */
-                    target: "use_case" | "model" | "vendor";
-                    sections: {
-                        /** @description Unique within the questionnaire version. */
-                        id: string;
-                        title: string;
-                        description?: string | null;
-                        questions: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            question: string;
-                            /** @enum {unknown} */
-                            evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                            /**
-                             * @description More than one answer (select) or file.
-                             * @default false
-                             */
-                            multiple?: boolean;
-                            select_options?: string[] | null;
-                            /** @default false */
-                            required?: boolean;
-                        }[];
-                    }[];
-                };
+                "application/json": components["schemas"]["QuestionnaireCreate"];
             };
         };
         responses: {
@@ -13541,51 +13010,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13710,51 +13135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13852,27 +13233,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13960,7 +13321,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -13968,11 +13328,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -13982,21 +13338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14120,41 +13462,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14354,7 +13662,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
         requestBody: {
             content: {
                 /**
@@ -14371,14 +13678,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    answers: {
-                        question_id: string;
-                        /** @description null clears the answer. */
-                        value: (string | number | boolean | string[]) | null;
-                        evidence_ids?: string[] | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["AnswersUpdate"];
             };
         };
         responses: {
@@ -14388,41 +13688,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14549,27 +13815,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14657,7 +13903,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -14665,11 +13910,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -14679,21 +13920,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14817,41 +14044,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15051,7 +14244,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
         requestBody: {
             content: {
                 /**
@@ -15068,14 +14260,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    answers: {
-                        question_id: string;
-                        /** @description null clears the answer. */
-                        value: (string | number | boolean | string[]) | null;
-                        evidence_ids?: string[] | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["AnswersUpdate"];
             };
         };
         responses: {
@@ -15085,41 +14270,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -15246,27 +14397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15354,7 +14485,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -15362,11 +14492,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -15376,21 +14502,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -15514,41 +14626,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15748,7 +14826,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's. */
         requestBody: {
             content: {
                 /**
@@ -15765,14 +14842,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    answers: {
-                        question_id: string;
-                        /** @description null clears the answer. */
-                        value: (string | number | boolean | string[]) | null;
-                        evidence_ids?: string[] | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["AnswersUpdate"];
             };
         };
         responses: {
@@ -15782,41 +14852,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                        /** @description In questionnaire order; unanswered questions are absent. */
-                        answers: {
-                            question_id: string;
-                            section_id: string;
-                            /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                            value: string | number | boolean | string[];
-                            /** @description Evidence given with the answer (for a file question, its value). */
-                            evidence_ids: string[];
-                            answered_by: string | null;
-                            /** Format: date-time */
-                            answered_at: string;
-                        }[];
-                        progress: {
-                            questions: number;
-                            answered: number;
-                            required: number;
-                            required_answered: number;
-                            /** @description Every required question is answered. */
-                            complete: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["AnsweredQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -15927,7 +14963,7 @@ export interface operations {
                 page_limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 page_after?: string;
-                kind?: "file" | "link";
+                kind?: components["schemas"]["EvidenceKind"];
                 /** @description Case-insensitive substring of the title, file name or URL. */
                 q?: string;
                 /** @description Evidence linked to a control of this use case or given in one of its questionnaire answers. */
@@ -15945,30 +14981,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @enum {unknown} */
-                            kind: "file" | "link";
-                            title: string | null;
-                            url: string | null;
-                            file_name: string | null;
-                            content_type: string | null;
-                            size: number | null;
-                            sha256: string | null;
-                            content_path: string | null;
-                            created_by: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["EvidencePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -16071,13 +15084,7 @@ export interface operations {
                  *       "title": "Oversight procedure"
                  *     }
                  */
-                "application/json": {
-                    /** @enum {string} */
-                    kind: "link";
-                    /** @description An http(s) URL. */
-                    url: string;
-                    title: string;
-                };
+                "application/json": components["schemas"]["EvidenceLinkCreate"];
             };
         };
         responses: {
@@ -16087,24 +15094,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @enum {unknown} */
-                        kind: "file" | "link";
-                        title: string | null;
-                        url: string | null;
-                        file_name: string | null;
-                        content_type: string | null;
-                        size: number | null;
-                        sha256: string | null;
-                        content_path: string | null;
-                        created_by: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Evidence"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -16226,24 +15216,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @enum {unknown} */
-                        kind: "file" | "link";
-                        title: string | null;
-                        url: string | null;
-                        file_name: string | null;
-                        content_type: string | null;
-                        size: number | null;
-                        sha256: string | null;
-                        content_path: string | null;
-                        created_by: string | null;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Evidence"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -16555,333 +15528,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        generated_at: string;
-                        use_case: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        };
-                        /**
-                         * @example {
-                         *       "workflow_stage": {
-                         *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                         *         "name": "Legal review",
-                         *         "type": "intermediate",
-                         *         "position": 1
-                         *       },
-                         *       "workflow_stage_step": "assessment",
-                         *       "rejection_reason": null
-                         *     }
-                         */
-                        workflow: {
-                            /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                            workflow_stage: {
-                                /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                id: string;
-                                /** @example Legal review */
-                                name: string;
-                                /**
-                                 * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                                 * @enum {unknown}
-                                 */
-                                type: "start" | "intermediate" | "end";
-                                position: number;
-                            } | null;
-                            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                            rejection_reason: string | null;
-                        };
-                        /** @description The use case's creation and every workflow move, oldest first, from the audit log. */
-                        workflow_history: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        models: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        vendors: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        risk_scenarios: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                            likelihood: number | null;
-                            impact: number | null;
-                        }[];
-                        policy_packs: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            due_date: string | null;
-                            /** Format: date-time */
-                            applied_at: string;
-                        }[];
-                        controls: {
-                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            use_case_id: string;
-                            /** @example EU-AIA-ART9 */
-                            control_key: string;
-                            control_version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @example EU-AIA-ART9 */
-                            policy_pack_key: string;
-                            policy_pack_version: number;
-                            /** @enum {unknown} */
-                            status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                            due_date: string | null;
-                            notes: string | null;
-                            /** @description Pieces of evidence linked to this control. */
-                            evidence_count: number;
-                            /** @description The control version's evidence requirements, each with whether it is met. */
-                            evidence_requirements: {
-                                /** @description Position in the control version's evidence_requirements; what evidence links name. */
-                                requirement: number;
-                                type: string;
-                                description: string;
-                                required: boolean;
-                                /** @description At least one piece of evidence is linked for this requirement. */
-                                met: boolean;
-                                evidence_ids: string[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                            evidence: {
-                                requirement: number | null;
-                                /** Format: date-time */
-                                linked_at: string;
-                                evidence: {
-                                    /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                    id: string;
-                                    /** @enum {unknown} */
-                                    kind: "file" | "link";
-                                    title: string | null;
-                                    url: string | null;
-                                    file_name: string | null;
-                                    content_type: string | null;
-                                    size: number | null;
-                                    sha256: string | null;
-                                    content_path: string | null;
-                                    created_by: string | null;
-                                    /** Format: date-time */
-                                    created_at: string;
-                                    /** Format: date-time */
-                                    updated_at: string;
-                                };
-                            }[];
-                        }[];
-                        questionnaires: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                            /** @description In questionnaire order; unanswered questions are absent. */
-                            answers: {
-                                question_id: string;
-                                section_id: string;
-                                /** @description text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids. */
-                                value: string | number | boolean | string[];
-                                /** @description Evidence given with the answer (for a file question, its value). */
-                                evidence_ids: string[];
-                                answered_by: string | null;
-                                /** Format: date-time */
-                                answered_at: string;
-                            }[];
-                            progress: {
-                                questions: number;
-                                answered: number;
-                                required: number;
-                                required_answered: number;
-                                /** @description Every required question is answered. */
-                                complete: boolean;
-                            };
-                            sections: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                title: string;
-                                description: string | null;
-                                questions: {
-                                    /** @description Unique within the questionnaire version. */
-                                    id: string;
-                                    question: string;
-                                    /** @enum {unknown} */
-                                    evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                    multiple: boolean;
-                                    select_options: string[];
-                                    required: boolean;
-                                }[];
-                            }[];
-                        }[];
-                        /** @description Every piece of evidence the controls and answers use, once each. */
-                        evidence: {
-                            /** @example ev_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @enum {unknown} */
-                            kind: "file" | "link";
-                            title: string | null;
-                            url: string | null;
-                            file_name: string | null;
-                            content_type: string | null;
-                            size: number | null;
-                            sha256: string | null;
-                            content_path: string | null;
-                            created_by: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
-                        /** @description What the workflow gates would still refuse. */
-                        gaps: {
-                            missing_answers: {
-                                questionnaire_key: string;
-                                section_id: string;
-                                question_id: string;
-                                question: string;
-                            }[];
-                            missing_evidence: {
-                                use_case_control_id: string;
-                                control_key: string;
-                                requirement: number;
-                                description: string;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["Dossier"];
                     "text/html": string;
                 };
             };
@@ -16977,121 +15624,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "as_of": "2027-09-01",
-                     *       "use_cases": {
-                     *         "total": 3,
-                     *         "by_risk_level": {
-                     *           "high": 1,
-                     *           "medium": 1,
-                     *           "low": 0,
-                     *           "none": 0,
-                     *           "unset": 1
-                     *         },
-                     *         "by_workflow_stage": [
-                     *           {
-                     *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *             "stage_name": "Intake",
-                     *             "position": 0,
-                     *             "total": 3,
-                     *             "by_step": {
-                     *               "assessment": 3
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "controls": {
-                     *         "total": 8,
-                     *         "by_status": {
-                     *           "pending": 5,
-                     *           "in_progress": 1,
-                     *           "implemented": 2,
-                     *           "not_applicable": 0
-                     *         },
-                     *         "overdue": 4,
-                     *         "missing_evidence": 3
-                     *       },
-                     *       "questionnaires": {
-                     *         "attached": 3,
-                     *         "complete": 1,
-                     *         "incomplete": 2
-                     *       },
-                     *       "overdue_use_cases": [
-                     *         {
-                     *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *           "name": "Credit scoring",
-                     *           "risk_category_level": "high",
-                     *           "overdue_controls": 4,
-                     *           "earliest_due_date": "2027-08-02"
-                     *         }
-                     *       ],
-                     *       "overdue_use_cases_total": 1
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * Format: date
-                         * @description YYYY-MM-DD
-                         * @example 2027-08-02
-                         */
-                        as_of: string;
-                        use_cases: {
-                            total: number;
-                            by_risk_level: {
-                                high: number;
-                                medium: number;
-                                low: number;
-                                none: number;
-                                unset: number;
-                            };
-                            /** @description In workflow order; only stages holding use cases. */
-                            by_workflow_stage: {
-                                stage_id: string | null;
-                                stage_name: string | null;
-                                position: number | null;
-                                total: number;
-                                /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
-                                by_step: {
-                                    [key: string]: number;
-                                };
-                            }[];
-                        };
-                        controls: {
-                            total: number;
-                            by_status: {
-                                pending: number;
-                                in_progress: number;
-                                implemented: number;
-                                not_applicable: number;
-                            };
-                            /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
-                            overdue: number;
-                            /** @description Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked. */
-                            missing_evidence: number;
-                        };
-                        /** @description Questionnaires attached to use cases, by completion. */
-                        questionnaires: {
-                            attached: number;
-                            /** @description Attachments to use cases whose required questions are all answered. */
-                            complete: number;
-                            incomplete: number;
-                        };
-                        /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
-                        overdue_use_cases: {
-                            id: string;
-                            name: string;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            overdue_controls: number;
-                            /**
-                             * Format: date
-                             * @description YYYY-MM-DD
-                             * @example 2027-08-02
-                             */
-                            earliest_due_date: string;
-                        }[];
-                        overdue_use_cases_total: number;
-                    };
+                    "application/json": components["schemas"]["GovernanceSummary"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
