@@ -55,6 +55,10 @@ import { teamRoutes } from './modules/teams/teams.routes.js'
 import { createTeamsService } from './modules/teams/teams.service.js'
 import { userRoutes } from './modules/users/users.routes.js'
 import { createUsersService } from './modules/users/users.service.js'
+import { dossierRoutes } from './modules/dossier/dossier.routes.js'
+import { createDossierService } from './modules/dossier/dossier.service.js'
+import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
+import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -130,6 +134,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(userRoutes(services.users))
         await records.register(teamRoutes(services.teams))
         await records.register(customFieldRoutes(services.customFields))
+        await records.register(evidenceRoutes(services.evidence, deps.config.evidenceMaxBytes))
+        await records.register(dossierRoutes(services.dossier))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
     },
@@ -147,7 +153,7 @@ export type Services = ReturnType<typeof createServices>
 
 /** Every family's service, built once: the HTTP routes and the MCP tools call these same objects. */
 export function createServices(deps: Deps) {
-  return {
+  const services = {
     auth: createAuthService(deps),
     apiKeys: createApiKeysService(deps),
     useCases: createUseCasesService(deps),
@@ -167,7 +173,9 @@ export function createServices(deps: Deps) {
     users: createUsersService(deps),
     teams: createTeamsService(deps),
     customFields: createCustomFieldsService(deps),
+    evidence: createEvidenceService(deps),
   }
+  return { ...services, dossier: createDossierService(deps, services) }
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

@@ -74,10 +74,41 @@ describeEachDialect('use case payloads the integrations send', (dialect) => {
     }
   })
 
-  it('answers unknown custom fields and owners with 422 naming the member, and questions as not supported; nothing is written', async () => {
+  it('saves questions (answers) given on create in the same transaction, and refuses bad ones naming each, creating nothing', async () => {
+    const res = await write()({
+      method: 'POST', url: '/use_cases',
+      payload: { name: 'Answered on intake', questionnaire_ids: ['INTAKE+1', 'DPIA'], questions: [
+        { question_id: 'purpose', questionnaire_id: 'INTAKE+1', section_id: 's1', value: 'scoring' },
+        { question_id: 'purpose', questionnaire_id: 'DPIA', value: 'none' },
+      ] },
+    })
+    expect(res.statusCode, res.body).toBe(201)
+    const id = res.json().id
+    const intake = (await read()({ method: 'GET', url: `/use_cases/${id}/questionnaires/INTAKE` })).json()
+    expect(intake.answers).toEqual([expect.objectContaining({ question_id: 'purpose', section_id: 's1', value: 'scoring' })])
+    expect((await read()({ method: 'GET', url: `/use_cases/${id}/questionnaires/DPIA` })).json().answers[0].value).toBe('none')
+    const audit = await auditOf(id)
+    expect(audit.filter((a: { action: string }) => a.action === 'questionnaire.answered')).toHaveLength(2)
+    expect(new Set(audit.map((a: { request_id: string }) => a.request_id)).size).toBe(1)
+
+    const bad = await write()({
+      method: 'POST', url: '/use_cases',
+      payload: { name: 'Badly answered', questionnaire_ids: ['INTAKE+1'], questions: [
+        { question_id: 'purpose', questionnaire_id: 'INTAKE+1', value: 42 },
+        { question_id: 'nope', questionnaire_id: 'INTAKE+1', value: 'x' },
+        { question_id: 'purpose', questionnaire_id: 'DPIA+1', value: 'x' },
+      ] },
+    })
+    expect(bad.statusCode).toBe(422)
+    expect(bad.json().errors.map((e: { field: string }) => e.field)).toEqual(['questions/2/questionnaire_id'])
+    const wrongValue = await write()({ method: 'POST', url: '/use_cases', payload: { name: 'Badly answered', questionnaire_ids: ['INTAKE+1'], questions: [{ question_id: 'purpose', questionnaire_id: 'INTAKE+1', value: 42 }, { question_id: 'nope', questionnaire_id: 'INTAKE+1', value: 'x' }] } })
+    expect(wrongValue.json().errors.map((e: { field: string }) => e.field)).toEqual(['questions/0/value', 'questions/1/question_id'])
+    expect((await read()({ method: 'GET', url: '/use_cases?q=badly' })).json().items).toEqual([])
+  })
+
+  it('answers unknown custom fields and owners with 422 naming the member; nothing is written', async () => {
     const bodies: [string, Record<string, unknown>][] = [
       ['custom_fields/0/custom_field_id', { custom_fields: [{ custom_field_id: 'cf_01jd3k8m9v4q2w6e8r0t2y4u6i', value: 'x' }] }],
-      ['questions', { questions: [{ question_id: 'purpose', questionnaire_id: 'INTAKE+1', section_id: 's1', value: 'scoring' }] }],
       ['owner/owner_id', { owner: { owner_id: 'usr_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'user' } }],
     ]
     for (const [field, extra] of bodies) {

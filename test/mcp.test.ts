@@ -163,6 +163,31 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect(new Set(records.map((r) => r.request_id)).size).toBe(records.length)
   })
 
+  it('answers questionnaires, lists control evidence and gets the dossier through tools', async () => {
+    const write = t.as('acme', 'write')
+    await write({ method: 'POST', url: '/questionnaires', payload: { key: 'MCP-INTAKE', name: 'MCP intake', target: 'use_case', sections: [{ id: 's', title: 'S', questions: [{ id: 'purpose', question: 'Purpose?', evidence_type: 'text', required: true }] }] } })
+    await publishedControl(t, 'acme', 'MCP-CTRL', { evidence_requirements: [{ type: 'link', description: 'Runbook', required: true }] })
+    await write({ method: 'POST', url: '/policy_packs', payload: { key: 'MCP-PACK', name: 'MCP pack', controls: [{ key: 'MCP-CTRL' }] } })
+    const uc = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'MCP answered', questionnaire_ids: ['MCP-INTAKE'] } })).json()
+    await write({ method: 'POST', url: `/use_cases/${uc.id}/policy_packs`, payload: { key: 'MCP-PACK' } })
+    const control = (await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${uc.id}/controls` })).json().items[0]
+    const ev = (await write({ method: 'POST', url: '/evidence', payload: { kind: 'link', url: 'https://runbook.example.com', title: 'Runbook' } })).json()
+    await write({ method: 'POST', url: `/use_cases/${uc.id}/controls/${control.id}/evidence`, payload: { evidence_id: ev.id } })
+
+    const answered = await call(admin, 'answer_questionnaire', { target: 'use_case', id: uc.id, key: 'MCP-INTAKE', answers: [{ question_id: 'purpose', value: 'Triage' }] })
+    expect(answered.isError, JSON.stringify(answered.content)).toBeFalsy()
+    expect(answered.structuredContent.progress).toMatchObject({ answered: 1, complete: true })
+    const bad = await call(admin, 'answer_questionnaire', { target: 'use_case', id: uc.id, key: 'MCP-INTAKE', answers: [{ question_id: 'purpose', value: 3 }] })
+    expect(bad.isError).toBe(true)
+    expect((await call(admin, 'get_questionnaire_answers', { target: 'use_case', id: uc.id, key: 'MCP-INTAKE' })).structuredContent.answers[0]).toMatchObject({ question_id: 'purpose', value: 'Triage' })
+    expect((await call(admin, 'list_control_evidence', { id: uc.id, control_id: control.id })).structuredContent.items[0].evidence.id).toBe(ev.id)
+    const dossier = (await call(admin, 'get_use_case_dossier', { id: uc.id })).structuredContent
+    expect(dossier.use_case.id).toBe(uc.id)
+    expect(dossier.gaps).toEqual({ missing_answers: [], missing_evidence: [] })
+    const audit = (await call(admin, 'query_audit_logs', { use_case_id: uc.id, action: 'questionnaire.answered' })).structuredContent.items
+    expect(audit.map((r: { source: string }) => r.source)).toEqual(['mcp'])
+  })
+
   it('serves governance://use_cases/{id} as a resource template and a readable resource', async () => {
     const { resourceTemplates } = await admin.listResourceTemplates()
     expect(resourceTemplates.map((r) => r.uriTemplate)).toContain('governance://use_cases/{id}')

@@ -107,6 +107,8 @@ function namespaces(core: Core) {
       listAll: (query?: WalkQuery<'listUseCases'>, o?: O) => walk<Item<'listUseCases'>>((pageAfter) => call('listUseCases', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getUseCase', [id], {}, o),
       create: (body: Body<'createUseCase'>, o?: O) => call('createUseCase', [], { body }, o),
+      /** Everything about the use case in one answer: links, controls with evidence, answers, workflow history, open gaps. */
+      dossier: (id: string, o?: O) => call('getUseCaseDossier', [id], {}, o),
       update: (id: string, body: Body<'updateUseCase'>, o?: O) => call('updateUseCase', [id], { body }, o),
       delete: (id: string, o?: O) => call('deleteUseCase', [id], {}, o),
       models: {
@@ -139,6 +141,12 @@ function namespaces(core: Core) {
         listAll: (id: string, query?: WalkQuery<'listUseCaseControls'>, o?: O) => walk<Item<'listUseCaseControls'>>((pageAfter) => call('listUseCaseControls', [id], { query: { ...query, pageAfter } }, o)),
         get: (id: string, controlId: string, o?: O) => call('getUseCaseControl', [id, controlId], {}, o),
         update: (id: string, controlId: string, body: Body<'updateUseCaseControl'>, o?: O) => call('updateUseCaseControl', [id, controlId], { body }, o),
+        evidence: {
+          list: (id: string, controlId: string, o?: O) => call('listControlEvidence', [id, controlId], {}, o),
+          /** Idempotent: linking the same evidence again changes nothing (or only `requirement`). */
+          link: (id: string, controlId: string, body: Body<'linkControlEvidence'>, o?: O) => call('linkControlEvidence', [id, controlId], { body }, o),
+          unlink: (id: string, controlId: string, evidenceId: string, o?: O) => call('unlinkControlEvidence', [id, controlId, evidenceId], {}, o),
+        },
       },
       questionnaires: {
         list: (id: string, query?: Query<'listUseCaseQuestionnaires'>, o?: O) => call('listUseCaseQuestionnaires', [id], { query }, o),
@@ -146,6 +154,8 @@ function namespaces(core: Core) {
         get: (id: string, key: string, o?: O) => call('getUseCaseQuestionnaire', [id, key], {}, o),
         attach: (id: string, body: Body<'attachUseCaseQuestionnaire'>, o?: O) => call('attachUseCaseQuestionnaire', [id], { body }, o),
         detach: (id: string, key: string, o?: O) => call('detachUseCaseQuestionnaire', [id, key], {}, o),
+        /** Sets the listed answers (`value: null` clears one); the others stay. */
+        answer: (id: string, key: string, body: Body<'answerUseCaseQuestionnaire'>, o?: O) => call('answerUseCaseQuestionnaire', [id, key], { body }, o),
       },
       workflow: {
         get: (id: string, o?: O) => call('getUseCaseWorkflow', [id], {}, o),
@@ -173,6 +183,7 @@ function namespaces(core: Core) {
         get: (id: string, key: string, o?: O) => call('getModelQuestionnaire', [id, key], {}, o),
         attach: (id: string, body: Body<'attachModelQuestionnaire'>, o?: O) => call('attachModelQuestionnaire', [id], { body }, o),
         detach: (id: string, key: string, o?: O) => call('detachModelQuestionnaire', [id, key], {}, o),
+        answer: (id: string, key: string, body: Body<'answerModelQuestionnaire'>, o?: O) => call('answerModelQuestionnaire', [id, key], { body }, o),
       },
     },
     vendors: {
@@ -189,6 +200,14 @@ function namespaces(core: Core) {
       models: {
         list: (id: string, query?: Query<'listVendorModels'>, o?: O) => call('listVendorModels', [id], { query }, o),
         listAll: (id: string, query?: WalkQuery<'listVendorModels'>, o?: O) => walk<Item<'listVendorModels'>>((pageAfter) => call('listVendorModels', [id], { query: { ...query, pageAfter } }, o)),
+      },
+      questionnaires: {
+        list: (id: string, query?: Query<'listVendorQuestionnaires'>, o?: O) => call('listVendorQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listVendorQuestionnaires'>, o?: O) => walk<Item<'listVendorQuestionnaires'>>((pageAfter) => call('listVendorQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        get: (id: string, key: string, o?: O) => call('getVendorQuestionnaire', [id, key], {}, o),
+        attach: (id: string, body: Body<'attachVendorQuestionnaire'>, o?: O) => call('attachVendorQuestionnaire', [id], { body }, o),
+        detach: (id: string, key: string, o?: O) => call('detachVendorQuestionnaire', [id, key], {}, o),
+        answer: (id: string, key: string, body: Body<'answerVendorQuestionnaire'>, o?: O) => call('answerVendorQuestionnaire', [id, key], { body }, o),
       },
     },
     customFields: {
@@ -292,6 +311,22 @@ function namespaces(core: Core) {
       checkpoint: (o?: O) => call('getAuditCheckpoint', [], {}, o),
       checkpointPublicKey: (o?: O) => call('getAuditCheckpointPublicKey', [], {}, o),
     },
+    evidence: {
+      list: (query?: Query<'listEvidence'>, o?: O) => call('listEvidence', [], { query }, o),
+      listAll: (query?: WalkQuery<'listEvidence'>, o?: O) => walk<Item<'listEvidence'>>((pageAfter) => call('listEvidence', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getEvidence', [id], {}, o),
+      /** Registers a link: `{ kind: 'link', url, title }`. */
+      createLink: (body: Body<'createEvidence'>, o?: O) => call('createEvidence', [], { body }, o),
+      /**
+       * Uploads a file as multipart/form-data. A Blob/File/bytes upload is retried like any create (same
+       * Idempotency-Key); a ReadableStream is streamed once, never buffered, and not retried.
+       */
+      upload: (file: Blob | ReadableStream<Uint8Array> | Uint8Array | string, meta: UploadMeta = {}, o?: O) =>
+        call('createEvidence', [], { raw: multipartUpload(file, meta) }, o),
+      delete: (id: string, o?: O) => call('deleteEvidence', [id], {}, o),
+      /** The content as a stream of bytes (read it, or cancel it); errors come back as usual before any byte. */
+      download: (id: string, o?: O) => call('downloadEvidence', [id], {}, o) as unknown as Promise<Result<ReadableStream<Uint8Array>>>,
+    },
     governanceSummary: {
       /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */
       get: (query?: Query<'getGovernanceSummary'>, o?: O) => call('getGovernanceSummary', [], { query }, o),
@@ -299,3 +334,47 @@ function namespaces(core: Core) {
   }
 }
 
+
+export interface UploadMeta {
+  /** The name the service stores and offers on download. Default: the File's name, else "file". */
+  fileName?: string
+  title?: string
+  /** Default: the Blob's type, else application/octet-stream. */
+  contentType?: string
+}
+
+/** The multipart body of an upload: FormData for what is already in memory, a generated stream for a stream. */
+function multipartUpload(file: Blob | ReadableStream<Uint8Array> | Uint8Array | string, meta: UploadMeta): { body: FormData | ReadableStream<Uint8Array>; contentType?: string } {
+  const fileName = meta.fileName ?? ((file as { name?: unknown }).name as string | undefined) ?? 'file'
+  if (typeof ReadableStream !== 'undefined' && file instanceof ReadableStream) {
+    const boundary = `aigov-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
+    const quoted = (text: string) => text.replace(/["\r\n]/g, '_')
+    const encoder = new TextEncoder()
+    const head = (meta.title === undefined ? '' : `--${boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\n${meta.title}\r\n`)
+      + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${quoted(meta.contentType ?? 'application/octet-stream')}\r\n\r\n`
+    const reader = file.getReader()
+    let stage: 'head' | 'file' | 'tail' = 'head'
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (stage === 'head') {
+          stage = 'file'
+          return controller.enqueue(encoder.encode(head))
+        }
+        if (stage === 'file') {
+          const { done, value } = await reader.read()
+          if (!done) return controller.enqueue(value)
+          stage = 'tail'
+        }
+        controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`))
+        controller.close()
+      },
+      cancel: (reason) => reader.cancel(reason),
+    })
+    return { body, contentType: `multipart/form-data; boundary=${boundary}` }
+  }
+  const blob = file instanceof Blob ? file : new Blob([typeof file === 'string' || file instanceof String ? String(file) : (file as BlobPart)], { type: meta.contentType ?? 'application/octet-stream' })
+  const form = new FormData()
+  if (meta.title !== undefined) form.append('title', meta.title)
+  form.append('file', meta.contentType && blob.type !== meta.contentType ? new Blob([blob], { type: meta.contentType }) : blob, fileName)
+  return { body: form }
+}

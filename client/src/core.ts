@@ -37,9 +37,12 @@ export interface CallOptions {
 export interface CallInput<K extends OperationId> {
   query?: Query<K>
   body?: Body<K>
+  /** A body sent as is instead of JSON (multipart uploads); a stream is sent once, never retried. */
+  raw?: { body: FormData | Blob | ReadableStream<Uint8Array>; contentType?: string }
 }
 
 type Sent = { response: Response; text: string; error?: undefined } | { error: ClientError; aborted: boolean }
+type SentBody = string | FormData | Blob | ReadableStream<Uint8Array> | undefined
 
 export interface Core {
   /** One call of one operation: token, retries, errors and case mapping. */
@@ -96,10 +99,12 @@ export function createCore(options: CoreOptions): Core {
     const url = baseUrl + (spec.root ? '' : API_PREFIX) + fillPath(spec.path, pathArgs) + queryString(input.query)
     const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...options.headers, ...call.headers }
     if (options.tenant !== undefined && spec.path !== '/livez' && spec.path !== '/readyz') headers['x-tenant'] = options.tenant
-    const body = input.body === undefined ? undefined : JSON.stringify(snakify(input.body))
-    if (body !== undefined) headers['content-type'] = 'application/json'
+    const body: SentBody = input.raw ? input.raw.body : input.body === undefined ? undefined : JSON.stringify(snakify(input.body))
+    if (input.raw?.contentType) headers['content-type'] = input.raw.contentType
+    else if (typeof body === 'string') headers['content-type'] = 'application/json'
     if (spec.idempotencyKey) headers['idempotency-key'] = call.idempotencyKey ?? randomId()
-    const retriable = spec.method === 'GET' || spec.method === 'PUT' || spec.method === 'DELETE' || spec.idempotencyKey || spec.readOnly
+    const oneShot = typeof ReadableStream !== 'undefined' && body instanceof ReadableStream
+    const retriable = !oneShot && (spec.method === 'GET' || spec.method === 'PUT' || spec.method === 'DELETE' || spec.idempotencyKey || spec.readOnly)
     const maxRetries = call.maxRetries ?? options.maxRetries
     let refreshed = false
 
@@ -111,11 +116,11 @@ export function createCore(options: CoreOptions): Core {
         bearer = token.data
         headers.authorization = `Bearer ${bearer}`
       }
-      const sent = await send(url, spec.method, headers, body, call)
+      const sent = await send(url, spec.method, headers, body, call, spec.response === 'stream')
       if (sent.error && sent.aborted) return fail(sent.error)
 
       // An exchanged token the service no longer accepts (expired early, key rotated): refresh once, retry once.
-      if (!sent.error && sent.response.status === 401 && bearer !== undefined && options.accessToken === undefined && !refreshed) {
+      if (!sent.error && sent.response.status === 401 && bearer !== undefined && options.accessToken === undefined && !refreshed && !oneShot) {
         refreshed = true
         if (cached?.token === bearer) cached = undefined
         attempt--
@@ -142,8 +147,11 @@ export function createCore(options: CoreOptions): Core {
     return wait > options.maxRetryDelayMs ? undefined : Math.max(wait, jittered)
   }
 
-  /** One attempt, body included, bounded by the timeout and the caller's signal. */
-  async function send(url: string, method: string, headers: Record<string, string>, body: string | undefined, call: CallOptions): Promise<Sent> {
+  /**
+   * One attempt, body included, bounded by the timeout and the caller's signal. `streamed`: a successful
+   * answer's body is left for the caller to read (the timeout then covers only the headers).
+   */
+  async function send(url: string, method: string, headers: Record<string, string>, body: SentBody, call: CallOptions, streamed = false): Promise<Sent> {
     if (call.signal?.aborted) return { error: abortedByCaller(), aborted: true }
     const controller = new AbortController()
     const timeoutMs = call.timeoutMs ?? options.timeoutMs
@@ -155,8 +163,10 @@ export function createCore(options: CoreOptions): Core {
     const onAbort = () => controller.abort()
     call.signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      const response = await options.fetch(url, { method, headers, body, signal: controller.signal })
-      const text = await response.text()
+      // A stream body needs half duplex in fetch (undici); the cast: lib.dom does not know the option yet.
+      const init = { method, headers, body, signal: controller.signal, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit
+      const response = await options.fetch(url, init)
+      const text = streamed && response.ok ? '' : await response.text()
       return { response, text }
     } catch (err) {
       if (timedOut) return { error: { kind: 'timeout', message: `no complete answer from ${method} ${url} within ${timeoutMs} ms` }, aborted: false }
@@ -177,6 +187,7 @@ function read(spec: OperationSpec, response: Response, text: string): Result<unk
   if (!response.ok) return fail(errorFromResponse(response, json))
   if (spec.response === 'empty') return ok(null)
   if (spec.response === 'text') return ok(text)
+  if (spec.response === 'stream') return ok(response.body)
   if (json === undefined) return fail(malformed(response, `expected JSON, got ${response.headers.get('content-type') ?? 'no content type'}`))
   if (typeof json !== 'object' || json === null || Array.isArray(json)) return fail(malformed(response, 'expected a JSON object'))
   if (spec.response === 'page') {

@@ -1,4 +1,4 @@
-export { type Client, type ClientOptions, createClient } from './client.js'
+export { type Client, type ClientOptions, createClient, type UploadMeta } from './client.js'
 export type { CallOptions } from './core.js'
 export { type ClientError, ClientRequestError, type ErrorKind, type Problem, type Result } from './errors.js'
 export { type Camelize, camelize, snakify, type Snakify } from './case.js'
@@ -24,7 +24,11 @@ export type AppliedPolicyPack = Data<'getUseCasePolicyPack'>
 export type UseCaseControl = Data<'getUseCaseControl'>
 export type UseCaseRiskScenario = Item<'listUseCaseRiskScenarios'>
 export type Questionnaire = Data<'getQuestionnaire'>
-export type AttachedQuestionnaire = Data<'getUseCaseQuestionnaire'>
+export type AttachedQuestionnaire = Item<'listUseCaseQuestionnaires'>
+export type AnsweredQuestionnaire = Data<'getUseCaseQuestionnaire'>
+export type Evidence = Data<'getEvidence'>
+export type ControlEvidence = Item<'listControlEvidence'>
+export type Dossier = Data<'getUseCaseDossier'>
 export type AuditLog = Data<'getAuditLog'>
 export type ApiKey = Data<'getApiKey'>
 export type ApiKeyCreated = Data<'createApiKey'>

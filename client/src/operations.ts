@@ -12,8 +12,8 @@ export interface OperationSpec {
   idempotencyKey?: true
   /** A POST that only reads (or only issues a token): safe to retry as it is. */
   readOnly?: true
-  /** What a 2xx answers: a JSON record, a JSON page (`items` + `pagination`), text, or nothing (204). */
-  response: 'json' | 'page' | 'text' | 'empty'
+  /** What a 2xx answers: a JSON record, a JSON page (`items` + `pagination`), text, a byte stream, or nothing (204). */
+  response: 'json' | 'page' | 'text' | 'stream' | 'empty'
 }
 
 /** Every operation of the service, by operationId; `satisfies` makes a route missing here a compile error. */
@@ -54,6 +54,11 @@ export const OPERATIONS = {
   getUseCaseQuestionnaire: { method: 'GET', path: '/use_cases/{id}/questionnaires/{key}', response: 'json' },
   attachUseCaseQuestionnaire: { method: 'POST', path: '/use_cases/{id}/questionnaires', idempotencyKey: true, response: 'json' },
   detachUseCaseQuestionnaire: { method: 'DELETE', path: '/use_cases/{id}/questionnaires/{key}', response: 'empty' },
+  answerUseCaseQuestionnaire: { method: 'PUT', path: '/use_cases/{id}/questionnaires/{key}/answers', response: 'json' },
+  listControlEvidence: { method: 'GET', path: '/use_cases/{id}/controls/{control_id}/evidence', response: 'page' },
+  linkControlEvidence: { method: 'POST', path: '/use_cases/{id}/controls/{control_id}/evidence', idempotencyKey: true, response: 'json' },
+  unlinkControlEvidence: { method: 'DELETE', path: '/use_cases/{id}/controls/{control_id}/evidence/{evidence_id}', response: 'empty' },
+  getUseCaseDossier: { method: 'GET', path: '/use_cases/{id}/dossier', response: 'json' },
   getUseCaseWorkflow: { method: 'GET', path: '/use_cases/{id}/workflow', response: 'json' },
   setUseCaseWorkflowStage: { method: 'PUT', path: '/use_cases/{id}/workflow', response: 'json' },
   advanceUseCaseWorkflow: { method: 'POST', path: '/use_cases/{id}/workflow/advance', idempotencyKey: true, response: 'json' },
@@ -71,6 +76,12 @@ export const OPERATIONS = {
   getModelQuestionnaire: { method: 'GET', path: '/models/{id}/questionnaires/{key}', response: 'json' },
   attachModelQuestionnaire: { method: 'POST', path: '/models/{id}/questionnaires', idempotencyKey: true, response: 'json' },
   detachModelQuestionnaire: { method: 'DELETE', path: '/models/{id}/questionnaires/{key}', response: 'empty' },
+  answerModelQuestionnaire: { method: 'PUT', path: '/models/{id}/questionnaires/{key}/answers', response: 'json' },
+  listVendorQuestionnaires: { method: 'GET', path: '/vendors/{id}/questionnaires', response: 'page' },
+  getVendorQuestionnaire: { method: 'GET', path: '/vendors/{id}/questionnaires/{key}', response: 'json' },
+  attachVendorQuestionnaire: { method: 'POST', path: '/vendors/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  detachVendorQuestionnaire: { method: 'DELETE', path: '/vendors/{id}/questionnaires/{key}', response: 'empty' },
+  answerVendorQuestionnaire: { method: 'PUT', path: '/vendors/{id}/questionnaires/{key}/answers', response: 'json' },
 
   listVendors: { method: 'GET', path: '/vendors', response: 'page' },
   getVendor: { method: 'GET', path: '/vendors/{id}', response: 'json' },
@@ -116,6 +127,12 @@ export const OPERATIONS = {
   listQuestionnaires: { method: 'GET', path: '/questionnaires', response: 'page' },
   getQuestionnaire: { method: 'GET', path: '/questionnaires/{key}', response: 'json' },
   createQuestionnaire: { method: 'POST', path: '/questionnaires', idempotencyKey: true, response: 'json' },
+
+  listEvidence: { method: 'GET', path: '/evidence', response: 'page' },
+  getEvidence: { method: 'GET', path: '/evidence/{id}', response: 'json' },
+  createEvidence: { method: 'POST', path: '/evidence', idempotencyKey: true, response: 'json' },
+  deleteEvidence: { method: 'DELETE', path: '/evidence/{id}', response: 'empty' },
+  downloadEvidence: { method: 'GET', path: '/evidence/{id}/content', response: 'stream' },
 
   listAuditLogs: { method: 'GET', path: '/audit_logs', response: 'page' },
   getAuditLog: { method: 'GET', path: '/audit_logs/{id}', response: 'json' },

@@ -12,6 +12,7 @@ import * as longerNames from './migrations/2026-11-23T12-longer-names.js'
 import * as auditChainKey from './migrations/2026-11-23T13-audit-chain-key.js'
 import * as peopleCustomFields from './migrations/2026-11-23T14a-people-custom-fields.js'
 import * as owners from './migrations/2026-11-23T14b-owners.js'
+import * as evidence from './migrations/2026-11-23T15-evidence.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T13-audit-chain-key': auditChainKey,
   '2026-11-23T14a-people-custom-fields': peopleCustomFields,
   '2026-11-23T14b-owners': owners,
+  '2026-11-23T15-evidence': evidence,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -24,13 +24,70 @@ export interface Tables {
   use_case_policy_packs: UseCasePolicyPackRow
   use_case_controls: UseCaseControlRow
   questionnaires: QuestionnaireRow
-  use_case_questionnaires: LinkRow & { use_case_id: string; questionnaire_key: string; questionnaire_id: string }
-  model_questionnaires: LinkRow & { model_id: string; questionnaire_key: string; questionnaire_id: string }
+  use_case_questionnaires: AttachmentRow & { use_case_id: string }
+  model_questionnaires: AttachmentRow & { model_id: string }
+  vendor_questionnaires: AttachmentRow & { vendor_id: string }
   users: UserRow
   teams: TeamRow
   team_members: LinkRow & { team_id: string; user_id: string }
   custom_fields: CustomFieldRow
   custom_field_values: CustomFieldValueRow
+  evidence_blobs: EvidenceBlobRow
+  evidence_chunks: EvidenceChunkRow
+  evidence: EvidenceRow
+  use_case_control_evidence: ControlEvidenceRow
+}
+
+export interface AttachmentRow extends LinkRow {
+  questionnaire_key: string
+  questionnaire_id: string
+  /** JSON object: question id → stored answer. */
+  answers: string
+}
+
+export interface EvidenceBlobRow {
+  id: string
+  tenant_id: string
+  /** Null while the upload is still arriving. */
+  sha256: string | null
+  size: number
+  chunk_size: number
+  chunks: number
+  created_at: string
+}
+
+export interface EvidenceChunkRow {
+  tenant_id: string
+  blob_id: string
+  seq: number
+  data: Buffer
+}
+
+export interface EvidenceRow {
+  id: string
+  tenant_id: string
+  kind: string
+  title: string | null
+  /** Lower-cased title, file name and URL: what `q` searches. */
+  search_key: string
+  url: string | null
+  file_name: string | null
+  content_type: string | null
+  size: number | null
+  sha256: string | null
+  blob_id: string | null
+  created_by: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface ControlEvidenceRow {
+  tenant_id: string
+  use_case_id: string
+  use_case_control_id: string
+  evidence_id: string
+  requirement: number | null
+  created_at: string
 }
 
 export interface TenantRow {

@@ -6,8 +6,10 @@ export const ERROR_CODES = {
   not_found: { status: 404, title: 'Not Found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },
   conflict: { status: 409, title: 'Conflict' },
+  process_incomplete: { status: 409, title: 'Conflict' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
+  range_not_satisfiable: { status: 416, title: 'Range Not Satisfiable' },
   validation_failed: { status: 422, title: 'Unprocessable Content' },
   // 422 as the original interface answers a duplicate: its integrations read 422 on create as "exists, skip".
   already_exists: { status: 422, title: 'Unprocessable Content' },

@@ -2,6 +2,8 @@ import * as apiKeys from '../modules/api-keys/api-keys.schemas.js'
 import * as auditLogs from '../modules/audit-logs/audit-logs.schemas.js'
 import * as auth from '../modules/auth/auth.schemas.js'
 import * as customFields from '../modules/custom-fields/custom-fields.schemas.js'
+import * as dossier from '../modules/dossier/dossier.schemas.js'
+import * as evidence from '../modules/evidence/evidence.schemas.js'
 import * as governanceSummary from '../modules/governance-summary/governance-summary.schemas.js'
 import * as health from '../modules/health/health.schemas.js'
 import * as models from '../modules/models/models.schemas.js'
@@ -28,7 +30,7 @@ import * as pagination from '../shared/pagination.js'
  * a route uses them. A new family adds its schemas module here; nothing else changes.
  */
 export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
-  apiKeys, auditLogs, auth, governanceSummary, health, models, policyControls, policyPacks, questionnaires, relationships,
+  apiKeys, auditLogs, auth, dossier, evidence, governanceSummary, health, models, policyControls, policyPacks, questionnaires, relationships,
   riskScenarios, riskTypes, system, useCasePolicies, useCases, vendors, useCaseWorkflow, workflowStages, pagination,
   users, teams, customFields, governed,
 ]

@@ -3,11 +3,12 @@ import type { GovernanceSummary, GovernanceSummaryQuery } from '../modules/gover
 import type { Model, ModelCreate, ModelListQuery, ModelUpdate } from '../modules/models/models.schemas.js'
 import type { PolicyControl, PolicyControlListQuery } from '../modules/policy-controls/policy-controls.schemas.js'
 import type { PolicyPack, PolicyPackListQuery } from '../modules/policy-packs/policy-packs.schemas.js'
-import type { AttachedQuestionnaire, Questionnaire, QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
+import type { Dossier } from '../modules/dossier/dossier.schemas.js'
+import type { AnsweredQuestionnaire, AnswersUpdate, AttachedQuestionnaire, Questionnaire, QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
 import type { RiskScenarioLinkBody, UseCaseRiskScenario } from '../modules/relationships/relationships.schemas.js'
 import type { RiskScenario, RiskScenarioListQuery } from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import type { RiskType, RiskTypeListQuery } from '../modules/risk-types/risk-types.schemas.js'
-import type { AppliedPolicyPack, ApplyPolicyPack, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate } from '../modules/use-case-policies/use-case-policies.schemas.js'
+import type { AppliedPolicyPack, ApplyPolicyPack, ControlEvidence, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate } from '../modules/use-case-policies/use-case-policies.schemas.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from '../modules/use-cases/use-cases.schemas.js'
 import type { Vendor, VendorCreate, VendorListQuery, VendorUpdate } from '../modules/vendors/vendors.schemas.js'
 import type { UseCaseWorkflow } from '../modules/workflow-stages/use-case-workflow.schemas.js'
@@ -18,6 +19,7 @@ import type { User, UserCreate, UserListQuery } from '../modules/users/users.sch
 import type { Page } from '../shared/pagination.js'
 
 export type PageArgs = { page_limit?: number; page_after?: string }
+export type AnswerTarget = 'use_case' | 'model' | 'vendor'
 
 /**
  * What the MCP tools need from the service, in the wire's shapes (snake_case, as in the HTTP contract),
@@ -49,6 +51,10 @@ export interface GovernanceBackend {
   listUseCaseControls(id: string, query: UseCaseControlListQuery): Promise<Page<UseCaseControl>>
   updateUseCaseControl(id: string, controlId: string, input: UseCaseControlUpdate): Promise<UseCaseControl>
   listUseCaseQuestionnaires(id: string, query: PageArgs): Promise<Page<AttachedQuestionnaire>>
+  getQuestionnaireAnswers(target: AnswerTarget, id: string, key: string): Promise<AnsweredQuestionnaire>
+  answerQuestionnaire(target: AnswerTarget, id: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire>
+  listControlEvidence(id: string, controlId: string): Promise<Page<ControlEvidence>>
+  getUseCaseDossier(id: string): Promise<Dossier>
 
   getUseCaseWorkflow(id: string): Promise<UseCaseWorkflow>
   advanceUseCaseWorkflow(id: string): Promise<UseCaseWorkflow>

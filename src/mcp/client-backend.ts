@@ -32,6 +32,8 @@ export function clientBackend(client: Client): GovernanceBackend {
     await data(call)
   }
 
+  const owners = { use_case: client.useCases, model: client.models, vendor: client.vendors }
+
   return {
     listUseCases: (q) => data(client.useCases.list(args(q))),
     getUseCase: (id) => data(client.useCases.get(id)),
@@ -56,6 +58,10 @@ export function clientBackend(client: Client): GovernanceBackend {
     listUseCaseControls: (id, q) => data(client.useCases.controls.list(id, args(q))),
     updateUseCaseControl: (id, controlId, input) => data(client.useCases.controls.update(id, controlId, args(input))),
     listUseCaseQuestionnaires: (id, q) => data(client.useCases.questionnaires.list(id, args(q))),
+    getQuestionnaireAnswers: (target, id, key) => data(owners[target].questionnaires.get(id, key)),
+    answerQuestionnaire: (target, id, key, input) => data(owners[target].questionnaires.answer(id, key, args(input))),
+    listControlEvidence: (id, controlId) => data(client.useCases.controls.evidence.list(id, controlId)),
+    getUseCaseDossier: (id) => data(client.useCases.dossier(id)),
 
     getUseCaseWorkflow: (id) => data(client.useCases.workflow.get(id)),
     advanceUseCaseWorkflow: (id) => data(client.useCases.workflow.advance(id)),

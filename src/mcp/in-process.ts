@@ -29,6 +29,10 @@ export function inProcessBackend(s: Services, ctx: Ctx): GovernanceBackend {
     listUseCaseControls: (id, q) => s.useCasePolicies.listControls(ctx, id, q),
     updateUseCaseControl: (id, controlId, input) => s.useCasePolicies.updateControl(ctx, id, controlId, input),
     listUseCaseQuestionnaires: (id, q) => s.questionnaires.listAttached(ctx, 'use_case', id, q),
+    getQuestionnaireAnswers: (target, id, key) => s.questionnaires.getAttached(ctx, target, id, key),
+    answerQuestionnaire: (target, id, key, input) => s.questionnaires.answer(ctx, target, id, key, input),
+    listControlEvidence: (id, controlId) => s.useCasePolicies.listControlEvidence(ctx, id, controlId),
+    getUseCaseDossier: (id) => s.dossier.get(ctx, id),
 
     getUseCaseWorkflow: (id) => s.useCaseWorkflow.get(ctx, id),
     advanceUseCaseWorkflow: (id) => s.useCaseWorkflow.advance(ctx, id),

@@ -4,14 +4,14 @@ import { GovernanceSummaryQuery } from '../modules/governance-summary/governance
 import { ModelCreate, ModelListQuery, ModelUpdate } from '../modules/models/models.schemas.js'
 import { PolicyControlListQuery } from '../modules/policy-controls/policy-controls.schemas.js'
 import { PolicyPackListQuery } from '../modules/policy-packs/policy-packs.schemas.js'
-import { QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
+import { AnswersUpdate, QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
 import {
   LinkListQuery, ModelVendorParams, RiskScenarioLinkBody, UseCaseModelParams, UseCaseRiskScenarioParams, UseCaseVendorParams,
 } from '../modules/relationships/relationships.schemas.js'
 import { RiskScenarioListQuery } from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import { RiskTypeListQuery } from '../modules/risk-types/risk-types.schemas.js'
 import {
-  ApplyPolicyPack, UseCaseControlListQuery, UseCaseControlParams, UseCaseControlUpdate, UseCasePageQuery,
+  ApplyPolicyPack, ControlEvidenceParams, UseCaseControlListQuery, UseCaseControlParams, UseCaseControlUpdate, UseCasePageQuery,
 } from '../modules/use-case-policies/use-case-policies.schemas.js'
 import { UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from '../modules/use-cases/use-cases.schemas.js'
 import { VendorCreate, VendorListQuery, VendorUpdate } from '../modules/vendors/vendors.schemas.js'
@@ -184,6 +184,31 @@ export const TOOLS: ToolDef[] = [
     description: `List the questionnaires attached to use case id. ${PAGED}`,
     input: args(IdParam('uc'), UseCasePageQuery),
     run: (api, { id, ...q }) => api.listUseCaseQuestionnaires(id, q),
+  }),
+
+  tool({
+    name: 'get_questionnaire_answers', title: 'Answers of an attached questionnaire', write: false,
+    description: 'The questionnaire with key attached to a use case, model or vendor (target + its id): answers[] (question_id, section_id, value, evidence_ids, answered_by, answered_at) and progress (questions, answered, required, required_answered, complete). Get the questions themselves with get_questionnaire.',
+    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }), key: Type.String({ maxLength: 100 }) }, { additionalProperties: false }),
+    run: (api, a) => api.getQuestionnaireAnswers(a.target, a.id, a.key),
+  }),
+  tool({
+    name: 'answer_questionnaire', title: 'Answer questions of an attached questionnaire', write: true,
+    description: 'Sets the listed answers of the questionnaire with key attached to a use case, model or vendor; the others stay; value null clears one. Values must fit the question: text a string, number, boolean, select one of select_options (a list when multiple), file evidence ids (ev_…). Returns the answers and progress. Files are uploaded over HTTP (POST /evidence), not through MCP.',
+    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64 }), key: Type.String({ maxLength: 100 }), ...AnswersUpdate.properties }, { additionalProperties: false }),
+    run: (api, { target, id, key, ...body }) => api.answerQuestionnaire(target, id, key, body),
+  }),
+  tool({
+    name: 'list_control_evidence', title: 'Evidence of a use-case control', write: false,
+    description: 'The evidence linked to control control_id (ucc_…) of use case id: each with the requirement it satisfies and the evidence metadata (title, kind, url or file name, size, sha256, content_path for download over HTTP).',
+    input: Type.Object({ id: ControlEvidenceParams.properties.id, control_id: ControlEvidenceParams.properties.control_id }, { additionalProperties: false }),
+    run: (api, a) => api.listControlEvidence(a.id, a.control_id),
+  }),
+  tool({
+    name: 'get_use_case_dossier', title: 'Use case dossier', write: false,
+    description: 'Everything an auditor asks about one use case: the use case, workflow position and history, models, vendors, risk scenarios, applied packs, controls with status and evidence, questionnaire answers with their questions, the evidence index, and gaps (required answers and evidence still missing, which the workflow gates would refuse).',
+    input: args(IdParam('uc')),
+    run: (api, a) => api.getUseCaseDossier(a.id),
   }),
 
   // --- models ---

@@ -85,10 +85,11 @@ const TAGS = [
   { name: 'workflow stages', description: "The tenant's review pipeline: a system start and end stage, your stages between." },
   { name: 'policy controls', description: 'Controls, versioned: drafts are editable, published versions immutable.' },
   { name: 'policy packs', description: 'Versioned sets of published controls (EU AI Act, NIST AI RMF, ISO/IEC 42001 in the starter library).' },
-  { name: 'questionnaires', description: 'Versioned questionnaires for use cases and models, and their attachments.' },
+  { name: 'questionnaires', description: 'Versioned questionnaires for use cases, models and vendors, their attachments and answers.' },
   { name: 'users', description: 'The people records are owned by and controls assigned to: a directory for accountability, not logins.' },
   { name: 'teams', description: 'Teams of users, as owners and assignees, and their members.' },
   { name: 'custom fields', description: "The tenant's own attributes for use cases, models and vendors, and the values records carry." },
+  { name: 'evidence', description: 'Evidence files (streamed into the database, deduplicated by sha256) and links, used by controls and questionnaire answers.' },
   { name: 'governance summary', description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.' },
   { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
 ]
@@ -182,7 +183,9 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearerAuth: [] }],
     },
     transform: ({ schema, url, route }) => {
-      const body = (schema as RouteSchema | undefined)?.body as { examples?: unknown[] } | undefined
+      const declared = (schema as RouteSchema | undefined)?.body as { examples?: unknown[]; content?: Record<string, { schema?: { examples?: unknown[] } }> } | undefined
+      // A body declared per content type (JSON or multipart) takes its example from the JSON one.
+      const body = declared?.content ? declared.content['application/json']?.schema : declared
       if (schema?.operationId) routes.set(schema.operationId as string, { bodyExample: body?.examples?.[0], optionalBody: route.config?.optionalBody === true })
       return { schema: schema ? (documented(components, schema as RouteSchema) as typeof schema) : schema, url }
     },

@@ -80,3 +80,29 @@ export function listOverdueUseCases(db: Db, tenantId: string, asOf: string, limi
     .limit(limit)
     .execute()
 }
+
+/** Every use-case questionnaire attachment's questions and answers (JSON), for completion counts. */
+export function useCaseQuestionnaireAnswers(db: Db, tenantId: string) {
+  return db
+    .selectFrom('use_case_questionnaires as a')
+    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
+    .where('a.tenant_id', '=', tenantId)
+    .select(['q.sections as sections', 'a.answers as answers'])
+    .execute()
+}
+
+/** Applicable controls whose version asks for evidence, with the requirements (JSON). */
+export function controlsWithRequirements(db: Db, tenantId: string) {
+  return db
+    .selectFrom('use_case_controls as c')
+    .innerJoin('policy_control_versions as v', 'v.id', 'c.control_version_id')
+    .where('c.tenant_id', '=', tenantId)
+    .where('c.status', '!=', 'not_applicable')
+    .where('v.evidence_requirements', '!=', '[]')
+    .select(['c.id as id', 'v.evidence_requirements as requirements'])
+    .execute()
+}
+
+export function evidenceLinks(db: Db, tenantId: string) {
+  return db.selectFrom('use_case_control_evidence').where('tenant_id', '=', tenantId).select(['use_case_control_id', 'requirement']).execute()
+}

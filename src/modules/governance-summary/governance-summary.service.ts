@@ -2,6 +2,9 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { ownerNames, ownerOf } from '../../shared/governed.js'
 import type { UseCase } from '../use-cases/use-cases.schemas.js'
+import type { EvidenceRequirement } from '../policy-controls/policy-controls.schemas.js'
+import { progress, type StoredAnswers } from '../questionnaires/questionnaire-answers.js'
+import type { Section } from '../questionnaires/questionnaires.schemas.js'
 import * as repo from './governance-summary.repo.js'
 import type { GovernanceSummary, GovernanceSummaryQuery } from './governance-summary.schemas.js'
 
@@ -17,19 +20,28 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
   return {
     async get(ctx: Ctx, query: GovernanceSummaryQuery = {}): Promise<GovernanceSummary> {
       const asOf = query.as_of ?? new Date().toISOString().slice(0, 10)
-      const [risk, stages, controls, overdue, overdueUseCases, byAssignee] = await Promise.all([
+      const [risk, stages, controls, overdue, overdueUseCases, byAssignee, answers, required, links] = await Promise.all([
         repo.countUseCasesByRiskLevel(db, ctx.tenantId),
         repo.countUseCasesByStage(db, ctx.tenantId),
         repo.countControlsByStatus(db, ctx.tenantId),
         repo.countOverdue(db, ctx.tenantId, asOf),
         repo.listOverdueUseCases(db, ctx.tenantId, asOf, query.overdue_limit ?? 50),
         repo.countOpenControlsByAssignee(db, ctx.tenantId, asOf),
+        repo.useCaseQuestionnaireAnswers(db, ctx.tenantId),
+        repo.controlsWithRequirements(db, ctx.tenantId),
+        repo.evidenceLinks(db, ctx.tenantId),
       ])
       const assignees = byAssignee.map((row) => ({ assignee: ownerOf(row.assignee_id, row.assignee_type), open: Number(row.open), overdue: Number(row.overdue) }))
       const names = await ownerNames(db, ctx.tenantId, assignees.flatMap((a) => (a.assignee ? [a.assignee] : [])))
       const openByAssignee = assignees
         .map((a) => ({ ...a, assignee: a.assignee && { ...a.assignee, name: names.get(a.assignee.owner_id) ?? '' } }))
         .sort((a, b) => b.open - a.open || Number(a.assignee === null) - Number(b.assignee === null) || (a.assignee?.owner_id ?? '').localeCompare(b.assignee?.owner_id ?? ''))
+
+      const complete = answers.filter((a) => progress(JSON.parse(a.sections) as Section[], JSON.parse(a.answers) as StoredAnswers).complete).length
+      const evidenced = new Set(links.map((l) => `${l.use_case_control_id} ${l.requirement}`))
+      const missingEvidence = required.filter((c) =>
+        (JSON.parse(c.requirements) as EvidenceRequirement[]).some((r, i) => r.required && !evidenced.has(`${c.id} ${i}`)),
+      ).length
 
       const byRisk = { high: 0, medium: 0, low: 0, none: 0, unset: 0 }
       for (const row of risk) {
@@ -58,7 +70,8 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
           by_risk_level: byRisk,
           by_workflow_stage: [...byStage.values()].sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity)),
         },
-        controls: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), by_status: byStatus, overdue: overdue.controls, open_by_assignee: openByAssignee },
+        controls: { total: Object.values(byStatus).reduce((a, b) => a + b, 0), by_status: byStatus, overdue: overdue.controls, missing_evidence: missingEvidence, open_by_assignee: openByAssignee },
+        questionnaires: { attached: answers.length, complete, incomplete: answers.length - complete },
         overdue_use_cases: overdueUseCases.map((row) => ({
           id: row.id,
           name: row.name,

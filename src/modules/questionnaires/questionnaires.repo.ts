@@ -33,9 +33,9 @@ export async function insertQuestionnaire(db: Db, row: QuestionnaireRow): Promis
   await db.insertInto('questionnaires').values(row).execute()
 }
 
-// --- attachments to use cases and models ---
+// --- attachments to use cases, models and vendors ---
 
-export type OwnerKind = 'use_case' | 'model'
+export type OwnerKind = 'use_case' | 'model' | 'vendor'
 
 /**
  * Both attachment tables have the same shape apart from the owner column; queries are typed
@@ -44,6 +44,7 @@ export type OwnerKind = 'use_case' | 'model'
 export const OWNERS = {
   use_case: { table: 'use_case_questionnaires', column: 'use_case_id', parent: 'use_cases', label: 'use case' },
   model: { table: 'model_questionnaires', column: 'model_id', parent: 'models', label: 'model' },
+  vendor: { table: 'vendor_questionnaires', column: 'vendor_id', parent: 'vendors', label: 'vendor' },
 } as const
 
 const table = (kind: OwnerKind) => OWNERS[kind].table as 'use_case_questionnaires'
@@ -81,12 +82,30 @@ export function findAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId:
 export async function attach(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, questionnaire: QuestionnaireRow, at: string): Promise<void> {
   await db
     .insertInto(table(kind))
-    .values({ tenant_id: tenantId, [ownerColumn(kind)]: ownerId, questionnaire_key: questionnaire.key, questionnaire_id: questionnaire.id, created_at: at } as Tables['use_case_questionnaires'])
+    .values({ tenant_id: tenantId, [ownerColumn(kind)]: ownerId, questionnaire_key: questionnaire.key, questionnaire_id: questionnaire.id, created_at: at, answers: '{}' } as Tables['use_case_questionnaires'])
     .execute()
 }
 
 export async function detach(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string): Promise<void> {
   await db.deleteFrom(table(kind)).where('tenant_id', '=', tenantId).where(ownerColumn(kind), '=', ownerId).where('questionnaire_key', '=', key).execute()
+}
+
+/** Attachments with their questions and answers; `key` narrows to one, `lock` holds its row until the transaction ends (PostgreSQL). */
+export function attachmentsWithAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key?: string, lock = false) {
+  let q = db
+    .selectFrom(`${table(kind)} as a`)
+    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
+    .where('a.tenant_id', '=', tenantId)
+    .where(`a.${ownerColumn(kind)}`, '=', ownerId)
+    .select(['q.id as id', 'q.key as key', 'q.version as version', 'q.name as name', 'q.target as target', 'a.created_at as attached_at', 'q.sections as sections', 'a.answers as answers'])
+    .orderBy('q.key')
+  if (key !== undefined) q = q.where('a.questionnaire_key', '=', key)
+  if (lock) q = q.forUpdate('a')
+  return q.execute()
+}
+
+export async function updateAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string, answers: string): Promise<void> {
+  await db.updateTable(table(kind)).set({ answers }).where('tenant_id', '=', tenantId).where(ownerColumn(kind), '=', ownerId).where('questionnaire_key', '=', key).execute()
 }
 
 /** "KEY+version" of the questionnaires attached to each of several use cases, in one query. */

@@ -118,4 +118,53 @@ export type AttachQuestionnaire = Static<typeof AttachQuestionnaire>
 
 export const AttachedQuestionnairePage = PageOf(AttachedQuestionnaire)
 export const OwnerPageQuery = Type.Object(PageQuery, { additionalProperties: false })
-export const OwnerKeyParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_… or mdl_… id.' }), key: Type.String({ maxLength: 100, description: 'The questionnaire key.' }) })
+export const OwnerKeyParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }), key: Type.String({ maxLength: 100, description: 'The questionnaire key.' }) })
+
+const AnswerValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())], {
+  description: 'text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids.',
+})
+
+export const Answer = Type.Object({
+  question_id: Type.String(),
+  section_id: Type.String(),
+  value: AnswerValue,
+  evidence_ids: Type.Array(Type.String(), { description: 'Evidence given with the answer (for a file question, its value).' }),
+  answered_by: Nullable(Type.String({ description: 'The API key id that gave the answer.' })),
+  answered_at: Type.String({ format: 'date-time' }),
+})
+export type Answer = Static<typeof Answer>
+
+export const AnswerProgress = Type.Object({
+  questions: Type.Integer({ minimum: 0 }),
+  answered: Type.Integer({ minimum: 0 }),
+  required: Type.Integer({ minimum: 0 }),
+  required_answered: Type.Integer({ minimum: 0 }),
+  complete: Type.Boolean({ description: 'Every required question is answered.' }),
+})
+export type AnswerProgress = Static<typeof AnswerProgress>
+
+export const AnsweredQuestionnaire = Type.Object({
+  ...AttachedQuestionnaire.properties,
+  answers: Type.Array(Answer, { description: 'In questionnaire order; unanswered questions are absent.' }),
+  progress: AnswerProgress,
+})
+export type AnsweredQuestionnaire = Static<typeof AnsweredQuestionnaire>
+
+export const AnswerInput = Type.Object(
+  {
+    question_id: Type.String({ minLength: 1, maxLength: 100 }),
+    value: Type.Union([AnswerValue, Type.Null()], { description: 'null clears the answer.' }),
+    evidence_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true }))),
+  },
+  { additionalProperties: false },
+)
+
+export const AnswersUpdate = Type.Object(
+  { answers: Type.Array(AnswerInput, { minItems: 1, maxItems: MAX_QUESTIONS }) },
+  {
+    additionalProperties: false,
+    description: 'Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant\'s.',
+    examples: [{ answers: [{ question_id: 'purpose', value: 'Ranks loan applications for manual review.' }, { question_id: 'autonomy', value: 'human-in-the-loop' }] }],
+  },
+)
+export type AnswersUpdate = Static<typeof AnswersUpdate>

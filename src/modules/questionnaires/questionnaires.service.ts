@@ -7,10 +7,12 @@ import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
+import { findEvidenceMany } from '../evidence/evidence.repo.js'
+import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswers } from './questionnaire-answers.js'
 import * as repo from './questionnaires.repo.js'
 import {
-  type AttachedQuestionnaire, type AttachQuestionnaire, MAX_QUESTIONS, type Questionnaire, type QuestionnaireCreate,
-  type QuestionnaireListQuery, type Section,
+  type AnsweredQuestionnaire, type AnswersUpdate, type AttachedQuestionnaire, type AttachQuestionnaire, MAX_QUESTIONS, type Questionnaire,
+  type QuestionnaireCreate, type QuestionnaireListQuery, type Section,
 } from './questionnaires.schemas.js'
 
 export type QuestionnairesService = ReturnType<typeof createQuestionnairesService>
@@ -59,11 +61,45 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       return toPage(await repo.listAttached(db, ctx.tenantId, kind, ownerId, ks), ks, toAttached)
     },
 
-    async getAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<AttachedQuestionnaire> {
+    /** The attachment with its answers and progress. */
+    async getAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<AnsweredQuestionnaire> {
       await owner(db, ctx, kind, ownerId)
-      const row = await repo.findAttached(db, ctx.tenantId, kind, ownerId, key)
+      const [row] = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId, key)
       if (!row) throw notFound('attached questionnaire', key)
-      return toAttached(row)
+      return toAnswered(row)
+    },
+
+    /** Every attachment with its questions, answers and progress (for the dossier). */
+    async listAnswered(ctx: Ctx, kind: repo.OwnerKind, ownerId: string): Promise<(AnsweredQuestionnaire & { sections: Section[] })[]> {
+      await owner(db, ctx, kind, ownerId)
+      const rows = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId)
+      return rows.map((row) => ({ ...toAnswered(row), sections: JSON.parse(row.sections) as Section[] }))
+    },
+
+    /** Upserts the listed answers (null clears); one audit record naming each changed answer. */
+    async answer(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire> {
+      return runMutation(database, ctx, async (tx) => {
+        const parent = await owner(tx, ctx, kind, ownerId)
+        const [row] = await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, key, database.dialect === 'postgres')
+        if (!row) throw notFound('attached questionnaire', key)
+        const before = JSON.parse(row.answers) as StoredAnswers
+        const after = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], before, input.answers, (i) => `answers/${i}`)
+        const changes: Record<string, [unknown, unknown]> = {}
+        for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
+          const was = before[id] ? { value: before[id].value, evidence_ids: before[id].evidence_ids } : null
+          const is = after[id] ? { value: after[id].value, evidence_ids: after[id].evidence_ids } : null
+          if (JSON.stringify(was) !== JSON.stringify(is)) changes[id] = [was, is]
+        }
+        if (Object.keys(changes).length === 0) return { result: toAnswered(row), audit: [] }
+        // Answers given again unchanged keep who gave them and when.
+        for (const id of Object.keys(after)) if (!(id in changes) && before[id]) after[id] = before[id]
+        const answers = JSON.stringify(after)
+        await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, key, answers)
+        return {
+          result: toAnswered({ ...row, answers }),
+          audit: { ...attachmentAudit('questionnaire.answered', kind, parent, row.id, publicId(row)), changes, metadata: { progress: progress(JSON.parse(row.sections) as Section[], after) } },
+        }
+      })
     },
 
     async attach(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, input: AttachQuestionnaire): Promise<AttachedQuestionnaire> {
@@ -99,6 +135,15 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       })
     },
   }
+}
+
+/** Checks answers against the questionnaire version and the tenant's evidence, and merges them in; 422 naming each bad member. */
+async function mergeAnswers(tx: Tx, ctx: Ctx, sections: Section[], current: StoredAnswers, inputs: AnswerInput[], pathOf: (i: number) => string): Promise<StoredAnswers> {
+  const { answers, evidenceIds, errors } = applyAnswers(sections, current, inputs, { actor: ctx.actor.id, at: now() }, pathOf)
+  const found = new Set((await findEvidenceMany(tx, ctx.tenantId, [...evidenceIds.keys()])).map((e) => e.id))
+  for (const [id, path] of evidenceIds) if (!found.has(id)) errors.push({ field: path, message: `evidence ${id} was not found` })
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  return answers
 }
 
 function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: string; name: string }, questionnaireId: string, label: string): AuditEntry {
@@ -144,6 +189,34 @@ export async function replaceAttachedQuestionnaires(
   for (const q of wanted.values()) {
     await repo.attach(tx, ctx.tenantId, kind, parent.id, q, at)
     audit.push(attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)))
+  }
+  return audit
+}
+
+/**
+ * Answers given with a new use case (`questions` on create, as bulk imports send them): each names a
+ * questionnaire of its `questionnaire_ids` by "KEY+version", "KEY" or q_ id. One audit record per questionnaire.
+ */
+export async function answerOnCreate(tx: Tx, ctx: Ctx, parent: { id: string; name: string }, questions: readonly (AnswerInput & { questionnaire_id: string })[]): Promise<AuditEntry[]> {
+  const attached = await repo.attachmentsWithAnswers(tx, ctx.tenantId, 'use_case', parent.id)
+  const errors: FieldError[] = []
+  const groups = new Map<string, { row: (typeof attached)[number]; inputs: AnswerInput[]; indices: number[] }>()
+  questions.forEach((q, i) => {
+    const row = attached.find((a) => a.id === q.questionnaire_id || a.key === q.questionnaire_id || publicId(a) === q.questionnaire_id)
+    if (!row) return errors.push({ field: `questions/${i}/questionnaire_id`, message: `questionnaire "${q.questionnaire_id}" is not one of questionnaire_ids` })
+    const group = groups.get(row.key) ?? { row, inputs: [], indices: [] }
+    group.inputs.push(q)
+    group.indices.push(i)
+    groups.set(row.key, group)
+  })
+  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  const audit: AuditEntry[] = []
+  for (const { row, inputs, indices } of groups.values()) {
+    const answers = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], {}, inputs, (j) => `questions/${indices[j]}`)
+    if (Object.keys(answers).length === 0) continue
+    await repo.updateAnswers(tx, ctx.tenantId, 'use_case', parent.id, row.key, JSON.stringify(answers))
+    const changes = Object.fromEntries(Object.entries(answers).map(([id, a]) => [id, [null, { value: a.value, evidence_ids: a.evidence_ids }]])) as Record<string, [unknown, unknown]>
+    audit.push({ ...attachmentAudit('questionnaire.answered', 'use_case', parent, row.id, publicId(row)), changes })
   }
   return audit
 }
@@ -206,6 +279,12 @@ function toQuestionnaire(row: QuestionnaireRow): Questionnaire {
     description: row.description, target: row.target as Questionnaire['target'], sections: JSON.parse(row.sections) as Section[],
     created_at: row.created_at, updated_at: row.updated_at,
   }
+}
+
+function toAnswered(row: Awaited<ReturnType<typeof repo.attachmentsWithAnswers>>[number]): AnsweredQuestionnaire {
+  const sections = JSON.parse(row.sections) as Section[]
+  const answers = JSON.parse(row.answers) as StoredAnswers
+  return { ...toAttached(row), answers: answerList(sections, answers), progress: progress(sections, answers) }
 }
 
 function toAttached(row: repo.AttachedRow): AttachedQuestionnaire {

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Tables, UseCaseControlRow, UseCasePolicyPackRow } from '../../db/tables.js'
+import type { ControlEvidenceRow, Tables, UseCaseControlRow, UseCasePolicyPackRow } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import type { UseCaseControlListQuery } from './use-case-policies.schemas.js'
 import { forChange } from '../../shared/mutation.js'
@@ -79,4 +79,35 @@ export async function updateControl(db: Db, tenantId: string, id: string, change
 
 export async function deleteControls(db: Db, tenantId: string, ids: string[]): Promise<void> {
   if (ids.length > 0) await db.deleteFrom('use_case_controls').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute()
+}
+
+// --- evidence on controls ---
+
+export function controlEvidenceLinks(db: Db, tenantId: string, controlIds: string[]) {
+  if (controlIds.length === 0) return Promise.resolve([])
+  return db.selectFrom('use_case_control_evidence').select(['use_case_control_id', 'evidence_id', 'requirement', 'created_at'])
+    .where('tenant_id', '=', tenantId).where('use_case_control_id', 'in', controlIds).orderBy('created_at').orderBy('evidence_id').execute()
+}
+
+/** The evidence requirements (JSON) of control versions, by version id. */
+export async function evidenceRequirements(db: Db, tenantId: string, versionIds: string[]): Promise<Map<string, string>> {
+  if (versionIds.length === 0) return new Map()
+  const rows = await db.selectFrom('policy_control_versions').select(['id', 'evidence_requirements']).where('tenant_id', '=', tenantId).where('id', 'in', [...new Set(versionIds)]).execute()
+  return new Map(rows.map((r) => [r.id, r.evidence_requirements]))
+}
+
+export function findControlEvidence(db: Db, tenantId: string, controlId: string, evidenceId: string) {
+  return db.selectFrom('use_case_control_evidence').selectAll().where('tenant_id', '=', tenantId).where('use_case_control_id', '=', controlId).where('evidence_id', '=', evidenceId).executeTakeFirst()
+}
+
+export async function insertControlEvidence(db: Db, row: ControlEvidenceRow): Promise<void> {
+  await db.insertInto('use_case_control_evidence').values(row).execute()
+}
+
+export async function updateControlEvidence(db: Db, tenantId: string, controlId: string, evidenceId: string, requirement: number | null): Promise<void> {
+  await db.updateTable('use_case_control_evidence').set({ requirement }).where('tenant_id', '=', tenantId).where('use_case_control_id', '=', controlId).where('evidence_id', '=', evidenceId).execute()
+}
+
+export async function deleteControlEvidence(db: Db, tenantId: string, controlId: string, evidenceId: string): Promise<void> {
+  await db.deleteFrom('use_case_control_evidence').where('tenant_id', '=', tenantId).where('use_case_control_id', '=', controlId).where('evidence_id', '=', evidenceId).execute()
 }

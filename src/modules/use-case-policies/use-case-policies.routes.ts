@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { created, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import {
-  AppliedPolicyPack, AppliedPolicyPackPage, ApplyPolicyPack, UseCaseControl, UseCaseControlListQuery, UseCaseControlPage, UseCaseControlParams,
+  AppliedPolicyPack, AppliedPolicyPackPage, ApplyPolicyPack, ControlEvidence, ControlEvidenceLink, ControlEvidencePage, ControlEvidenceParams, UseCaseControl, UseCaseControlListQuery, UseCaseControlPage, UseCaseControlParams,
   UseCaseControlUpdate, UseCasePackParams, UseCasePageQuery,
 } from './use-case-policies.schemas.js'
 import type { UseCasePoliciesService } from './use-case-policies.service.js'
@@ -42,5 +42,28 @@ export function useCasePolicyRoutes(policies: UseCasePoliciesService): FastifyPl
     app.patch('/use_cases/:id/controls/:control_id', {
       schema: { operationId: 'updateUseCaseControl', summary: 'Update the status, notes or due date of a use-case control', tags, params: UseCaseControlParams, body: UseCaseControlUpdate, response: { 200: UseCaseControl } },
     }, async (req) => policies.updateControl(req.ctx, req.params.id, req.params.control_id, req.body))
+
+    app.get('/use_cases/:id/controls/:control_id/evidence', {
+      schema: { operationId: 'listControlEvidence', summary: 'List the evidence linked to a control of a use case', tags, params: UseCaseControlParams, querystring: UseCasePageQuery, response: { 200: ControlEvidencePage } },
+    }, async (req) => policies.listControlEvidence(req.ctx, req.params.id, req.params.control_id))
+
+    app.post('/use_cases/:id/controls/:control_id/evidence', {
+      schema: {
+        operationId: 'linkControlEvidence', summary: 'Link evidence to a control of a use case',
+        description: 'Idempotent: linking the same evidence again answers 200 and changes nothing (or only `requirement`).',
+        tags, params: UseCaseControlParams, body: ControlEvidenceLink, response: { 200: ControlEvidence, 201: ControlEvidence },
+      },
+    }, async (req, reply) => {
+      const { link, created: isNew } = await policies.linkEvidence(req.ctx, req.params.id, req.params.control_id, req.body)
+      if (isNew) reply.code(201).header('Location', `${req.url.split('?')[0]}/${link.evidence_id}`)
+      return link
+    })
+
+    app.delete('/use_cases/:id/controls/:control_id/evidence/:evidence_id', {
+      schema: { operationId: 'unlinkControlEvidence', summary: 'Unlink evidence from a control of a use case', tags, params: ControlEvidenceParams, response: { 204: Type.Null({ description: 'Unlinked.' }) } },
+    }, async (req, reply) => {
+      await policies.unlinkEvidence(req.ctx, req.params.id, req.params.control_id, req.params.evidence_id)
+      return reply.code(204).send(null)
+    })
   }
 }

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery } from '../../shared/pagination.js'
 import { Owner, OwnerRef } from '../../shared/governed.schemas.js'
 import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Evidence } from '../evidence/evidence.schemas.js'
 
 const DueDate = Type.String({ format: 'date', description: 'YYYY-MM-DD', examples: ['2027-08-02'] })
 
@@ -34,6 +35,16 @@ export type ApplyPolicyPack = Static<typeof ApplyPolicyPack>
 
 export const AppliedPolicyPackPage = PageOf(AppliedPolicyPack)
 
+export const RequirementStatus = Type.Object({
+  requirement: Type.Integer({ minimum: 0, description: 'Position in the control version\'s evidence_requirements; what evidence links name.' }),
+  type: Type.String(),
+  description: Type.String(),
+  required: Type.Boolean(),
+  met: Type.Boolean({ description: 'At least one piece of evidence is linked for this requirement.' }),
+  evidence_ids: Type.Array(Type.String()),
+})
+export type RequirementStatus = Static<typeof RequirementStatus>
+
 export const UseCaseControl = Type.Object({
   id: Id('ucc'),
   use_case_id: Id('uc'),
@@ -47,9 +58,35 @@ export const UseCaseControl = Type.Object({
   due_date: Type.Union([DueDate, Type.Null()]),
   notes: Type.Union([Type.String(), Type.Null()]),
   assignee: Nullable(Owner, { description: 'The user or team who is to implement the control.' }),
+  evidence_count: Type.Integer({ minimum: 0, description: 'Pieces of evidence linked to this control.' }),
+  evidence_requirements: Type.Array(RequirementStatus, { description: 'The control version\'s evidence requirements, each with whether it is met.' }),
   ...Timestamps,
 })
 export type UseCaseControl = Static<typeof UseCaseControl>
+
+export const ControlEvidenceLink = Type.Object(
+  {
+    evidence_id: Type.String({ maxLength: 64, description: 'An ev_… id of this tenant.' }),
+    requirement: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Which evidence requirement it satisfies (its position); defaults to the only one when the control has exactly one.' }))),
+  },
+  { additionalProperties: false, examples: [{ evidence_id: 'ev_01jd3k8m9v4q2w6e8r0t2y4u6i', requirement: 0 }] },
+)
+export type ControlEvidenceLink = Static<typeof ControlEvidenceLink>
+
+export const ControlEvidence = Type.Object({
+  use_case_control_id: Id('ucc'),
+  evidence_id: Id('ev'),
+  requirement: Nullable(Type.Integer({ minimum: 0 })),
+  linked_at: Type.String({ format: 'date-time' }),
+  evidence: Evidence,
+})
+export type ControlEvidence = Static<typeof ControlEvidence>
+export const ControlEvidencePage = PageOf(ControlEvidence)
+export const ControlEvidenceParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The uc_… id.' }),
+  control_id: Type.String({ maxLength: 64, description: 'The ucc_… id.' }),
+  evidence_id: Type.String({ maxLength: 64, description: 'The ev_… id.' }),
+})
 
 export const UseCaseControlUpdate = Type.Object(
   {

@@ -11,8 +11,13 @@ import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.j
 import { findUseCase } from '../use-cases/use-cases.repo.js'
 import * as repo from './use-case-policies.repo.js'
 import type {
-  AppliedPolicyPack, ApplyPolicyPack, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate,
+  AppliedPolicyPack, ApplyPolicyPack, ControlEvidence, ControlEvidenceLink, RequirementStatus, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate,
 } from './use-case-policies.schemas.js'
+import type { EvidenceRequirement } from '../policy-controls/policy-controls.schemas.js'
+import { findEvidence, findEvidenceMany } from '../evidence/evidence.repo.js'
+import { toEvidence } from '../evidence/evidence.service.js'
+
+type ControlBase = Omit<UseCaseControl, 'evidence_count' | 'evidence_requirements'>
 
 export type UseCasePoliciesService = ReturnType<typeof createUseCasePoliciesService>
 
@@ -26,6 +31,13 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
     const row = await findUseCase(tx, ctx.tenantId, id)
     if (!row) throw notFound('use case', id)
     return row
+  }
+
+  async function getControl(ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseControl> {
+    await useCase(db, ctx, useCaseId)
+    const row = await repo.findControl(db, ctx.tenantId, useCaseId, id)
+    if (!row) throw notFound('use case control', id)
+    return (await controlsWithEvidence(db, ctx.tenantId, [row]))[0]
   }
 
   return {
@@ -126,19 +138,75 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
     async listControls(ctx: Ctx, useCaseId: string, query: UseCaseControlListQuery): Promise<Page<UseCaseControl>> {
       await useCase(db, ctx, useCaseId)
       const ks = keyset(query)
-      const page = toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, toControl)
-      return { ...page, items: await withAssigneeNames(db, ctx.tenantId, page.items) }
+      const page = toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, (row) => row)
+      return { ...page, items: await controlsWithEvidence(db, ctx.tenantId, page.items) }
     },
 
-    async getControl(ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseControl> {
-      await useCase(db, ctx, useCaseId)
-      const row = await repo.findControl(db, ctx.tenantId, useCaseId, id)
-      if (!row) throw notFound('use case control', id)
-      return (await withAssigneeNames(db, ctx.tenantId, [toControl(row)]))[0]
+    getControl,
+
+    async listControlEvidence(ctx: Ctx, useCaseId: string, controlId: string): Promise<Page<ControlEvidence>> {
+      const control = await getControl(ctx, useCaseId, controlId)
+      const links = await repo.controlEvidenceLinks(db, ctx.tenantId, [control.id])
+      const evidence = new Map((await findEvidenceMany(db, ctx.tenantId, links.map((l) => l.evidence_id))).map((e) => [e.id, toEvidence(e)]))
+      return {
+        items: links.map((l) => ({ use_case_control_id: control.id, evidence_id: l.evidence_id, requirement: l.requirement, linked_at: l.created_at, evidence: evidence.get(l.evidence_id)! })),
+        pagination: { has_more: false, next_cursor: null },
+      }
+    },
+
+    /** Links evidence to a control (for one of its requirements); linking again changes nothing, or only the requirement. */
+    async linkEvidence(ctx: Ctx, useCaseId: string, controlId: string, input: ControlEvidenceLink): Promise<{ link: ControlEvidence; created: boolean }> {
+      try {
+        return await runMutation(database, ctx, async (tx) => {
+          const uc = await useCase(tx, ctx, useCaseId)
+          const control = await repo.findControl(tx, ctx.tenantId, useCaseId, controlId)
+          if (!control) throw notFound('use case control', controlId)
+          const evidence = await findEvidence(tx, ctx.tenantId, input.evidence_id)
+          if (!evidence) throw invalid('evidence_id', `evidence ${input.evidence_id} was not found`)
+          const requirements = await requirementsOf(tx, ctx.tenantId, control)
+          const requirement = input.requirement ?? (requirements.length === 1 ? 0 : null)
+          if (requirement !== null && requirement >= requirements.length) {
+            throw invalid('requirement', requirements.length === 0 ? `control ${control.control_key} v${control.control_version} has no evidence requirements` : `control ${control.control_key} v${control.control_version} has requirements 0-${requirements.length - 1}`)
+          }
+          const existing = await repo.findControlEvidence(tx, ctx.tenantId, controlId, evidence.id)
+          const at = existing?.created_at ?? now()
+          const link = { use_case_control_id: controlId, evidence_id: evidence.id, requirement, linked_at: at, evidence: toEvidence(evidence) }
+          if (existing && existing.requirement === requirement) return { result: { link, created: false }, audit: [] }
+          if (existing) await repo.updateControlEvidence(tx, ctx.tenantId, controlId, evidence.id, requirement)
+          else await repo.insertControlEvidence(tx, { tenant_id: ctx.tenantId, use_case_id: uc.id, use_case_control_id: controlId, evidence_id: evidence.id, requirement, created_at: at })
+          return {
+            result: { link, created: !existing },
+            audit: {
+              action: 'use_case_control.evidence_linked', resourceType: 'use_case_control', resourceId: controlId, resourceName: control.control_key, useCaseId,
+              subObjectType: 'evidence', subObjectId: evidence.id, subObjectName: evidence.title, changes: { requirement: [existing?.requirement ?? null, requirement] },
+            },
+          }
+        })
+      } catch (err) {
+        throw isUniqueViolation(err) ? conflict(`evidence ${input.evidence_id} was linked to control ${controlId} at the same time; it is linked once`) : err
+      }
+    },
+
+    async unlinkEvidence(ctx: Ctx, useCaseId: string, controlId: string, evidenceId: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        await useCase(tx, ctx, useCaseId)
+        const control = await repo.findControl(tx, ctx.tenantId, useCaseId, controlId)
+        if (!control) throw notFound('use case control', controlId)
+        const existing = await repo.findControlEvidence(tx, ctx.tenantId, controlId, evidenceId)
+        if (!existing) throw notFound('evidence link', `${evidenceId} on control ${controlId}`)
+        await repo.deleteControlEvidence(tx, ctx.tenantId, controlId, evidenceId)
+        return {
+          result: undefined,
+          audit: {
+            action: 'use_case_control.evidence_unlinked', resourceType: 'use_case_control', resourceId: controlId, resourceName: control.control_key, useCaseId,
+            subObjectType: 'evidence', subObjectId: evidenceId, changes: { requirement: [existing.requirement, null] },
+          },
+        }
+      })
     },
 
     async updateControl(ctx: Ctx, useCaseId: string, id: string, input: UseCaseControlUpdate): Promise<UseCaseControl> {
-      return runMutation(database, ctx, async (tx) => {
+      await runMutation(database, ctx, async (tx) => {
         await useCase(tx, ctx, useCaseId)
         const current = await repo.findControl(tx, ctx.tenantId, useCaseId, id)
         if (!current) throw notFound('use case control', id)
@@ -155,6 +223,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
           },
         )
       })
+      return getControl(ctx, useCaseId, id)
     },
   }
 }
@@ -163,7 +232,30 @@ function toApplied(row: repo.AppliedPackRow): AppliedPolicyPack {
   return { id: row.id, key: row.key, version: row.version, name: row.name, description: row.description, due_date: row.due_date, applied_at: row.applied_at }
 }
 
-function toControl(row: UseCaseControlRow): UseCaseControl {
+async function requirementsOf(db: Tx, tenantId: string, control: UseCaseControlRow): Promise<EvidenceRequirement[]> {
+  const json = (await repo.evidenceRequirements(db, tenantId, [control.control_version_id])).get(control.control_version_id)
+  return json ? (JSON.parse(json) as EvidenceRequirement[]) : []
+}
+
+/** Controls as the API shows them: with their assignee by name, their evidence count and, per evidence requirement, whether it is met. */
+export async function controlsWithEvidence(db: Tx, tenantId: string, rows: UseCaseControlRow[]): Promise<UseCaseControl[]> {
+  const [links, requirements] = await Promise.all([
+    repo.controlEvidenceLinks(db, tenantId, rows.map((r) => r.id)),
+    repo.evidenceRequirements(db, tenantId, rows.map((r) => r.control_version_id)),
+  ])
+  const controls = rows.map((row) => {
+    const mine = links.filter((l) => l.use_case_control_id === row.id)
+    const reqs = JSON.parse(requirements.get(row.control_version_id) ?? '[]') as EvidenceRequirement[]
+    const statuses: RequirementStatus[] = reqs.map((r, i) => {
+      const ids = mine.filter((l) => l.requirement === i).map((l) => l.evidence_id)
+      return { requirement: i, type: r.type, description: r.description, required: r.required, met: ids.length > 0, evidence_ids: ids }
+    })
+    return { ...toControl(row), evidence_count: mine.length, evidence_requirements: statuses }
+  })
+  return withAssigneeNames(db, tenantId, controls)
+}
+
+function toControl(row: UseCaseControlRow): ControlBase {
   return {
     id: row.id, use_case_id: row.use_case_id, control_key: row.control_key, control_version: row.control_version, control_version_id: row.control_version_id,
     name: row.name, policy_pack_key: row.policy_pack_key, policy_pack_version: row.policy_pack_version, status: row.status as UseCaseControl['status'],
@@ -171,9 +263,9 @@ function toControl(row: UseCaseControlRow): UseCaseControl {
   }
 }
 
-async function withAssigneeNames(db: Tx, tenantId: string, items: UseCaseControl[]): Promise<UseCaseControl[]> {
+async function withAssigneeNames<T extends ControlBase>(db: Tx, tenantId: string, items: T[]): Promise<T[]> {
   const names = await ownerNames(db, tenantId, items.flatMap((item) => (item.assignee ? [item.assignee] : [])))
   return items.map((item) => (item.assignee ? { ...item, assignee: { ...item.assignee, name: names.get(item.assignee.owner_id) ?? '' } } : item))
 }
 
-const blankControl = { status: null, notes: null, due_date: null, assignee: null, policy_pack_key: null, policy_pack_version: null } as unknown as UseCaseControl
+const blankControl = { status: null, notes: null, due_date: null, assignee: null, policy_pack_key: null, policy_pack_version: null } as unknown as ControlBase

@@ -43,8 +43,26 @@ export const UseCase = Type.Object({
 })
 export type UseCase = Static<typeof UseCase>
 
+const QuestionOnCreate = Type.Object(
+  {
+    question_id: Type.String({ minLength: 1, maxLength: 100 }),
+    questionnaire_id: Type.String({ minLength: 1, maxLength: 120, description: 'One of questionnaire_ids: "KEY+version", "KEY" or the q_ id.' }),
+    section_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+    value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String()), Type.Null()], { description: 'As for PUT …/questionnaires/{key}/answers.' }),
+    evidence_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true }))),
+  },
+  { additionalProperties: false },
+)
+
 export const UseCaseCreate = Type.Object(
-  { name: Name, ...editable },
+  {
+    name: Name,
+    ...editable,
+    questions: Type.Optional(Type.Array(QuestionOnCreate, {
+      maxItems: 1000,
+      description: 'Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`).',
+    })),
+  },
   { additionalProperties: false, examples: [{ name: 'Credit scoring', description: 'Scores retail credit applications.', risk_category_level: 'high' }] },
 )
 export type UseCaseCreate = Static<typeof UseCaseCreate>

@@ -5,7 +5,7 @@ import { ownerOf } from '../../shared/governed.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
-import { replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
+import { answerOnCreate, replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
 
@@ -53,8 +53,14 @@ export const useCaseCatalog: CatalogSpec<UseCaseRow, UseCase, UseCaseCreate, Use
     if (query.created_before !== undefined) out = out.where('created_at', '<', new Date(query.created_before).toISOString())
     return out
   },
-  /** questionnaire_ids attaches in the same transaction; on update the list replaces the attached set. */
-  afterWrite: async (tx, ctx, row, input) => (input.questionnaire_ids ? replaceAttachedQuestionnaires(tx, ctx, 'use_case', row, input.questionnaire_ids) : []),
+  /**
+   * questionnaire_ids attaches in the same transaction (on update the list replaces the attached set), and on
+   * create `questions` answers them there too.
+   */
+  afterWrite: async (tx, ctx, row, input) => [
+    ...(input.questionnaire_ids ? await replaceAttachedQuestionnaires(tx, ctx, 'use_case', row, input.questionnaire_ids) : []),
+    ...('questions' in input && input.questions ? await answerOnCreate(tx, ctx, row, input.questions) : []),
+  ],
   /** Fills questionnaire_ids for a page of use cases with one query. */
   decorate: async (db, tenantId, items) => {
     const ids = await useCaseQuestionnaireIds(db, tenantId, items.map((item) => item.id))

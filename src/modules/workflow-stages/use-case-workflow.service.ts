@@ -1,9 +1,10 @@
 import type { UseCaseRow, WorkflowStageRow } from '../../db/tables.js'
-import { conflict, invalid, notFound } from '../../http/errors.js'
+import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
+import { answerErrors, evidenceErrors, missingAnswers, missingEvidence } from '../process/process.js'
 import { findUseCase, updateUseCase } from '../use-cases/use-cases.repo.js'
 import type { UseCaseWorkflow, UseCaseWorkflowReject, UseCaseWorkflowSet, WorkflowStageRef } from './use-case-workflow.schemas.js'
 import * as stages from './workflow-stages.repo.js'
@@ -96,6 +97,7 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
         if (step === 'rejected') {
           throw conflict(`use case ${id} was rejected in stage "${stage.name}": ${current.useCase.workflow_rejection_reason ?? 'no reason given'}; move it to a stage with PUT /use_cases/${id}/workflow to continue`)
         }
+        await checkGate(tx, ctx.tenantId, current.useCase, stage, step)
         const next = nextStepInStage(stage, step)
         if (next) return { action: 'use_case.workflow_advanced', stage, step: next, reason: null }
         if (stage.type === 'end') throw completed(current)
@@ -114,6 +116,26 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
         return { action: 'use_case.workflow_rejected', stage, step: 'rejected', reason }
       }, { reason })
     },
+  }
+}
+
+/**
+ * Leaving `assessment` in a stage that requires it needs every required question of the use case's
+ * questionnaires answered; leaving `evidence_collection` in a stage that requires it needs evidence for every
+ * required evidence requirement of every applicable control.
+ */
+async function checkGate(tx: Tx, tenantId: string, useCase: UseCaseRow, stage: WorkflowStageRow, step: WorkflowStep): Promise<void> {
+  if (step === 'assessment' && stage.assessment_required) {
+    const missing = await missingAnswers(tx, tenantId, useCase.id)
+    if (missing.length > 0) {
+      throw new AppError('process_incomplete', `use case ${useCase.id} cannot leave assessment in stage "${stage.name}": ${missing.length} required question(s) unanswered`, answerErrors(missing), { missing_answers: missing })
+    }
+  }
+  if (step === 'evidence_collection' && stage.evidence_collection_required) {
+    const missing = await missingEvidence(tx, tenantId, useCase.id)
+    if (missing.length > 0) {
+      throw new AppError('process_incomplete', `use case ${useCase.id} cannot leave evidence collection in stage "${stage.name}": ${missing.length} required evidence requirement(s) without evidence`, evidenceErrors(missing), { missing_evidence: missing })
+    }
   }
 }
 

@@ -1,0 +1,58 @@
+import { type Static, Type } from 'typebox'
+import { PageOf, PageQuery } from '../../shared/pagination.js'
+import { Id, Nullable } from '../../shared/schemas.js'
+
+export const EvidenceKind = Type.Enum(['file', 'link'])
+
+export const Evidence = Type.Object({
+  id: Id('ev'),
+  kind: EvidenceKind,
+  title: Nullable(Type.String()),
+  url: Nullable(Type.String({ description: 'Links only.' })),
+  file_name: Nullable(Type.String({ description: 'Files only: the name it was uploaded under.' })),
+  content_type: Nullable(Type.String()),
+  size: Nullable(Type.Integer({ minimum: 0, description: 'Files only: bytes.' })),
+  sha256: Nullable(Type.String({ description: 'Files only: hex SHA-256 of the content; also its ETag.' })),
+  content_path: Nullable(Type.String({ description: 'Files only: where to download the content.' })),
+  created_by: Nullable(Type.String({ description: 'The API key id that registered it.' })),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+})
+export type Evidence = Static<typeof Evidence>
+
+export const EvidenceLinkCreate = Type.Object(
+  {
+    kind: Type.Literal('link'),
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'An http(s) URL.' }),
+    title: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }),
+  },
+  { additionalProperties: false, examples: [{ kind: 'link', url: 'https://wiki.example.com/ai/oversight-procedure', title: 'Oversight procedure' }] },
+)
+export type EvidenceLinkCreate = Static<typeof EvidenceLinkCreate>
+
+/**
+ * Documents the multipart upload. The handler streams the parts itself, so there is no parsed body to check:
+ * the schema has no `type`, which makes the (absent) body pass validation while OpenAPI still shows the form.
+ */
+export const EvidenceUpload = {
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'The file (one).' },
+    title: { type: 'string', maxLength: 500, description: 'Defaults to the file name.' },
+  },
+  required: ['file'],
+}
+
+export const EvidenceListQuery = Type.Object(
+  {
+    ...PageQuery,
+    kind: Type.Optional(EvidenceKind),
+    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the title, file name or URL.' })),
+    use_case_id: Type.Optional(Type.String({ maxLength: 64, description: 'Evidence linked to a control of this use case or given in one of its questionnaire answers.' })),
+  },
+  { additionalProperties: false },
+)
+export type EvidenceListQuery = Static<typeof EvidenceListQuery>
+
+export const EvidencePage = PageOf(Evidence)
+
+export const EvidenceContentHeaders = Type.Object({ range: Type.Optional(Type.String({ description: 'One byte range, e.g. `bytes=0-1023`.' })) })

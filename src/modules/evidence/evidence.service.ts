@@ -1,0 +1,244 @@
+import type { Readable } from 'node:stream'
+import { isUniqueViolation } from '../../db/create-db.js'
+import type { EvidenceRow } from '../../db/tables.js'
+import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { runMutation, type Tx } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { discardContent, parseRange, readContent, type StoredContent, tooLarge, writeContent } from './evidence.content.js'
+import * as repo from './evidence.repo.js'
+import type { Evidence, EvidenceLinkCreate, EvidenceListQuery } from './evidence.schemas.js'
+
+export type EvidenceService = ReturnType<typeof createEvidenceService>
+
+/** The parts of a multipart body, as @fastify/multipart yields them. */
+export type UploadPart =
+  | { type: 'file'; fieldname: string; filename: string; mimetype: string; file: Readable & AsyncIterable<Buffer> }
+  | { type: 'field'; fieldname: string; value: unknown }
+
+export interface EvidenceDownload {
+  evidence: Evidence
+  status: 200 | 206
+  start: number
+  end: number
+  size: number
+  body: Readable
+}
+
+const ABANDONED_AFTER_MS = 60 * 60 * 1000
+
+export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
+  const { database } = deps
+  const { db } = database
+  const maxBytes = deps.config.evidenceMaxBytes
+
+  async function load(tx: Tx, ctx: Ctx, id: string): Promise<EvidenceRow> {
+    const row = await repo.findEvidence(tx, ctx.tenantId, id)
+    if (!row) throw notFound('evidence', id)
+    return row
+  }
+
+  const created = (row: EvidenceRow, metadata: Record<string, unknown> | null = null) => ({
+    result: toEvidence(row),
+    audit: {
+      action: 'evidence.created', resourceType: 'evidence', resourceId: row.id, resourceName: row.title,
+      changes: { kind: [null, row.kind] as [unknown, unknown], title: [null, row.title] as [unknown, unknown], ...(row.url ? { url: [null, row.url] as [unknown, unknown] } : {}), ...(row.sha256 ? { sha256: [null, row.sha256] as [unknown, unknown], size: [null, row.size] as [unknown, unknown] } : {}) },
+      metadata,
+    },
+  })
+
+  /** Registers uploaded content: the tenant's existing blob with the same sha256 if there is one, else this one. */
+  async function adopt(ctx: Ctx, stored: StoredContent, file: { fileName: string; contentType: string; title: string | null }): Promise<Evidence> {
+    return runMutation(database, ctx, async (tx) => {
+      const existing = await repo.findBlobBySha(tx, ctx.tenantId, stored.sha256)
+      let blobId = stored.blobId
+      if (existing) {
+        await repo.deleteBlob(tx, ctx.tenantId, stored.blobId)
+        blobId = existing.id
+      } else {
+        await repo.updateBlob(tx, ctx.tenantId, stored.blobId, { sha256: stored.sha256 })
+      }
+      const at = now()
+      const title = file.title ?? file.fileName
+      const row: EvidenceRow = {
+        id: newId('ev'), tenant_id: ctx.tenantId, kind: 'file', title, search_key: searchKey(title, file.fileName), url: null,
+        file_name: file.fileName, content_type: file.contentType, size: stored.size, sha256: stored.sha256, blob_id: blobId,
+        created_by: ctx.actor.id, created_at: at, updated_at: at,
+      }
+      await repo.insertEvidence(tx, row)
+      return created(row, { deduplicated: existing !== undefined })
+    })
+  }
+
+  return {
+    async list(ctx: Ctx, query: EvidenceListQuery): Promise<Page<Evidence>> {
+      const ks = keyset(query)
+      const fromAnswers = query.use_case_id === undefined ? [] : await answerEvidenceIds(ctx, query.use_case_id)
+      return toPage(await repo.listEvidence(db, ctx.tenantId, query, ks, fromAnswers), ks, toEvidence)
+    },
+
+    async get(ctx: Ctx, id: string): Promise<Evidence> {
+      return toEvidence(await load(db, ctx, id))
+    },
+
+    async createLink(ctx: Ctx, input: EvidenceLinkCreate): Promise<Evidence> {
+      const url = checkUrl(input.url)
+      const title = input.title.trim()
+      return runMutation(database, ctx, async (tx) => {
+        const at = now()
+        const row: EvidenceRow = {
+          id: newId('ev'), tenant_id: ctx.tenantId, kind: 'link', title, search_key: searchKey(title, url), url, file_name: null, content_type: null,
+          size: null, sha256: null, blob_id: null, created_by: ctx.actor.id, created_at: at, updated_at: at,
+        }
+        await repo.insertEvidence(tx, row)
+        return created(row)
+      })
+    },
+
+    /**
+     * Streams the one `file` part into chunked storage as it arrives; `title` may come before or after it.
+     * Whatever goes wrong (a disconnect, a malformed body, a file over the limit), the chunks written so far go.
+     */
+    async upload(ctx: Ctx, parts: AsyncIterable<UploadPart>): Promise<Evidence> {
+      let stored: StoredContent | undefined
+      try {
+        let file: { fileName: string; contentType: string } | undefined
+        let title: string | null = null
+        for await (const part of parts) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file' || stored) {
+              part.file.resume()
+              throw invalid(part.fieldname, part.fieldname === 'file' ? 'send one file per upload' : 'unknown field; send the file in the field "file"')
+            }
+            stored = await writeContent(db, ctx.tenantId, part.file, maxBytes)
+            file = { fileName: cleanFileName(part.filename), contentType: part.mimetype || 'application/octet-stream' }
+          } else if (part.fieldname === 'title') {
+            title = typeof part.value === 'string' && part.value.trim() !== '' ? part.value.trim() : null
+            if (title !== null && title.length > 500) throw invalid('title', 'must be at most 500 characters')
+          } else {
+            throw invalid(part.fieldname, 'unknown field')
+          }
+        }
+        if (!stored || !file) throw invalid('file', 'is required: send the file as the multipart field "file"')
+        const content = stored
+        try {
+          return await adopt(ctx, content, { ...file, title })
+        } catch (err) {
+          // Two uploads of the same new content raced to register it: the other one won, so use its blob.
+          if (!isUniqueViolation(err)) throw err
+          return await adopt(ctx, content, { ...file, title })
+        } finally {
+          stored = undefined
+        }
+      } catch (err) {
+        if (stored) await discardContent(db, ctx.tenantId, stored.blobId)
+        throw multipartError(err, maxBytes)
+      } finally {
+        void sweepAbandoned(ctx.tenantId)
+      }
+    },
+
+    async remove(ctx: Ctx, id: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        const row = await load(tx, ctx, id)
+        const refs = await repo.evidenceReferences(tx, ctx.tenantId, id)
+        if (refs.controls.length > 0 || refs.answers.length > 0) {
+          const uses = [
+            ...(refs.controls.length > 0 ? [`use-case controls ${refs.controls.join(', ')}`] : []),
+            ...(refs.answers.length > 0 ? [`questionnaire answers of ${refs.answers.join(', ')}`] : []),
+          ]
+          throw new AppError('conflict', `evidence ${id} is in use by ${uses.join(' and ')}; unlink it first`, undefined, { references: refs })
+        }
+        await repo.deleteEvidence(tx, ctx.tenantId, id)
+        if (row.blob_id && !(await repo.blobInUse(tx, ctx.tenantId, row.blob_id))) await repo.deleteBlob(tx, ctx.tenantId, row.blob_id)
+        return { result: undefined, audit: { action: 'evidence.deleted', resourceType: 'evidence', resourceId: id, resourceName: row.title, metadata: { kind: row.kind, sha256: row.sha256 } } }
+      })
+    },
+
+    /** The content, or the one byte range asked for; links have none (404). */
+    async download(ctx: Ctx, id: string, range: string | undefined): Promise<EvidenceDownload> {
+      const row = await load(db, ctx, id)
+      const blob = row.blob_id ? await repo.findBlob(db, ctx.tenantId, row.blob_id) : undefined
+      if (!blob) throw notFound('content of evidence', `${id} (a link has no content)`)
+      const size = Number(blob.size)
+      const part = size === 0 ? null : parseRange(range, size)
+      const start = part?.start ?? 0
+      const end = part?.end ?? size - 1
+      return { evidence: toEvidence(row), status: part ? 206 : 200, start, end, size, body: readContent(db, ctx.tenantId, blob, start, Math.max(end, -1)) }
+    },
+
+    async assertExists(tx: Tx, ctx: Ctx, ids: string[], field: string): Promise<void> {
+      const found = new Set((await repo.findEvidenceMany(tx, ctx.tenantId, ids)).map((r) => r.id))
+      const missing = ids.filter((id) => !found.has(id))
+      if (missing.length > 0) throw invalid(field, `evidence ${missing.join(', ')} was not found`)
+    },
+  }
+
+  async function answerEvidenceIds(ctx: Ctx, useCaseId: string): Promise<string[]> {
+    const rows = await db.selectFrom('use_case_questionnaires').select('answers').where('tenant_id', '=', ctx.tenantId).where('use_case_id', '=', useCaseId).execute()
+    const ids = new Set<string>()
+    for (const row of rows) for (const answer of Object.values(JSON.parse(row.answers) as Record<string, { evidence_ids?: string[] }>)) for (const id of answer.evidence_ids ?? []) ids.add(id)
+    return [...ids]
+  }
+
+  /** Content left by a process that died mid-upload. */
+  async function sweepAbandoned(tenantId: string): Promise<void> {
+    const cutoff = new Date(Date.now() - ABANDONED_AFTER_MS).toISOString()
+    const rows = await db.selectFrom('evidence_blobs').select('id').where('tenant_id', '=', tenantId).where('sha256', 'is', null).where('created_at', '<', cutoff).execute().catch(() => [])
+    for (const row of rows) await discardContent(db, tenantId, row.id)
+  }
+}
+
+export function toEvidence(row: EvidenceRow): Evidence {
+  return {
+    id: row.id, kind: row.kind as Evidence['kind'], title: row.title, url: row.url, file_name: row.file_name, content_type: row.content_type,
+    size: row.size === null ? null : Number(row.size), sha256: row.sha256, content_path: row.kind === 'file' ? `/api/v1/integration/evidence/${row.id}/content` : null,
+    created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+  }
+}
+
+function searchKey(...parts: (string | null)[]): string {
+  return parts.filter((p) => p !== null).join(' ').normalize('NFC').toLowerCase().slice(0, 1000)
+}
+
+function checkUrl(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw invalid('url', 'is not a valid URL')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url', 'must be an http:// or https:// URL')
+  return url.toString()
+}
+
+/** A file name as a download may offer it again: no path, no control characters. */
+function cleanFileName(name: string | undefined): string {
+  const base = (name ?? '').split(/[\\/]/).pop() ?? ''
+  // eslint-disable-next-line no-control-regex
+  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255)
+  return clean === '' ? 'file' : clean
+}
+
+/** @fastify/multipart and busboy report a bad body by throwing; say which 4xx it is. */
+function multipartError(err: unknown, maxBytes: number): unknown {
+  if (err instanceof AppError) return err
+  const e = err as { code?: string; message?: string }
+  switch (e.code) {
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return tooLarge(maxBytes)
+    case 'FST_FILES_LIMIT':
+      return invalid('file', 'send one file per upload')
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new AppError('validation_failed', 'too many multipart fields; send "file" and optionally "title"')
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new AppError('unsupported_media_type', 'send multipart/form-data with a "file" field, or JSON for a link')
+  }
+  if (typeof e.message === 'string' && /boundary|malformed|unexpected end|multipart/i.test(e.message)) {
+    return new AppError('bad_request', `the multipart body is malformed: ${e.message}`, [{ field: 'file', message: 'malformed multipart body' }])
+  }
+  return err
+}
