@@ -49,68 +49,74 @@ class Service:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def start_service(**env: str) -> Service:
+def start_services(*envs: Dict[str, str]) -> List[Service]:
+    """Starts one service per settings dict, concurrently, and waits until each answers /livez."""
     if not CLI.exists():
         pytest.exit(f"{CLI} is missing: run `npm run build` first", returncode=2)
-    directory = tempfile.mkdtemp(prefix="aigov-python-")
-    port = free_port()
-    process = subprocess.Popen(
-        [os.environ.get("AIGOV_NODE", "node"), str(CLI), "serve"],
-        env={
-            "PATH": os.environ.get("PATH", ""),
-            "SERVICE_HOST": "127.0.0.1",
-            "SERVICE_PORT": str(port),
-            "LOG_LEVEL": "warn",
-            "DATABASE_URL": f"sqlite:{directory}/service.db",
-            "SERVICE_JWT_SECRET": "python-client-test-secret-at-least-32-bytes",
-            "SERVICE_API_KEY": API_KEY,
-            "SERVICE_TENANT": TENANT,
-            "SERVICE_STARTER_LIBRARY": "false",
-            "RATE_LIMIT_PER_MINUTE": "100000",
-            "RATE_LIMIT_TOKEN_PER_MINUTE": "100000",
-            **env,
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base_url = f"http://127.0.0.1:{port}"
+    started = []
+    for env in envs:
+        directory = tempfile.mkdtemp(prefix="aigov-python-")
+        port = free_port()
+        process = subprocess.Popen(
+            [os.environ.get("AIGOV_NODE", "node"), str(CLI), "serve"],
+            env={
+                "PATH": os.environ.get("PATH", ""),
+                "SERVICE_HOST": "127.0.0.1",
+                "SERVICE_PORT": str(port),
+                "LOG_LEVEL": "warn",
+                "DATABASE_URL": f"sqlite:{directory}/service.db",
+                "SERVICE_JWT_SECRET": "python-client-test-secret-at-least-32-bytes",
+                "SERVICE_API_KEY": API_KEY,
+                "SERVICE_TENANT": TENANT,
+                "SERVICE_STARTER_LIBRARY": "false",
+                "RATE_LIMIT_PER_MINUTE": "100000",
+                "RATE_LIMIT_TOKEN_PER_MINUTE": "100000",
+                **env,
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        started.append(Service(f"http://127.0.0.1:{port}", API_KEY, TENANT, process, directory))
     deadline = time.monotonic() + 30
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"service exited with {process.returncode}: {process.stderr.read().decode() if process.stderr else ''}")
-        try:
-            if httpx.get(f"{base_url}/livez", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError("service did not start within 30 s")
-        time.sleep(0.05)
-    return Service(base_url, API_KEY, TENANT, process, directory)
+    for svc in started:
+        while True:
+            if svc.process.poll() is not None:
+                raise RuntimeError(f"service exited with {svc.process.returncode}: {svc.process.stderr.read().decode() if svc.process.stderr else ''}")
+            try:
+                if httpx.get(f"{svc.base_url}/livez", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                for each in started:
+                    each.stop()
+                raise RuntimeError("service did not start within 30 s")
+            time.sleep(0.05)
+    return started
 
 
 @pytest.fixture(scope="session")
-def service() -> Iterator[Service]:
-    svc = start_service()
-    yield svc
-    svc.stop()
+def services() -> Iterator[List[Service]]:
+    """A plain service, one whose tokens live 2 s, one that allows three resource requests a minute per key."""
+    started = start_services({}, {"SERVICE_TOKEN_TTL": "2"}, {"RATE_LIMIT_PER_MINUTE": "3"})
+    yield started
+    for svc in started:
+        svc.stop()
 
 
 @pytest.fixture(scope="session")
-def short_ttl_service() -> Iterator[Service]:
-    """Tokens live 2 s here."""
-    svc = start_service(SERVICE_TOKEN_TTL="2")
-    yield svc
-    svc.stop()
+def service(services: List[Service]) -> Service:
+    return services[0]
 
 
 @pytest.fixture(scope="session")
-def limited_service() -> Iterator[Service]:
-    """Three resource requests per minute per key here."""
-    svc = start_service(RATE_LIMIT_PER_MINUTE="3")
-    yield svc
-    svc.stop()
+def short_ttl_service(services: List[Service]) -> Service:
+    return services[1]
+
+
+@pytest.fixture(scope="session")
+def limited_service(services: List[Service]) -> Service:
+    return services[2]
 
 
 # What the proxy does with one request: pass it on; pass it on and drop the answer (the service did the work,
@@ -143,7 +149,7 @@ class FaultProxy:
         return [r for r in self.requests if r.path.split("?")[0].endswith(suffix) and (method is None or r.method == method)]
 
 
-def _handler(proxy: FaultProxy) -> type:
+def _handler(proxy: FaultProxy, upstream_client: httpx.Client) -> type:
     lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
@@ -173,7 +179,7 @@ def _handler(proxy: FaultProxy) -> type:
             if isinstance(action, tuple) and action[0] == "delay":
                 time.sleep(float(action[1]))
             forward = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
-            upstream = httpx.request(self.command, proxy.target + self.path, headers=forward, content=body, timeout=30)
+            upstream = upstream_client.request(self.command, proxy.target + self.path, headers=forward, content=body, timeout=30)
             if action == "drop":
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
@@ -194,13 +200,15 @@ def _handler(proxy: FaultProxy) -> type:
 @pytest.fixture()
 def proxy(service: Service) -> Iterator[FaultProxy]:
     p = FaultProxy(service.base_url)
-    p.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(p))
+    upstream = httpx.Client(limits=httpx.Limits(max_connections=100))
+    p.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(p, upstream))
     p.server.daemon_threads = True
     thread = threading.Thread(target=p.server.serve_forever, daemon=True)
     thread.start()
     yield p
     p.server.shutdown()
     p.server.server_close()
+    upstream.close()
 
 
 def unique(prefix: str) -> str:
