@@ -49,8 +49,8 @@ def test_the_examples_run(service: Service, tmp_path: Path) -> None:
 
 
 def test_the_install_command_works_without_the_package_index(service: Service, tmp_path: Path) -> None:
-    if importlib.util.find_spec("ensurepip") is None:
-        pytest.skip("python3 cannot create a virtual environment here (Debian: python3-venv)")
+    if importlib.util.find_spec("pip") is None or importlib.util.find_spec("setuptools") is None:
+        pytest.skip("pip or setuptools is missing (Debian: python3-pip python3-setuptools)")
     (tmp_path / "clients").mkdir()
     (tmp_path / "clients" / "python").symlink_to(PACKAGE)
     result = subprocess.run(["sh", "-c", SHELL[0]], cwd=tmp_path, capture_output=True, text=True, timeout=300,
