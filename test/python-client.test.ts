@@ -1,7 +1,7 @@
 // The Python client (clients/python): its generated files are current, its pytest suite passes against real
 // service processes, and mypy --strict accepts the package and the README's examples. pytest and mypy run
 // concurrently, as two processes, to keep the wall time down.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -81,5 +81,81 @@ describe.skipIf(pythonSkipReason() !== undefined)('Python client', () => {
     const { code, output } = await mypy!.done
     expect(code, output).toBe(0)
     expect(output).toMatch(/^Success: no issues found in \d+ source files/)
+  })
+})
+
+describe('Python client generator', () => {
+  // A document in the shape clients are generated from: named components.schemas and $refs everywhere.
+  const schemas = {
+    RiskLevel: { enum: ['high', 'medium', 'low', 'none'] },
+    Owner: { type: 'object', required: ['owner_id'], properties: { owner_id: { type: 'string' }, owner_type: { enum: ['user', 'team'] } } },
+    UseCase: {
+      type: 'object',
+      required: ['id', 'name', 'risk_category_level'],
+      properties: {
+        id: { type: 'string' },
+        name: { type: 'string', description: 'Unique per tenant.' },
+        risk_category_level: { anyOf: [{ $ref: '#/components/schemas/RiskLevel' }, { type: 'null' }] },
+        owner: { anyOf: [{ $ref: '#/components/schemas/Owner' }, { type: 'null' }] },
+        regions: { type: 'array', items: { type: 'string' } },
+        changes: { type: 'object', additionalProperties: { type: 'array', items: {} } },
+      },
+    },
+    UseCaseCreate: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, 'x-odd key': { type: 'integer' } } },
+    UseCasePage: {
+      type: 'object',
+      properties: {
+        items: { type: 'array', items: { $ref: '#/components/schemas/UseCase' } },
+        pagination: { type: 'object', properties: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } } },
+      },
+    },
+    Link: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+  }
+  const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } })
+  const document = {
+    openapi: '3.1.0',
+    components: { schemas },
+    paths: {
+      '/api/v1/integration/use_cases': {
+        get: { operationId: 'listUseCases', parameters: [{ in: 'query', name: 'page_limit', schema: { type: 'integer' } }, { in: 'query', name: 'page_after', schema: { type: 'string' } }, { in: 'query', name: 'from', schema: { $ref: '#/components/schemas/RiskLevel' } }], responses: { 200: json('UseCasePage'), 304: { description: 'Not Modified' } } },
+        post: { operationId: 'createUseCase', parameters: [{ in: 'header', name: 'idempotency-key', schema: { type: 'string' } }], requestBody: { required: true, ...json('UseCaseCreate') }, responses: { 201: json('UseCase') } },
+      },
+      '/api/v1/integration/use_cases/{id}/models': {
+        post: { operationId: 'linkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], requestBody: { required: true, ...json('Link') }, responses: { 201: json('UseCase') } },
+      },
+      '/api/v1/integration/use_cases/{id}/models/{model_id}': {
+        delete: { operationId: 'unlinkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }, { in: 'path', name: 'model_id', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'Unlinked.' } } },
+      },
+    },
+  }
+  const files = renderPython(document)
+
+  it('names models after the component schemas, enums as Literals, required and optional keys apart', () => {
+    const models = files['models.py']
+    expect(models).toContain('RiskLevel = Literal["high", "medium", "low", "none"]')
+    expect(models).toContain('class _UseCaseRequired(TypedDict):\n    id: str\n    #: Unique per tenant.\n    name: str\n    risk_category_level: Optional[RiskLevel]\n')
+    expect(models).toContain('class UseCase(_UseCaseRequired, total=False):\n    owner: Optional[Owner]\n    regions: List[str]\n    changes: Dict[str, List[Any]]\n')
+    expect(models).toContain('UseCaseCreate = TypedDict("UseCaseCreate", {"name": "str", "x-odd key": "int"}, total=False)')
+  })
+
+  it('types methods with the referenced models: pages, bodies, single-field links, path arguments', () => {
+    const resources = files['_resources.py']
+    expect(resources).toContain('def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, from_: Optional[RiskLevel] = None,')
+    expect(resources).toContain('-> Page[UseCase]:')
+    expect(resources).toContain('def list_all(self, *, page_size: Optional[int] = None, from_: Optional[RiskLevel] = None,')
+    expect(resources).toContain('query={"page_limit": page_size, "from": from_}')
+    expect(resources).toContain('def create(self, body: UseCaseCreate, *,')
+    expect(resources).toContain('def link(self, model_id: str, *,')
+    expect(resources).toContain('body={"id": model_id}')
+    expect(resources).toContain('self._t.call("unlinkUseCaseModel", (self._args[0], model_id),')
+    expect(resources).toContain('async def unlink(self, model_id: str, *,')
+    expect(resources).toContain('"createUseCase": Operation("POST", "/use_cases", "json", idempotency_key=True),')
+  })
+
+  it.skipIf(pythonSkipReason() !== undefined)('renders Python that runs (models) and parses (namespaces)', () => {
+    const check = 'import ast, sys; exec(compile(sys.argv[1], "models.py", "exec"), {"__name__": "models"}); ast.parse(sys.argv[2])'
+    const res = spawnSync(PYTHON, ['-c', check, files['models.py'], files['_resources.py']], { encoding: 'utf8', timeout: 30_000 })
+    expect(res.stderr).toBe('')
+    expect(res.status).toBe(0)
   })
 })

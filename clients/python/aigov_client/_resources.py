@@ -205,7 +205,7 @@ class Resources:
 
 
 class GovernanceSummary:
-    """`governance_summary`."""
+    """`client.governance_summary`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -217,7 +217,7 @@ class GovernanceSummary:
 
 
 class Questionnaires:
-    """`questionnaires`."""
+    """`client.questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -241,7 +241,7 @@ class Questionnaires:
 
 
 class PolicyPacks:
-    """`policy_packs`."""
+    """`client.policy_packs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -265,7 +265,7 @@ class PolicyPacks:
 
 
 class PolicyControls:
-    """`policy_controls`."""
+    """`client.policy_controls`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -285,7 +285,7 @@ class PolicyControls:
 
 
 class PolicyControlVersions:
-    """`policy_control_versions`."""
+    """`client.policy_control_versions`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -317,7 +317,7 @@ class PolicyControlVersions:
 
 
 class PolicyControlBases:
-    """`policy_control_bases`."""
+    """`client.policy_control_bases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -345,7 +345,7 @@ class PolicyControlBases:
 
 
 class WorkflowStages:
-    """`workflow_stages`."""
+    """`client.workflow_stages`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -377,7 +377,7 @@ class WorkflowStages:
 
 
 class RiskScenarios:
-    """`risk_scenarios`."""
+    """`client.risk_scenarios`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -409,7 +409,7 @@ class RiskScenarios:
 
 
 class RiskTypes:
-    """`risk_types`."""
+    """`client.risk_types`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -441,7 +441,7 @@ class RiskTypes:
 
 
 class Vendors:
-    """`vendors`."""
+    """`client.vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -477,7 +477,7 @@ class Vendors:
 
 
 class VendorsItem:
-    """`vendors(id)`."""
+    """`client.vendors(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -487,7 +487,7 @@ class VendorsItem:
 
 
 class VendorsModels:
-    """`vendors.models`."""
+    """`client.vendors(id).models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -503,7 +503,7 @@ class VendorsModels:
 
 
 class VendorsUseCases:
-    """`vendors.use_cases`."""
+    """`client.vendors(id).use_cases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -519,7 +519,7 @@ class VendorsUseCases:
 
 
 class Models:
-    """`models`."""
+    """`client.models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -555,7 +555,7 @@ class Models:
 
 
 class ModelsItem:
-    """`models(id)`."""
+    """`client.models(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -565,7 +565,7 @@ class ModelsItem:
 
 
 class ModelsQuestionnaires:
-    """`models.questionnaires`."""
+    """`client.models(id).questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -593,7 +593,7 @@ class ModelsQuestionnaires:
 
 
 class ModelsVendors:
-    """`models.vendors`."""
+    """`client.models(id).vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -617,7 +617,7 @@ class ModelsVendors:
 
 
 class AuditLogs:
-    """`audit_logs`."""
+    """`client.audit_logs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -653,7 +653,7 @@ class AuditLogs:
 
 
 class UseCases:
-    """`use_cases`."""
+    """`client.use_cases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -689,7 +689,7 @@ class UseCases:
 
 
 class UseCasesItem:
-    """`use_cases(id)`."""
+    """`client.use_cases(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -704,7 +704,7 @@ class UseCasesItem:
 
 
 class UseCasesQuestionnaires:
-    """`use_cases.questionnaires`."""
+    """`client.use_cases(id).questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -732,7 +732,7 @@ class UseCasesQuestionnaires:
 
 
 class UseCasesControls:
-    """`use_cases.controls`."""
+    """`client.use_cases(id).controls`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -756,7 +756,7 @@ class UseCasesControls:
 
 
 class UseCasesPolicyPacks:
-    """`use_cases.policy_packs`."""
+    """`client.use_cases(id).policy_packs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -784,7 +784,7 @@ class UseCasesPolicyPacks:
 
 
 class UseCasesWorkflow:
-    """`use_cases.workflow`."""
+    """`client.use_cases(id).workflow`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -808,7 +808,7 @@ class UseCasesWorkflow:
 
 
 class UseCasesRiskScenarios:
-    """`use_cases.risk_scenarios`."""
+    """`client.use_cases(id).risk_scenarios`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -832,7 +832,7 @@ class UseCasesRiskScenarios:
 
 
 class UseCasesVendors:
-    """`use_cases.vendors`."""
+    """`client.use_cases(id).vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -856,7 +856,7 @@ class UseCasesVendors:
 
 
 class UseCasesModels:
-    """`use_cases.models`."""
+    """`client.use_cases(id).models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -880,7 +880,7 @@ class UseCasesModels:
 
 
 class ApiKeys:
-    """`api_keys`."""
+    """`client.api_keys`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -908,7 +908,7 @@ class ApiKeys:
 
 
 class System:
-    """`system`."""
+    """`client.system`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -924,7 +924,7 @@ class System:
 
 
 class Auth:
-    """`auth`."""
+    """`client.auth`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -936,7 +936,7 @@ class Auth:
 
 
 class Health:
-    """`health`."""
+    """`client.health`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -977,7 +977,7 @@ class AsyncResources:
 
 
 class AsyncGovernanceSummary:
-    """`governance_summary`."""
+    """`client.governance_summary`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -989,7 +989,7 @@ class AsyncGovernanceSummary:
 
 
 class AsyncQuestionnaires:
-    """`questionnaires`."""
+    """`client.questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1013,7 +1013,7 @@ class AsyncQuestionnaires:
 
 
 class AsyncPolicyPacks:
-    """`policy_packs`."""
+    """`client.policy_packs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1037,7 +1037,7 @@ class AsyncPolicyPacks:
 
 
 class AsyncPolicyControls:
-    """`policy_controls`."""
+    """`client.policy_controls`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1057,7 +1057,7 @@ class AsyncPolicyControls:
 
 
 class AsyncPolicyControlVersions:
-    """`policy_control_versions`."""
+    """`client.policy_control_versions`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1089,7 +1089,7 @@ class AsyncPolicyControlVersions:
 
 
 class AsyncPolicyControlBases:
-    """`policy_control_bases`."""
+    """`client.policy_control_bases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1117,7 +1117,7 @@ class AsyncPolicyControlBases:
 
 
 class AsyncWorkflowStages:
-    """`workflow_stages`."""
+    """`client.workflow_stages`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1149,7 +1149,7 @@ class AsyncWorkflowStages:
 
 
 class AsyncRiskScenarios:
-    """`risk_scenarios`."""
+    """`client.risk_scenarios`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1181,7 +1181,7 @@ class AsyncRiskScenarios:
 
 
 class AsyncRiskTypes:
-    """`risk_types`."""
+    """`client.risk_types`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1213,7 +1213,7 @@ class AsyncRiskTypes:
 
 
 class AsyncVendors:
-    """`vendors`."""
+    """`client.vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1249,7 +1249,7 @@ class AsyncVendors:
 
 
 class AsyncVendorsItem:
-    """`vendors(id)`."""
+    """`client.vendors(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1259,7 +1259,7 @@ class AsyncVendorsItem:
 
 
 class AsyncVendorsModels:
-    """`vendors.models`."""
+    """`client.vendors(id).models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1275,7 +1275,7 @@ class AsyncVendorsModels:
 
 
 class AsyncVendorsUseCases:
-    """`vendors.use_cases`."""
+    """`client.vendors(id).use_cases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1291,7 +1291,7 @@ class AsyncVendorsUseCases:
 
 
 class AsyncModels:
-    """`models`."""
+    """`client.models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1327,7 +1327,7 @@ class AsyncModels:
 
 
 class AsyncModelsItem:
-    """`models(id)`."""
+    """`client.models(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1337,7 +1337,7 @@ class AsyncModelsItem:
 
 
 class AsyncModelsQuestionnaires:
-    """`models.questionnaires`."""
+    """`client.models(id).questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1365,7 +1365,7 @@ class AsyncModelsQuestionnaires:
 
 
 class AsyncModelsVendors:
-    """`models.vendors`."""
+    """`client.models(id).vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1389,7 +1389,7 @@ class AsyncModelsVendors:
 
 
 class AsyncAuditLogs:
-    """`audit_logs`."""
+    """`client.audit_logs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1425,7 +1425,7 @@ class AsyncAuditLogs:
 
 
 class AsyncUseCases:
-    """`use_cases`."""
+    """`client.use_cases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1461,7 +1461,7 @@ class AsyncUseCases:
 
 
 class AsyncUseCasesItem:
-    """`use_cases(id)`."""
+    """`client.use_cases(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1476,7 +1476,7 @@ class AsyncUseCasesItem:
 
 
 class AsyncUseCasesQuestionnaires:
-    """`use_cases.questionnaires`."""
+    """`client.use_cases(id).questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1504,7 +1504,7 @@ class AsyncUseCasesQuestionnaires:
 
 
 class AsyncUseCasesControls:
-    """`use_cases.controls`."""
+    """`client.use_cases(id).controls`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1528,7 +1528,7 @@ class AsyncUseCasesControls:
 
 
 class AsyncUseCasesPolicyPacks:
-    """`use_cases.policy_packs`."""
+    """`client.use_cases(id).policy_packs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1556,7 +1556,7 @@ class AsyncUseCasesPolicyPacks:
 
 
 class AsyncUseCasesWorkflow:
-    """`use_cases.workflow`."""
+    """`client.use_cases(id).workflow`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1580,7 +1580,7 @@ class AsyncUseCasesWorkflow:
 
 
 class AsyncUseCasesRiskScenarios:
-    """`use_cases.risk_scenarios`."""
+    """`client.use_cases(id).risk_scenarios`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1604,7 +1604,7 @@ class AsyncUseCasesRiskScenarios:
 
 
 class AsyncUseCasesVendors:
-    """`use_cases.vendors`."""
+    """`client.use_cases(id).vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1628,7 +1628,7 @@ class AsyncUseCasesVendors:
 
 
 class AsyncUseCasesModels:
-    """`use_cases.models`."""
+    """`client.use_cases(id).models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1652,7 +1652,7 @@ class AsyncUseCasesModels:
 
 
 class AsyncApiKeys:
-    """`api_keys`."""
+    """`client.api_keys`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1680,7 +1680,7 @@ class AsyncApiKeys:
 
 
 class AsyncSystem:
-    """`system`."""
+    """`client.system`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1696,7 +1696,7 @@ class AsyncSystem:
 
 
 class AsyncAuth:
-    """`auth`."""
+    """`client.auth`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
@@ -1708,7 +1708,7 @@ class AsyncAuth:
 
 
 class AsyncHealth:
-    """`health`."""
+    """`client.health`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport

@@ -49,6 +49,7 @@ class Models {
   /** Emits a named definition for a schema (a TypedDict for objects with properties, else an alias). */
   define(name, schema) {
     if (isRecord(schema)) this.defs.push({ name, kind: 'typeddict', body: this.typedDict(name, schema) })
+    else if (schema?.$ref && isRecord(this.resolve(schema))) this.defs.push({ name, kind: 'alias', body: `${name} = ${refName(schema.$ref)}` })
     else this.defs.push({ name, kind: 'alias', body: `${name} = ${this.type(schema, name, true)}` })
   }
 
@@ -302,17 +303,16 @@ function className(node, isAsync) {
 
 function renderNamespaces(root, models, isAsync) {
   const classes = []
-  const visit = (node) => {
+  const visit = (node, display) => {
     const name = className(node, isAsync)
     const transport = isAsync ? 'AsyncTransport' : 'SyncTransport'
     const lines = [`class ${name}:`]
-    const what = node.chain.length === 0 ? 'Every family of the API' : `\`${node.chain.join('.')}${node.isItem ? '(id)' : ''}\``
-    lines.push(`    """${what}."""\n`)
+    lines.push(`    """${display ? `\`client.${display}\`` : 'Every family of the API'}."""\n`)
     lines.push(`    def __init__(self, transport: ${transport}, args: Tuple[str, ...] = ()) -> None:`)
     lines.push('        self._t = transport', '        self._args = args')
     for (const [childName, sub] of node.children) lines.push(`        self.${pyName(childName)} = ${className(sub, isAsync)}(transport, args)`)
     if (node.item) {
-      visit(node.item)
+      visit(node.item, `${display}(${node.item.param})`)
       const param = pyName(node.item.param)
       lines.push('', `    def __call__(self, ${param}: str) -> ${className(node.item, isAsync)}:`, `        """The sub-resources of one record."""`,
         `        return ${className(node.item, isAsync)}(self._t, self._args + (${param},))`)
@@ -321,10 +321,10 @@ function renderNamespaces(root, models, isAsync) {
       lines.push('', renderMethod(op, models, isAsync, pyName(op.methodName)).trimEnd())
       if (op.response === 'page') lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_all`, 'all').trimEnd())
     }
-    for (const sub of node.children.values()) visit(sub)
+    for (const [childName, sub] of node.children) visit(sub, display ? `${display}.${childName}` : childName)
     classes.push(lines.join('\n') + '\n')
   }
-  visit(root)
+  visit(root, '')
   return classes.reverse().join('\n\n')
 }
 
