@@ -178,11 +178,16 @@ _Plan = Generator[_Step, Any, Any]
 
 class _TokenCache:
     def __init__(self) -> None:
-        self.token: Optional[str] = None
-        self.refresh_at = 0.0
+        # One tuple, replaced whole, so a thread never reads one token with another's refresh time.
+        self._state: Tuple[Optional[str], float] = (None, 0.0)
+
+    @property
+    def refresh_at(self) -> float:
+        return self._state[1]
 
     def current(self) -> Optional[str]:
-        return self.token if self.token is not None and time.monotonic() < self.refresh_at else None
+        token, refresh_at = self._state
+        return token if token is not None and time.monotonic() < refresh_at else None
 
     def store(self, answer: Any, requested_at: float) -> str:
         token = answer.get("access_token") if isinstance(answer, dict) else None
@@ -193,8 +198,7 @@ class _TokenCache:
         lifetime = float(expires_in) if valid else DEFAULT_TOKEN_LIFETIME
         # Refresh a little before the end: 10% of the lifetime (at most a minute), and at least 1.5 s because a
         # JWT `exp` counts whole seconds from when the server issued it, up to 1 s earlier than it looks.
-        self.refresh_at = requested_at + lifetime - min(60.0, max(lifetime / 10, 1.5))
-        self.token = token
+        self._state = (token, requested_at + lifetime - min(60.0, max(lifetime / 10, 1.5)))
         return token
 
 
@@ -270,6 +274,9 @@ class Engine:
         """One call: token, send, retries with backoff, one refresh after a 401, and the parsed answer."""
         op = self.operations[operation_id]
         opts = options or CallOptions()
+        if operation_id == "createToken" and body is None and self.settings.api_key:
+            # `client.auth.token()` without a body: the client's own credentials, in headers like the exchange.
+            extra_headers = {"x-api-key": self.settings.api_key, **(extra_headers or {})}
         request = self.request(op, path_args, query, body, opts, extra_headers)
         retriable = op.method in ("GET", "PUT", "DELETE") or op.idempotency_key or operation_id == "createToken"
         max_retries = opts.max_retries if opts.max_retries is not None else self.settings.max_retries
@@ -324,7 +331,7 @@ class Engine:
         if not self.settings.api_key:
             raise AuthenticationError("no credentials: pass api_key (or set SERVICE_API_KEY), or an access_token")
         requested_at = time.monotonic()
-        answer = yield from self.plan("createToken", (), extra_headers={"x-api-key": self.settings.api_key})
+        answer = yield from self.plan("createToken", ())
         return self.tokens.store(answer, requested_at)
 
 

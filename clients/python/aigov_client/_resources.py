@@ -930,7 +930,7 @@ class Auth:
         self._t = transport
         self._args = args
 
-    def token(self, body: CreateTokenBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
+    def token(self, body: Optional[CreateTokenBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
         """Exchange an API key for an access token."""
         return cast("CreateTokenResult", self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
@@ -1702,7 +1702,7 @@ class AsyncAuth:
         self._t = transport
         self._args = args
 
-    async def token(self, body: CreateTokenBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
+    async def token(self, body: Optional[CreateTokenBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
         """Exchange an API key for an access token."""
         return cast("CreateTokenResult", await self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 

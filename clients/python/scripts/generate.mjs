@@ -177,7 +177,8 @@ function operations(document, models) {
         response,
         pageItems,
         jsonSchema,
-        body: bodySchema ? { schema: bodySchema, required: bodySpec.required === true } : undefined,
+        // Credentials accepted as headers (the token exchange) make the body optional, whatever the document says.
+        body: bodySchema ? { schema: bodySchema, required: bodySpec.required === true && !params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-api-key') } : undefined,
         ...place(op.operationId, path),
       })
     }
@@ -230,7 +231,8 @@ function renderMethod(op, models, isAsync, name, variant) {
       const type = models.type(op.body.schema, `${pascalId}Body`)
       const optional = !op.body.required || op.response === 'page'
       sig.push(optional ? `body: Optional[${type}] = None` : `body: ${type}`)
-      bodyExpr = optional ? 'dict(body or {})' : 'body'
+      // A POST list always sends a body (the cursor travels in it); elsewhere an absent body is not sent.
+      bodyExpr = op.response === 'page' ? 'dict(body or {})' : 'body'
     }
   }
   sig.push('*')

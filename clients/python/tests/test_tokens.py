@@ -27,6 +27,8 @@ def test_lazy_and_cached(proxy: FaultProxy, service: Service) -> None:
         assert exchanges(proxy) == 1
         token_request = proxy.paths("/auth/token")[0]
         assert token_request.headers["x-api-key"] == service.api_key and token_request.headers["x-tenant"] == service.tenant
+        issued = client.auth.token()  # an explicit exchange answers the token itself
+        assert issued["token_type"] == "Bearer" and issued["expires_in"] == 3600 and exchanges(proxy) == 2
 
 
 def test_refreshed_before_a_two_second_token_expires(short_ttl_service: Service) -> None:
