@@ -123,6 +123,22 @@ describe('Python client generator', () => {
       '/api/v1/integration/use_cases/{id}/models': {
         post: { operationId: 'linkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], requestBody: { required: true, ...json('Link') }, responses: { 201: json('UseCase') } },
       },
+      '/api/v1/integration/evidence': {
+        post: {
+          operationId: 'createEvidence',
+          requestBody: {
+            required: true,
+            content: {
+              'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, title: { type: 'string' } } } },
+              'application/json': { schema: { type: 'object', required: ['kind', 'url'], properties: { kind: { const: 'link' }, url: { type: 'string' }, title: { type: 'string' } } } },
+            },
+          },
+          responses: { 201: json('Link') },
+        },
+      },
+      '/api/v1/integration/evidence/{id}/content': {
+        get: { operationId: 'getEvidenceContent', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], responses: { 200: { content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } } },
+      },
       '/api/v1/integration/use_cases/{id}/models/{model_id}': {
         delete: { operationId: 'unlinkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }, { in: 'path', name: 'model_id', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'Unlinked.' } } },
       },
@@ -150,6 +166,14 @@ describe('Python client generator', () => {
     expect(resources).toContain('self._t.call("unlinkUseCaseModel", (self._args[0], model_id),')
     expect(resources).toContain('async def unlink(self, model_id: str, *,')
     expect(resources).toContain('"createUseCase": Operation("POST", "/use_cases", "json", idempotency_key=True),')
+  })
+
+  it('uploads multipart files (or sends JSON) and answers binary downloads as bytes', () => {
+    const resources = files['_resources.py']
+    expect(resources).toContain('def create(self, body: Optional[CreateEvidenceBody] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None,')
+    expect(resources).toContain('body=body, files={"file": file} if file is not None else None, data={"title": title},')
+    expect(resources).toContain('"getEvidenceContent": Operation("GET", "/evidence/{id}/content", "bytes"),')
+    expect(resources).toMatch(/class EvidenceContent:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
   })
 
   it.skipIf(pythonSkipReason() !== undefined)('renders Python that runs (models) and parses (namespaces)', () => {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import mimetypes
 import os
 import random
 import threading
@@ -18,6 +19,7 @@ from typing import (
     AsyncIterator,
     Dict,
     Generator,
+    IO,
     Generic,
     Iterator,
     List,
@@ -52,6 +54,24 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 T = TypeVar("T")
 
 
+#: A file to upload: a path, its bytes, or an open binary file.
+FileInput = Union[str, "os.PathLike[str]", bytes, IO[bytes]]
+
+
+def _file_part(value: FileInput) -> Tuple[str, bytes, str]:
+    """(file name, content, content type), read once so that every retry sends the same bytes."""
+    if isinstance(value, bytes):
+        return "upload", value, "application/octet-stream"
+    if isinstance(value, (str, os.PathLike)):
+        with open(value, "rb") as handle:
+            content = handle.read()
+        name = os.path.basename(os.fspath(value))
+    else:
+        content = value.read()
+        name = os.path.basename(str(getattr(value, "name", "upload")))
+    return name, content, mimetypes.guess_type(name)[0] or "application/octet-stream"
+
+
 @dataclass(frozen=True)
 class Operation:
     """How one operationId of the service is called."""
@@ -59,7 +79,7 @@ class Operation:
     method: str
     #: Under /api/v1/integration unless ``root``; ``{name}`` segments are filled from the path arguments, in order.
     path: str
-    #: What a 2xx answers: a JSON record, a page (``items`` + ``pagination``), text, or nothing (204).
+    #: What a 2xx answers: a JSON record, a page (``items`` + ``pagination``), text, bytes, or nothing (204).
     response: str = "json"
     root: bool = False
     #: No bearer token (health checks and the token exchange itself).
@@ -240,6 +260,8 @@ class Engine:
         body: Any,
         options: CallOptions,
         extra_headers: Optional[Mapping[str, str]] = None,
+        files: Optional[Mapping[str, FileInput]] = None,
+        data: Optional[Mapping[str, Any]] = None,
     ) -> _Request:
         s = self.settings
         url = s.base_url + ("" if op.root else API_PREFIX) + _fill_path(op.path, path_args)
@@ -250,7 +272,12 @@ class Engine:
         if not op.root:
             headers["x-tenant"] = s.tenant
         content: Optional[bytes] = None
-        if body is not None:
+        if files is not None:
+            fields = {key: str(value) for key, value in (data or {}).items() if value is not None}
+            form = httpx.Request(op.method, url, files={key: _file_part(value) for key, value in files.items()}, data=fields)
+            content = form.read()
+            headers["content-type"] = form.headers["content-type"]
+        elif body is not None:
             if not isinstance(body, Mapping):
                 raise ValidationError(f"the request body must be a mapping, got {type(body).__name__}")
             content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -270,6 +297,8 @@ class Engine:
         body: Any = None,
         options: Optional[CallOptions] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
+        files: Optional[Mapping[str, FileInput]] = None,
+        data: Optional[Mapping[str, Any]] = None,
     ) -> _Plan:
         """One call: token, send, retries with backoff, one refresh after a 401, and the parsed answer."""
         op = self.operations[operation_id]
@@ -277,7 +306,7 @@ class Engine:
         if operation_id == "createToken" and body is None and self.settings.api_key:
             # `client.auth.token()` without a body: the client's own credentials, in headers like the exchange.
             extra_headers = {"x-api-key": self.settings.api_key, **(extra_headers or {})}
-        request = self.request(op, path_args, query, body, opts, extra_headers)
+        request = self.request(op, path_args, query, body, opts, extra_headers, files, data)
         retriable = op.method in ("GET", "PUT", "DELETE") or op.idempotency_key or operation_id == "createToken"
         max_retries = opts.max_retries if opts.max_retries is not None else self.settings.max_retries
         exchanged = self.settings.access_token is None
@@ -356,6 +385,8 @@ def read(op: Operation, response: httpx.Response) -> Any:
         return None
     if op.response == "text":
         return response.text
+    if op.response == "bytes":
+        return response.content
     request_id = response.headers.get("x-request-id")
     if not isinstance(body, dict):
         raise ApiError("malformed response from the service: expected a JSON object", status_code=status, request_id=request_id)
@@ -391,8 +422,9 @@ class SyncTransport:
         if self._owns_http:
             self.http.close()
 
-    def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None) -> Any:
-        return self._drive(self.engine.plan(operation_id, path_args, query, body, options))
+    def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None,
+             files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None) -> Any:
+        return self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data))
 
     def iterate(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Optional[Mapping[str, Any]] = None, options: Optional[CallOptions] = None) -> Iterator[Any]:
         """Every record of a list, page after page (the cursor goes in the body for POST lists)."""
@@ -461,8 +493,9 @@ class AsyncTransport:
         if self._owns_http:
             await self.http.aclose()
 
-    async def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None) -> Any:
-        return await self._drive(self.engine.plan(operation_id, path_args, query, body, options))
+    async def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None,
+                   files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None) -> Any:
+        return await self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data))
 
     async def iterate(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Optional[Mapping[str, Any]] = None, options: Optional[CallOptions] = None) -> AsyncIterator[Any]:
         """Every record of a list, page after page (the cursor goes in the body for POST lists)."""

@@ -139,6 +139,7 @@ class Models {
   }
 }
 
+const isFile = (schema) => schema?.format === 'binary' || schema?.contentMediaType !== undefined || (schema?.type === 'array' && isFile(schema.items))
 const isRecord = (schema) => schema && typeof schema === 'object' && !schema.$ref && schema.properties && Object.keys(schema.properties).length > 0
 const pyDoc = (text) => String(text).replace(/\s+/g, ' ').replace(/\\/g, '\\\\').replace(/"""/g, '\\"\\"\\"').trim()
 
@@ -160,9 +161,11 @@ function operations(document, models) {
       const jsonSchema = media['application/json']?.schema
       const resolved = jsonSchema ? models.resolve(jsonSchema) : undefined
       const pageItems = resolved?.properties?.items && resolved?.properties?.pagination ? resolved.properties.items : undefined
-      const response = successCode === '204' || Object.keys(media).length === 0 ? 'empty' : pageItems ? 'page' : jsonSchema ? 'json' : 'text'
+      const textual = Object.keys(media).every((type) => /^text\/|json|ndjson|csv|xml/.test(type))
+      const response = successCode === '204' || Object.keys(media).length === 0 ? 'empty' : pageItems ? 'page' : jsonSchema ? 'json' : textual ? 'text' : 'bytes'
       const bodySpec = op.requestBody ? models.resolve(op.requestBody) : undefined
       const bodySchema = bodySpec?.content?.['application/json']?.schema
+      const formSchema = bodySpec?.content?.['multipart/form-data']?.schema
       ops.push({
         id: op.operationId,
         summary: op.summary,
@@ -178,7 +181,8 @@ function operations(document, models) {
         pageItems,
         jsonSchema,
         // Credentials accepted as headers (the token exchange) make the body optional, whatever the document says.
-        body: bodySchema ? { schema: bodySchema, required: bodySpec.required === true && !params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-api-key') } : undefined,
+        body: bodySchema ? { schema: bodySchema, required: bodySpec.required === true && !formSchema && !params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'x-api-key') } : undefined,
+        form: formSchema ? models.resolve(formSchema) : undefined,
         ...place(op.operationId, path),
       })
     }
@@ -235,7 +239,12 @@ function renderMethod(op, models, isAsync, name, variant) {
       bodyExpr = op.response === 'page' ? 'dict(body or {})' : 'body'
     }
   }
+  // A multipart upload: file fields positional (optional when the operation also takes JSON), the rest keywords.
+  const formFields = Object.entries(op.form?.properties ?? {}).map(([key, prop]) => ({ key, prop: models.resolve(prop), file: isFile(models.resolve(prop)) }))
+  const fileFields = formFields.filter((f) => f.file)
+  for (const f of fileFields) sig.push(op.body ? `${pyName(f.key)}: Optional[FileInput] = None` : `${pyName(f.key)}: FileInput`)
   sig.push('*')
+  for (const f of formFields.filter((f) => !f.file)) sig.push(`${pyName(f.key)}: Optional[${models.type(f.prop, `${pascalId}${pascal(f.key)}`)}] = None`)
   const query = op.query.filter((p) => !(variant === 'all' && (p.name === 'page_after' || p.name === 'page_limit')))
   if (variant === 'all' && op.query.some((p) => p.name === 'page_limit')) sig.push('page_size: Optional[int] = None')
   for (const p of query) sig.push(`${pyName(p.name)}: Optional[${models.type(p.schema, `${pascalId}${pascal(p.name)}`)}] = None`)
@@ -250,9 +259,16 @@ function renderMethod(op, models, isAsync, name, variant) {
   let returns
   if (op.response === 'page') returns = models.type(op.pageItems.items ?? {}, `${pascalId}Item`)
   else if (op.response === 'json') returns = models.type(op.jsonSchema, `${pascalId}Result`)
-  else returns = op.response === 'text' ? 'str' : 'None'
+  else returns = op.response === 'text' ? 'str' : op.response === 'bytes' ? 'bytes' : 'None'
   const doc = `        """${pyDoc(op.summary ?? op.id)}${variant === 'all' ? ': every record, page after page' : ''}."""\n`.replace('..', '.')
-  const call = `self._t.${variant === 'all' ? 'iterate' : 'call'}(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, ${variant === 'all' && op.body ? `body=${bodyExpr}` : `body=${bodyExpr}`}, options=${options})`
+  let form = ''
+  if (fileFields.length > 0) {
+    const files = `{${fileFields.map((f) => `${JSON.stringify(f.key)}: ${pyName(f.key)}`).join(', ')}}`
+    const fields = `{${formFields.filter((f) => !f.file).map((f) => `${JSON.stringify(f.key)}: ${pyName(f.key)}`).join(', ')}}`
+    const sent = op.body ? `${fileFields.map((f) => `${pyName(f.key)} is not None`).join(' or ')}` : 'True'
+    form = sent === 'True' ? `, files=${files}, data=${fields}` : `, files=${files} if ${sent} else None, data=${fields}`
+  }
+  const call = `self._t.${variant === 'all' ? 'iterate' : 'call'}(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, body=${bodyExpr}${form}, options=${options})`
   if (variant === 'all') {
     const iterType = isAsync ? `AsyncIterator[${returns}]` : `Iterator[${returns}]`
     return `    def ${name}(${sig.join(', ')}) -> ${iterType}:\n${doc}        return ${call}\n`
@@ -355,7 +371,7 @@ export function renderPython(rawDocument) {
   const resources = `${HEADER}"""One namespace per family of the API, for \`Client\` and \`AsyncClient\`."""\n` +
     'from __future__ import annotations\n\n' +
     'from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast\n\n' +
-    'from ._core import AsyncTransport, CallOptions, Operation, Page, SyncTransport\n' +
+    'from ._core import AsyncTransport, CallOptions, FileInput, Operation, Page, SyncTransport\n' +
     `from .models import (  # noqa: F401\n${modelNames.map((n) => `    ${n},`).join('\n')}\n)\n\n` +
     '\n' +
     renderOperations(ops) + '\n\n' + sync + '\n\n' + async_

@@ -129,6 +129,7 @@ class Seen:
     method: str
     path: str
     headers: Dict[str, str]
+    body: bytes = b""
 
 
 @dataclass
@@ -161,7 +162,7 @@ def _handler(proxy: FaultProxy, upstream_client: httpx.Client) -> type:
         def _any(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
-            seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()})
+            seen = Seen(self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
             with lock:
                 proxy.requests.append(seen)
                 index = len(proxy.requests) - 1
