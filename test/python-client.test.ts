@@ -139,6 +139,9 @@ describe('Python client generator', () => {
       '/api/v1/integration/evidence/{id}/content': {
         get: { operationId: 'getEvidenceContent', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], responses: { 200: { content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } } },
       },
+      '/api/v1/integration/events': {
+        get: { operationId: 'streamEvents', parameters: [{ in: 'query', name: 'type', schema: { type: 'string' } }], responses: { 200: { content: { 'text/event-stream': { schema: { type: 'string' } } } } } },
+      },
       '/api/v1/integration/use_cases/{id}/models/{model_id}': {
         delete: { operationId: 'unlinkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }, { in: 'path', name: 'model_id', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'Unlinked.' } } },
       },
@@ -174,6 +177,13 @@ describe('Python client generator', () => {
     expect(resources).toContain('body=body, files={"file": file} if file is not None else None, data={"title": title},')
     expect(resources).toContain('"getEvidenceContent": Operation("GET", "/evidence/{id}/content", "bytes"),')
     expect(resources).toMatch(/class EvidenceContent:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
+  })
+
+  it('reads event streams as iterators of events, resumable by Last-Event-ID', () => {
+    const resources = files['_resources.py']
+    expect(resources).toContain('def stream(self, *, type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> Iterator[Event]:')
+    expect(resources).toContain('-> AsyncIterator[Event]:')
+    expect(resources).toContain('return self._t.events("streamEvents", (), query={"type": type}, last_event_id=last_event_id,')
   })
 
   it.skipIf(pythonSkipReason() !== undefined)('renders Python that runs (models) and parses (namespaces)', () => {

@@ -1,6 +1,6 @@
 """Python client for the AI governance integration service."""
 from ._client import AsyncClient, Client
-from ._core import Page, Record, etag_of
+from ._core import Event, Page, Record, etag_of
 from .errors import (
     AigovError,
     AlreadyExistsError,
@@ -26,6 +26,7 @@ __all__ = [
     "Client",
     "ConflictError",
     "ConnectionError",
+    "Event",
     "NotFoundError",
     "NotModified",
     "Page",

@@ -105,6 +105,49 @@ class Record(Dict[str, Any]):
     etag: Optional[str] = None
 
 
+@dataclass
+class Event:
+    """One server-sent event: ``data`` is the parsed JSON when it is JSON, else the text."""
+
+    id: Optional[str]
+    event: str
+    data: Any
+
+
+class _EventParser:
+    """Server-sent events from lines (the text/event-stream format), remembering the last id."""
+
+    def __init__(self, last_event_id: Optional[str]) -> None:
+        self.last_event_id = last_event_id
+        self._event = "message"
+        self._data: List[str] = []
+
+    def feed(self, line: str) -> Optional[Event]:
+        if line == "":
+            if not self._data:
+                self._event = "message"
+                return None
+            text = "\n".join(self._data)
+            try:
+                data: Any = json.loads(text)
+            except ValueError:
+                data = text
+            event = Event(self.last_event_id, self._event, data)
+            self._event, self._data = "message", []
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self.last_event_id = value
+        return None
+
+
 def etag_of(value: object) -> Optional[str]:
     """The ETag of the answer a record or page came from (``None`` when the service sent none)."""
     etag = getattr(value, "etag", None)
@@ -308,7 +351,7 @@ class Engine:
             extra_headers = {"x-api-key": self.settings.api_key, **(extra_headers or {})}
         request = self.request(op, path_args, query, body, opts, extra_headers, files, data)
         retriable = op.method in ("GET", "PUT", "DELETE") or op.idempotency_key or operation_id == "createToken"
-        max_retries = opts.max_retries if opts.max_retries is not None else self.settings.max_retries
+        max_retries = self.retries(opts)
         exchanged = self.settings.access_token is None
         refreshed = False
         attempt = 0
@@ -340,6 +383,17 @@ class Engine:
                 raise failure
             assert response is not None
             return read(op, response)
+
+    def retries(self, options: CallOptions) -> int:
+        return options.max_retries if options.max_retries is not None else self.settings.max_retries
+
+    def stream_request(self, operation_id: str, path_args: Sequence[str], query: Optional[Mapping[str, Any]], last_event_id: Optional[str], options: CallOptions, token: str) -> _Request:
+        """The request that opens (or resumes, from ``last_event_id``) an event stream."""
+        op = self.operations[operation_id]
+        extra = {"accept": "text/event-stream", "authorization": f"Bearer {token}"}
+        if last_event_id is not None:
+            extra["last-event-id"] = last_event_id
+        return self.request(op, path_args, query, None, options, extra)
 
     def retry_delay(self, attempt: int, retry_after: Optional[float]) -> Optional[float]:
         """Exponential backoff with jitter; a Retry-After above ``max_retry_delay`` gives the error back instead."""
@@ -440,6 +494,30 @@ class SyncTransport:
                 return
             cursor = page.next_cursor
 
+    def events(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, last_event_id: Optional[str] = None, options: Optional[CallOptions] = None) -> Iterator[Event]:
+        """A server-sent event stream; a dropped connection resumes from the last event id (``max_retries`` in a row)."""
+        opts = options or CallOptions()
+        parser = _EventParser(last_event_id)
+        failures = 0
+        while True:
+            request = self.engine.stream_request(operation_id, path_args, query, parser.last_event_id, opts, self.token())
+            try:
+                with self.http.stream(request.method, request.url, headers=request.headers, timeout=httpx.Timeout(request.timeout, read=None)) as response:
+                    if response.status_code >= 300:
+                        response.read()
+                        read(self.engine.operations[operation_id], response)
+                    failures = 0
+                    for line in response.iter_lines():
+                        event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
+                        if event is not None:
+                            yield event
+                return
+            except (httpx.HTTPError, httpx.StreamError, OSError) as err:
+                failures += 1
+                if failures > self.engine.retries(opts):
+                    raise _transport_error(err, request) from None
+                time.sleep(self.engine.retry_delay(failures - 1, None) or 0.0)
+
     def token(self, stale: Optional[str] = None) -> str:
         current = self.engine.need_exchange()
         if current is not None and current != stale:
@@ -511,6 +589,30 @@ class AsyncTransport:
             if not page.has_more or page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+    async def events(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, last_event_id: Optional[str] = None, options: Optional[CallOptions] = None) -> AsyncIterator[Event]:
+        """A server-sent event stream; a dropped connection resumes from the last event id (``max_retries`` in a row)."""
+        opts = options or CallOptions()
+        parser = _EventParser(last_event_id)
+        failures = 0
+        while True:
+            request = self.engine.stream_request(operation_id, path_args, query, parser.last_event_id, opts, await self.token())
+            try:
+                async with self.http.stream(request.method, request.url, headers=request.headers, timeout=httpx.Timeout(request.timeout, read=None)) as response:
+                    if response.status_code >= 300:
+                        await response.aread()
+                        read(self.engine.operations[operation_id], response)
+                    failures = 0
+                    async for line in response.aiter_lines():
+                        event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
+                        if event is not None:
+                            yield event
+                return
+            except (httpx.HTTPError, httpx.StreamError, OSError) as err:
+                failures += 1
+                if failures > self.engine.retries(opts):
+                    raise _transport_error(err, request) from None
+                await asyncio.sleep(self.engine.retry_delay(failures - 1, None) or 0.0)
 
     async def token(self, stale: Optional[str] = None) -> str:
         current = self.engine.need_exchange()

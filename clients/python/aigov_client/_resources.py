@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast
 
-from ._core import AsyncTransport, CallOptions, FileInput, Operation, Page, SyncTransport
+from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport
 from .models import (  # noqa: F401
     ApplyPolicyPackBody,
     AttachUseCaseQuestionnaireBody,

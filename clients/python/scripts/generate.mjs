@@ -162,7 +162,7 @@ function operations(document, models) {
       const resolved = jsonSchema ? models.resolve(jsonSchema) : undefined
       const pageItems = resolved?.properties?.items && resolved?.properties?.pagination ? resolved.properties.items : undefined
       const textual = Object.keys(media).every((type) => /^text\/|json|ndjson|csv|xml/.test(type))
-      const response = successCode === '204' || Object.keys(media).length === 0 ? 'empty' : pageItems ? 'page' : jsonSchema ? 'json' : textual ? 'text' : 'bytes'
+      const response = successCode === '204' || Object.keys(media).length === 0 ? 'empty' : 'text/event-stream' in media ? 'events' : pageItems ? 'page' : jsonSchema ? 'json' : textual ? 'text' : 'bytes'
       const bodySpec = op.requestBody ? models.resolve(op.requestBody) : undefined
       const bodySchema = bodySpec?.content?.['application/json']?.schema
       const formSchema = bodySpec?.content?.['multipart/form-data']?.schema
@@ -256,6 +256,12 @@ function renderMethod(op, models, isAsync, name, variant) {
   const queryExpr = queryItems.length ? `{${queryItems.join(', ')}}` : 'None'
   const options = `CallOptions(timeout, max_retries, headers, ${op.idempotencyKey ? 'idempotency_key' : 'None'}, ${op.notModified && variant !== 'all' ? 'if_none_match' : 'None'})`
 
+  if (op.response === 'events') {
+    const doc = `        """${pyDoc(op.summary ?? op.id)}: events as they happen, resumed after a dropped connection."""\n`.replace('..', '.')
+    const streamSig = [...sig.filter((p) => !p.startsWith('if_none_match') && !p.startsWith('idempotency_key')), 'last_event_id: Optional[str] = None']
+    const iterType = isAsync ? 'AsyncIterator[Event]' : 'Iterator[Event]'
+    return `    def ${name}(${streamSig.join(', ')}) -> ${iterType}:\n${doc}        return self._t.events(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))\n`
+  }
   let returns
   if (op.response === 'page') returns = models.type(op.pageItems.items ?? {}, `${pascalId}Item`)
   else if (op.response === 'json') returns = models.type(op.jsonSchema, `${pascalId}Result`)
@@ -371,7 +377,7 @@ export function renderPython(rawDocument) {
   const resources = `${HEADER}"""One namespace per family of the API, for \`Client\` and \`AsyncClient\`."""\n` +
     'from __future__ import annotations\n\n' +
     'from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast\n\n' +
-    'from ._core import AsyncTransport, CallOptions, FileInput, Operation, Page, SyncTransport\n' +
+    'from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport\n' +
     `from .models import (  # noqa: F401\n${modelNames.map((n) => `    ${n},`).join('\n')}\n)\n\n` +
     '\n' +
     renderOperations(ops) + '\n\n' + sync + '\n\n' + async_

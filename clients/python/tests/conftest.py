@@ -173,7 +173,10 @@ def _handler(proxy: FaultProxy, upstream_client: httpx.Client) -> type:
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("content-length", str(len(payload)))
+                if "content-length" not in headers:
+                    self.send_header("content-length", str(len(payload)))
+                else:
+                    self.close_connection = True  # a longer announced length: the answer is cut short
                 self.end_headers()
                 self.wfile.write(payload)
                 return
