@@ -39,7 +39,7 @@ from .models import (  # noqa: F401
     GetSystemResult,
     GetSystemResultFeatures,
     GetUseCaseWorkflowResult,
-    GetUseCaseWorkflowResultStage,
+    GetUseCaseWorkflowResultWorkflowStage,
     LinkUseCaseRiskScenarioBody,
     ListApiKeysItem,
     ListAuditLogsItem,
@@ -62,6 +62,7 @@ from .models import (  # noqa: F401
     ListUseCaseRiskScenariosItem,
     ListUseCaseVendorsItem,
     ListUseCasesItem,
+    ListWorkflowStagesItem,
     PingResult,
     Problem,
     ProblemErrorsItem,
@@ -351,11 +352,11 @@ class WorkflowStages:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[GetUseCaseWorkflowResultStage]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListWorkflowStagesItem]:
         """List workflow stages in workflow order."""
-        return cast("Page[GetUseCaseWorkflowResultStage]", self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[ListWorkflowStagesItem]", self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[GetUseCaseWorkflowResultStage]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListWorkflowStagesItem]:
         """List workflow stages in workflow order: every record, page after page."""
         return self._t.iterate("listWorkflowStages", (), query={"page_limit": page_size, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1123,11 +1124,11 @@ class AsyncWorkflowStages:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[GetUseCaseWorkflowResultStage]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListWorkflowStagesItem]:
         """List workflow stages in workflow order."""
-        return cast("Page[GetUseCaseWorkflowResultStage]", await self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[ListWorkflowStagesItem]", await self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[GetUseCaseWorkflowResultStage]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListWorkflowStagesItem]:
         """List workflow stages in workflow order: every record, page after page."""
         return self._t.iterate("listWorkflowStages", (), query={"page_limit": page_size, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 

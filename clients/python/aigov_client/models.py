@@ -198,6 +198,8 @@ class CreateUseCaseBody(_CreateUseCaseBodyRequired, total=False):
     source: Optional[str]
     owner: Optional[str]
     creator_id: Optional[str]
+    #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+    questionnaire_ids: List[str]
 
 
 class _CreateVendorBodyRequired(TypedDict):
@@ -327,26 +329,19 @@ class GetSystemResultFeatures(TypedDict):
 
 class GetUseCaseWorkflowResult(TypedDict):
     #: The stage the use case is in (null only for a use case not yet placed in the workflow).
-    stage: Optional[GetUseCaseWorkflowResultStage]
-    #: assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected.
-    step: Optional[Literal["assessment", "evidence_collection", "clear", "rejected"]]
-    #: Why it was rejected, while `step` is `rejected`.
+    workflow_stage: Optional[GetUseCaseWorkflowResultWorkflowStage]
+    #: assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`.
+    workflow_stage_step: Optional[Literal["assessment", "evidence_collection", "clear", "rejected"]]
+    #: Why it was rejected, while `workflow_stage_step` is `rejected`.
     rejection_reason: Optional[str]
 
 
-class GetUseCaseWorkflowResultStage(TypedDict):
+class GetUseCaseWorkflowResultWorkflowStage(TypedDict):
     id: str
     name: str
-    description: Optional[str]
     #: `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
     type: Literal["start", "intermediate", "end"]
     position: int
-    #: Use cases in this stage go through the `assessment` step.
-    assessment_required: bool
-    #: Use cases in this stage go through the `evidence_collection` step.
-    evidence_collection_required: bool
-    created_at: str
-    updated_at: str
 
 
 class _LinkUseCaseRiskScenarioBodyRequired(TypedDict):
@@ -616,6 +611,21 @@ class ListUseCaseVendorsItem(TypedDict):
     updated_at: str
 
 
+class ListWorkflowStagesItem(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    #: `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
+    type: Literal["start", "intermediate", "end"]
+    position: int
+    #: Use cases in this stage go through the `assessment` step.
+    assessment_required: bool
+    #: Use cases in this stage go through the `evidence_collection` step.
+    evidence_collection_required: bool
+    created_at: str
+    updated_at: str
+
+
 class PingResult(TypedDict):
     message: Literal["pong"]
     tenant: str
@@ -626,7 +636,7 @@ class _ProblemRequired(TypedDict):
     type: str
     title: str
     status: int
-    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "payload_too_large", "unsupported_media_type", "validation_failed", "rate_limited", "internal", "unavailable"]
+    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "payload_too_large", "unsupported_media_type", "validation_failed", "already_exists", "rate_limited", "internal", "unavailable"]
     detail: str
     instance: str
     request_id: str
@@ -643,6 +653,8 @@ class Problem(_ProblemRequired, total=False):
     remaining: int
     #: 429 only: when the window resets.
     reset_time: str
+    #: `already_exists` only: the id of the record that already has this name or key.
+    existing_id: str
 
 
 class ProblemErrorsItem(TypedDict):
@@ -726,6 +738,8 @@ class UpdateUseCaseBody(TypedDict, total=False):
     source: Optional[str]
     owner: Optional[str]
     creator_id: Optional[str]
+    #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+    questionnaire_ids: List[str]
 
 
 class UpdateUseCaseControlBody(TypedDict, total=False):

@@ -46,7 +46,7 @@ def test_crud_and_sub_resources(service: Service) -> None:
         assert [m["id"] for m in linked.items] == [model["id"]] and linked.has_more is False
         client.use_cases(created["id"]).models.unlink(model["id"])
         assert client.use_cases(created["id"]).models.list().items == []
-        assert client.use_cases(created["id"]).workflow.get()["step"] == "assessment"
+        assert client.use_cases(created["id"]).workflow.get()["workflow_stage_step"] == "assessment"
         assert client.system.ping()["tenant"] == service.tenant
         assert client.health.live()["message"] is True
         assert "use_case.created" in client.audit_logs.export(format="ndjson")
@@ -72,13 +72,10 @@ def test_errors_are_typed_and_carry_the_problem(service: Service) -> None:
     with client_for(service) as client:
         name = unique("Duplicate")
         first = client.risk_types.create({"name": name})
-        # DESIGN.md asks for 422 `already_exists` with `existing_id`; the service still answers 409 `conflict`.
-        with pytest.raises((AlreadyExistsError, ConflictError)) as duplicate:
-            client.risk_types.create({"name": name})
-        if isinstance(duplicate.value, AlreadyExistsError):
-            assert duplicate.value.existing_id == first["id"]
-        else:
-            assert duplicate.value.status_code == 409 and name in duplicate.value.message
+        with pytest.raises(AlreadyExistsError) as duplicate:
+            client.risk_types.create({"name": name.upper()})
+        assert duplicate.value.status_code == 422 and duplicate.value.existing_id == first["id"]
+        assert duplicate.value.code == "already_exists" and isinstance(duplicate.value, ApiError)
         with pytest.raises(ValidationError) as invalid:
             client.use_cases.create({"name": "x", "unknown_field": 1})  # type: ignore[typeddict-unknown-key]
         assert invalid.value.status_code == 422 and invalid.value.error_details["errors"]
