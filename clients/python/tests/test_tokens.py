@@ -11,7 +11,7 @@ import pytest
 from aigov_client import AsyncClient, AuthenticationError, Client
 from aigov_client._core import DEFAULT_TOKEN_LIFETIME, _TokenCache
 
-from conftest import FaultProxy, Seen, Service
+from conftest import FaultProxy, Service
 
 
 def exchanges(proxy: FaultProxy) -> int:
