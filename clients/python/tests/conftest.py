@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, Union, cast
 
 import httpx
 import pytest
@@ -167,8 +167,8 @@ def _handler(proxy: FaultProxy, upstream_client: httpx.Client) -> type:
                 proxy.requests.append(seen)
                 index = len(proxy.requests) - 1
             action = proxy.decide(seen, index)
-            if isinstance(action, tuple) and isinstance(action[0], int):
-                status, headers, text = action  # type: ignore[misc]
+            if isinstance(action, tuple) and len(action) == 3:
+                status, headers, text = cast(Tuple[int, Dict[str, str], str], action)
                 payload = text.encode()
                 self.send_response(status)
                 for name, value in headers.items():
@@ -180,8 +180,8 @@ def _handler(proxy: FaultProxy, upstream_client: httpx.Client) -> type:
                 self.end_headers()
                 self.wfile.write(payload)
                 return
-            if isinstance(action, tuple) and action[0] == "delay":
-                time.sleep(float(action[1]))
+            if isinstance(action, tuple) and len(action) == 2:
+                time.sleep(cast(Tuple[str, float], action)[1])
             forward = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection", "content-length")}
             upstream = upstream_client.request(self.command, proxy.target + self.path, headers=forward, content=body, timeout=30)
             if action == "drop":

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+from email.message import EmailMessage
 from pathlib import Path
+from typing import cast
 
 from aigov_client._core import Engine, Operation, SyncTransport, settings_from
 
@@ -32,9 +34,9 @@ def test_a_file_is_sent_as_multipart_and_resent_identically_on_a_retry(proxy: Fa
     assert answer == {"id": "ev_1"}
     first, second = proxy.requests
     assert first.body == second.body and first.headers["idempotency-key"] == second.headers["idempotency-key"]
-    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+    message = cast(EmailMessage, email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
         f"content-type: {first.headers['content-type']}\r\n\r\n".encode() + first.body
-    )
+    ))
     parts = {part.get_param("name", header="content-disposition"): part for part in message.iter_parts()}
     assert set(parts) == {"file", "title"}
     assert parts["file"].get_filename() == "model card.pdf" and parts["file"].get_content_type() == "application/pdf"
