@@ -320,8 +320,9 @@ function namespaceTree(ops) {
   return root
 }
 
+// The suffix keeps namespace classes apart from the models (`GovernanceSummary` is both a family and a record).
 function className(node, isAsync) {
-  const base = node.chain.length === 0 ? 'Resources' : `${pascal(node.chain.join('_'))}${node.isItem ? 'Item' : ''}`
+  const base = node.chain.length === 0 ? 'Resources' : `${pascal(node.chain.join('_'))}${node.isItem ? 'Item' : ''}Resource`
   return `${isAsync ? 'Async' : ''}${base}`
 }
 
@@ -374,6 +375,8 @@ export function renderPython(rawDocument) {
   const sync = renderNamespaces(tree, models, false)
   const async_ = renderNamespaces(tree, models, true)
   const modelNames = [...new Set(models.defs.map((d) => d.name))].sort()
+  const clash = modelNames.find((name) => new RegExp(`^class (Async)?${name}:`, 'm').test(sync + async_))
+  if (clash) throw new Error(`${clash} names both a model and a namespace class`)
   const resources = `${HEADER}"""One namespace per family of the API, for \`Client\` and \`AsyncClient\`."""\n` +
     'from __future__ import annotations\n\n' +
     'from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast\n\n' +
