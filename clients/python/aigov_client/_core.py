@@ -357,7 +357,8 @@ class Engine:
         attempt = 0
         while True:
             bearer: Optional[str] = None
-            if not op.public:
+            # The exchange itself never waits for a token (it would wait for itself under the exchange lock).
+            if not op.public and operation_id != "createToken":
                 bearer = yield _NeedToken()
                 request.headers["authorization"] = f"Bearer {bearer}"
             failure: Optional[AigovError] = None

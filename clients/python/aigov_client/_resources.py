@@ -186,26 +186,26 @@ class Resources:
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.health = Health(transport, args)
-        self.auth = Auth(transport, args)
-        self.system = System(transport, args)
-        self.api_keys = ApiKeys(transport, args)
-        self.use_cases = UseCases(transport, args)
-        self.audit_logs = AuditLogs(transport, args)
-        self.models = Models(transport, args)
-        self.vendors = Vendors(transport, args)
-        self.risk_types = RiskTypes(transport, args)
-        self.risk_scenarios = RiskScenarios(transport, args)
-        self.workflow_stages = WorkflowStages(transport, args)
-        self.policy_control_bases = PolicyControlBases(transport, args)
-        self.policy_control_versions = PolicyControlVersions(transport, args)
-        self.policy_controls = PolicyControls(transport, args)
-        self.policy_packs = PolicyPacks(transport, args)
-        self.questionnaires = Questionnaires(transport, args)
-        self.governance_summary = GovernanceSummary(transport, args)
+        self.health = HealthResource(transport, args)
+        self.auth = AuthResource(transport, args)
+        self.system = SystemResource(transport, args)
+        self.api_keys = ApiKeysResource(transport, args)
+        self.use_cases = UseCasesResource(transport, args)
+        self.audit_logs = AuditLogsResource(transport, args)
+        self.models = ModelsResource(transport, args)
+        self.vendors = VendorsResource(transport, args)
+        self.risk_types = RiskTypesResource(transport, args)
+        self.risk_scenarios = RiskScenariosResource(transport, args)
+        self.workflow_stages = WorkflowStagesResource(transport, args)
+        self.policy_control_bases = PolicyControlBasesResource(transport, args)
+        self.policy_control_versions = PolicyControlVersionsResource(transport, args)
+        self.policy_controls = PolicyControlsResource(transport, args)
+        self.policy_packs = PolicyPacksResource(transport, args)
+        self.questionnaires = QuestionnairesResource(transport, args)
+        self.governance_summary = GovernanceSummaryResource(transport, args)
 
 
-class GovernanceSummary:
+class GovernanceSummaryResource:
     """`client.governance_summary`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -217,7 +217,7 @@ class GovernanceSummary:
         return cast("GetGovernanceSummaryResult", self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class Questionnaires:
+class QuestionnairesResource:
     """`client.questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -241,7 +241,7 @@ class Questionnaires:
         return cast("ListQuestionnairesItem", self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class PolicyPacks:
+class PolicyPacksResource:
     """`client.policy_packs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -265,7 +265,7 @@ class PolicyPacks:
         return cast("ListPolicyPacksItem", self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class PolicyControls:
+class PolicyControlsResource:
     """`client.policy_controls`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -285,7 +285,7 @@ class PolicyControls:
         return cast("ListPolicyControlsItem", self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class PolicyControlVersions:
+class PolicyControlVersionsResource:
     """`client.policy_control_versions`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -317,7 +317,7 @@ class PolicyControlVersions:
         return cast("ListPolicyControlVersionsItem", self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
-class PolicyControlBases:
+class PolicyControlBasesResource:
     """`client.policy_control_bases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -345,7 +345,7 @@ class PolicyControlBases:
         return cast("ListPolicyControlBasesItem", self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class WorkflowStages:
+class WorkflowStagesResource:
     """`client.workflow_stages`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -377,7 +377,7 @@ class WorkflowStages:
         self._t.call("deleteWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class RiskScenarios:
+class RiskScenariosResource:
     """`client.risk_scenarios`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -409,7 +409,7 @@ class RiskScenarios:
         self._t.call("deleteRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class RiskTypes:
+class RiskTypesResource:
     """`client.risk_types`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -441,16 +441,16 @@ class RiskTypes:
         self._t.call("deleteRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class Vendors:
+class VendorsResource:
     """`client.vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> VendorsItem:
+    def __call__(self, id: str) -> VendorsItemResource:
         """The sub-resources of one record."""
-        return VendorsItem(self._t, self._args + (id,))
+        return VendorsItemResource(self._t, self._args + (id,))
 
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
         """List vendors."""
@@ -477,17 +477,17 @@ class Vendors:
         self._t.call("deleteVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class VendorsItem:
+class VendorsItemResource:
     """`client.vendors(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.use_cases = VendorsUseCases(transport, args)
-        self.models = VendorsModels(transport, args)
+        self.use_cases = VendorsUseCasesResource(transport, args)
+        self.models = VendorsModelsResource(transport, args)
 
 
-class VendorsModels:
+class VendorsModelsResource:
     """`client.vendors(id).models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -503,7 +503,7 @@ class VendorsModels:
         return self._t.iterate("listVendorModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class VendorsUseCases:
+class VendorsUseCasesResource:
     """`client.vendors(id).use_cases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -519,16 +519,16 @@ class VendorsUseCases:
         return self._t.iterate("listVendorUseCases", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class Models:
+class ModelsResource:
     """`client.models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> ModelsItem:
+    def __call__(self, id: str) -> ModelsItemResource:
         """The sub-resources of one record."""
-        return ModelsItem(self._t, self._args + (id,))
+        return ModelsItemResource(self._t, self._args + (id,))
 
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
         """List models."""
@@ -555,17 +555,17 @@ class Models:
         self._t.call("deleteModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class ModelsItem:
+class ModelsItemResource:
     """`client.models(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.vendors = ModelsVendors(transport, args)
-        self.questionnaires = ModelsQuestionnaires(transport, args)
+        self.vendors = ModelsVendorsResource(transport, args)
+        self.questionnaires = ModelsQuestionnairesResource(transport, args)
 
 
-class ModelsQuestionnaires:
+class ModelsQuestionnairesResource:
     """`client.models(id).questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -593,7 +593,7 @@ class ModelsQuestionnaires:
         self._t.call("detachModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class ModelsVendors:
+class ModelsVendorsResource:
     """`client.models(id).vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -617,7 +617,7 @@ class ModelsVendors:
         self._t.call("unlinkModelVendor", (self._args[0], vendor_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AuditLogs:
+class AuditLogsResource:
     """`client.audit_logs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -653,16 +653,16 @@ class AuditLogs:
         return cast("ListAuditLogsItem", self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class UseCases:
+class UseCasesResource:
     """`client.use_cases`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> UseCasesItem:
+    def __call__(self, id: str) -> UseCasesItemResource:
         """The sub-resources of one record."""
-        return UseCasesItem(self._t, self._args + (id,))
+        return UseCasesItemResource(self._t, self._args + (id,))
 
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
         """List use cases."""
@@ -689,22 +689,22 @@ class UseCases:
         self._t.call("deleteUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class UseCasesItem:
+class UseCasesItemResource:
     """`client.use_cases(id)`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.models = UseCasesModels(transport, args)
-        self.vendors = UseCasesVendors(transport, args)
-        self.risk_scenarios = UseCasesRiskScenarios(transport, args)
-        self.workflow = UseCasesWorkflow(transport, args)
-        self.policy_packs = UseCasesPolicyPacks(transport, args)
-        self.controls = UseCasesControls(transport, args)
-        self.questionnaires = UseCasesQuestionnaires(transport, args)
+        self.models = UseCasesModelsResource(transport, args)
+        self.vendors = UseCasesVendorsResource(transport, args)
+        self.risk_scenarios = UseCasesRiskScenariosResource(transport, args)
+        self.workflow = UseCasesWorkflowResource(transport, args)
+        self.policy_packs = UseCasesPolicyPacksResource(transport, args)
+        self.controls = UseCasesControlsResource(transport, args)
+        self.questionnaires = UseCasesQuestionnairesResource(transport, args)
 
 
-class UseCasesQuestionnaires:
+class UseCasesQuestionnairesResource:
     """`client.use_cases(id).questionnaires`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -732,7 +732,7 @@ class UseCasesQuestionnaires:
         self._t.call("detachUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class UseCasesControls:
+class UseCasesControlsResource:
     """`client.use_cases(id).controls`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -756,7 +756,7 @@ class UseCasesControls:
         return cast("ListUseCaseControlsItem", self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class UseCasesPolicyPacks:
+class UseCasesPolicyPacksResource:
     """`client.use_cases(id).policy_packs`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -784,7 +784,7 @@ class UseCasesPolicyPacks:
         self._t.call("removePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class UseCasesWorkflow:
+class UseCasesWorkflowResource:
     """`client.use_cases(id).workflow`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -808,7 +808,7 @@ class UseCasesWorkflow:
         return cast("GetUseCaseWorkflowResult", self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
-class UseCasesRiskScenarios:
+class UseCasesRiskScenariosResource:
     """`client.use_cases(id).risk_scenarios`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -832,7 +832,7 @@ class UseCasesRiskScenarios:
         self._t.call("unlinkUseCaseRiskScenario", (self._args[0], risk_scenario_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class UseCasesVendors:
+class UseCasesVendorsResource:
     """`client.use_cases(id).vendors`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -856,7 +856,7 @@ class UseCasesVendors:
         self._t.call("unlinkUseCaseVendor", (self._args[0], vendor_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class UseCasesModels:
+class UseCasesModelsResource:
     """`client.use_cases(id).models`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -880,7 +880,7 @@ class UseCasesModels:
         self._t.call("unlinkUseCaseModel", (self._args[0], model_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class ApiKeys:
+class ApiKeysResource:
     """`client.api_keys`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -908,7 +908,7 @@ class ApiKeys:
         self._t.call("revokeApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class System:
+class SystemResource:
     """`client.system`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -924,7 +924,7 @@ class System:
         return cast("PingResult", self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class Auth:
+class AuthResource:
     """`client.auth`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -936,7 +936,7 @@ class Auth:
         return cast("CreateTokenResult", self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class Health:
+class HealthResource:
     """`client.health`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -958,26 +958,26 @@ class AsyncResources:
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.health = AsyncHealth(transport, args)
-        self.auth = AsyncAuth(transport, args)
-        self.system = AsyncSystem(transport, args)
-        self.api_keys = AsyncApiKeys(transport, args)
-        self.use_cases = AsyncUseCases(transport, args)
-        self.audit_logs = AsyncAuditLogs(transport, args)
-        self.models = AsyncModels(transport, args)
-        self.vendors = AsyncVendors(transport, args)
-        self.risk_types = AsyncRiskTypes(transport, args)
-        self.risk_scenarios = AsyncRiskScenarios(transport, args)
-        self.workflow_stages = AsyncWorkflowStages(transport, args)
-        self.policy_control_bases = AsyncPolicyControlBases(transport, args)
-        self.policy_control_versions = AsyncPolicyControlVersions(transport, args)
-        self.policy_controls = AsyncPolicyControls(transport, args)
-        self.policy_packs = AsyncPolicyPacks(transport, args)
-        self.questionnaires = AsyncQuestionnaires(transport, args)
-        self.governance_summary = AsyncGovernanceSummary(transport, args)
+        self.health = AsyncHealthResource(transport, args)
+        self.auth = AsyncAuthResource(transport, args)
+        self.system = AsyncSystemResource(transport, args)
+        self.api_keys = AsyncApiKeysResource(transport, args)
+        self.use_cases = AsyncUseCasesResource(transport, args)
+        self.audit_logs = AsyncAuditLogsResource(transport, args)
+        self.models = AsyncModelsResource(transport, args)
+        self.vendors = AsyncVendorsResource(transport, args)
+        self.risk_types = AsyncRiskTypesResource(transport, args)
+        self.risk_scenarios = AsyncRiskScenariosResource(transport, args)
+        self.workflow_stages = AsyncWorkflowStagesResource(transport, args)
+        self.policy_control_bases = AsyncPolicyControlBasesResource(transport, args)
+        self.policy_control_versions = AsyncPolicyControlVersionsResource(transport, args)
+        self.policy_controls = AsyncPolicyControlsResource(transport, args)
+        self.policy_packs = AsyncPolicyPacksResource(transport, args)
+        self.questionnaires = AsyncQuestionnairesResource(transport, args)
+        self.governance_summary = AsyncGovernanceSummaryResource(transport, args)
 
 
-class AsyncGovernanceSummary:
+class AsyncGovernanceSummaryResource:
     """`client.governance_summary`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -989,7 +989,7 @@ class AsyncGovernanceSummary:
         return cast("GetGovernanceSummaryResult", await self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class AsyncQuestionnaires:
+class AsyncQuestionnairesResource:
     """`client.questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1013,7 +1013,7 @@ class AsyncQuestionnaires:
         return cast("ListQuestionnairesItem", await self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class AsyncPolicyPacks:
+class AsyncPolicyPacksResource:
     """`client.policy_packs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1037,7 +1037,7 @@ class AsyncPolicyPacks:
         return cast("ListPolicyPacksItem", await self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class AsyncPolicyControls:
+class AsyncPolicyControlsResource:
     """`client.policy_controls`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1057,7 +1057,7 @@ class AsyncPolicyControls:
         return cast("ListPolicyControlsItem", await self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class AsyncPolicyControlVersions:
+class AsyncPolicyControlVersionsResource:
     """`client.policy_control_versions`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1089,7 +1089,7 @@ class AsyncPolicyControlVersions:
         return cast("ListPolicyControlVersionsItem", await self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
-class AsyncPolicyControlBases:
+class AsyncPolicyControlBasesResource:
     """`client.policy_control_bases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1117,7 +1117,7 @@ class AsyncPolicyControlBases:
         return cast("ListPolicyControlBasesItem", await self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class AsyncWorkflowStages:
+class AsyncWorkflowStagesResource:
     """`client.workflow_stages`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1149,7 +1149,7 @@ class AsyncWorkflowStages:
         await self._t.call("deleteWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncRiskScenarios:
+class AsyncRiskScenariosResource:
     """`client.risk_scenarios`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1181,7 +1181,7 @@ class AsyncRiskScenarios:
         await self._t.call("deleteRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncRiskTypes:
+class AsyncRiskTypesResource:
     """`client.risk_types`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1213,16 +1213,16 @@ class AsyncRiskTypes:
         await self._t.call("deleteRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncVendors:
+class AsyncVendorsResource:
     """`client.vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> AsyncVendorsItem:
+    def __call__(self, id: str) -> AsyncVendorsItemResource:
         """The sub-resources of one record."""
-        return AsyncVendorsItem(self._t, self._args + (id,))
+        return AsyncVendorsItemResource(self._t, self._args + (id,))
 
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
         """List vendors."""
@@ -1249,17 +1249,17 @@ class AsyncVendors:
         await self._t.call("deleteVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncVendorsItem:
+class AsyncVendorsItemResource:
     """`client.vendors(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.use_cases = AsyncVendorsUseCases(transport, args)
-        self.models = AsyncVendorsModels(transport, args)
+        self.use_cases = AsyncVendorsUseCasesResource(transport, args)
+        self.models = AsyncVendorsModelsResource(transport, args)
 
 
-class AsyncVendorsModels:
+class AsyncVendorsModelsResource:
     """`client.vendors(id).models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1275,7 +1275,7 @@ class AsyncVendorsModels:
         return self._t.iterate("listVendorModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncVendorsUseCases:
+class AsyncVendorsUseCasesResource:
     """`client.vendors(id).use_cases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1291,16 +1291,16 @@ class AsyncVendorsUseCases:
         return self._t.iterate("listVendorUseCases", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncModels:
+class AsyncModelsResource:
     """`client.models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> AsyncModelsItem:
+    def __call__(self, id: str) -> AsyncModelsItemResource:
         """The sub-resources of one record."""
-        return AsyncModelsItem(self._t, self._args + (id,))
+        return AsyncModelsItemResource(self._t, self._args + (id,))
 
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
         """List models."""
@@ -1327,17 +1327,17 @@ class AsyncModels:
         await self._t.call("deleteModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncModelsItem:
+class AsyncModelsItemResource:
     """`client.models(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.vendors = AsyncModelsVendors(transport, args)
-        self.questionnaires = AsyncModelsQuestionnaires(transport, args)
+        self.vendors = AsyncModelsVendorsResource(transport, args)
+        self.questionnaires = AsyncModelsQuestionnairesResource(transport, args)
 
 
-class AsyncModelsQuestionnaires:
+class AsyncModelsQuestionnairesResource:
     """`client.models(id).questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1365,7 +1365,7 @@ class AsyncModelsQuestionnaires:
         await self._t.call("detachModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncModelsVendors:
+class AsyncModelsVendorsResource:
     """`client.models(id).vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1389,7 +1389,7 @@ class AsyncModelsVendors:
         await self._t.call("unlinkModelVendor", (self._args[0], vendor_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncAuditLogs:
+class AsyncAuditLogsResource:
     """`client.audit_logs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1425,16 +1425,16 @@ class AsyncAuditLogs:
         return cast("ListAuditLogsItem", await self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
-class AsyncUseCases:
+class AsyncUseCasesResource:
     """`client.use_cases`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
 
-    def __call__(self, id: str) -> AsyncUseCasesItem:
+    def __call__(self, id: str) -> AsyncUseCasesItemResource:
         """The sub-resources of one record."""
-        return AsyncUseCasesItem(self._t, self._args + (id,))
+        return AsyncUseCasesItemResource(self._t, self._args + (id,))
 
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
         """List use cases."""
@@ -1461,22 +1461,22 @@ class AsyncUseCases:
         await self._t.call("deleteUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncUseCasesItem:
+class AsyncUseCasesItemResource:
     """`client.use_cases(id)`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
-        self.models = AsyncUseCasesModels(transport, args)
-        self.vendors = AsyncUseCasesVendors(transport, args)
-        self.risk_scenarios = AsyncUseCasesRiskScenarios(transport, args)
-        self.workflow = AsyncUseCasesWorkflow(transport, args)
-        self.policy_packs = AsyncUseCasesPolicyPacks(transport, args)
-        self.controls = AsyncUseCasesControls(transport, args)
-        self.questionnaires = AsyncUseCasesQuestionnaires(transport, args)
+        self.models = AsyncUseCasesModelsResource(transport, args)
+        self.vendors = AsyncUseCasesVendorsResource(transport, args)
+        self.risk_scenarios = AsyncUseCasesRiskScenariosResource(transport, args)
+        self.workflow = AsyncUseCasesWorkflowResource(transport, args)
+        self.policy_packs = AsyncUseCasesPolicyPacksResource(transport, args)
+        self.controls = AsyncUseCasesControlsResource(transport, args)
+        self.questionnaires = AsyncUseCasesQuestionnairesResource(transport, args)
 
 
-class AsyncUseCasesQuestionnaires:
+class AsyncUseCasesQuestionnairesResource:
     """`client.use_cases(id).questionnaires`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1504,7 +1504,7 @@ class AsyncUseCasesQuestionnaires:
         await self._t.call("detachUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncUseCasesControls:
+class AsyncUseCasesControlsResource:
     """`client.use_cases(id).controls`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1528,7 +1528,7 @@ class AsyncUseCasesControls:
         return cast("ListUseCaseControlsItem", await self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class AsyncUseCasesPolicyPacks:
+class AsyncUseCasesPolicyPacksResource:
     """`client.use_cases(id).policy_packs`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1556,7 +1556,7 @@ class AsyncUseCasesPolicyPacks:
         await self._t.call("removePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncUseCasesWorkflow:
+class AsyncUseCasesWorkflowResource:
     """`client.use_cases(id).workflow`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1580,7 +1580,7 @@ class AsyncUseCasesWorkflow:
         return cast("GetUseCaseWorkflowResult", await self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
-class AsyncUseCasesRiskScenarios:
+class AsyncUseCasesRiskScenariosResource:
     """`client.use_cases(id).risk_scenarios`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1604,7 +1604,7 @@ class AsyncUseCasesRiskScenarios:
         await self._t.call("unlinkUseCaseRiskScenario", (self._args[0], risk_scenario_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncUseCasesVendors:
+class AsyncUseCasesVendorsResource:
     """`client.use_cases(id).vendors`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1628,7 +1628,7 @@ class AsyncUseCasesVendors:
         await self._t.call("unlinkUseCaseVendor", (self._args[0], vendor_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncUseCasesModels:
+class AsyncUseCasesModelsResource:
     """`client.use_cases(id).models`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1652,7 +1652,7 @@ class AsyncUseCasesModels:
         await self._t.call("unlinkUseCaseModel", (self._args[0], model_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncApiKeys:
+class AsyncApiKeysResource:
     """`client.api_keys`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1680,7 +1680,7 @@ class AsyncApiKeys:
         await self._t.call("revokeApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
-class AsyncSystem:
+class AsyncSystemResource:
     """`client.system`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1696,7 +1696,7 @@ class AsyncSystem:
         return cast("PingResult", await self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class AsyncAuth:
+class AsyncAuthResource:
     """`client.auth`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
@@ -1708,7 +1708,7 @@ class AsyncAuth:
         return cast("CreateTokenResult", await self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
-class AsyncHealth:
+class AsyncHealthResource:
     """`client.health`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:

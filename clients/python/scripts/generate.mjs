@@ -146,6 +146,8 @@ const pyDoc = (text) => String(text).replace(/\s+/g, ' ').replace(/\\/g, '\\\\')
 /** Every operation of the document with its place in the namespaces and the shape of its Python method. */
 function operations(document, models) {
   const ops = []
+  const bearerSchemes = new Set(Object.entries(document.components?.securitySchemes ?? {})
+    .filter(([, scheme]) => scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'bearer').map(([name]) => name))
   for (const [fullPath, item] of Object.entries(document.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method]
@@ -172,7 +174,8 @@ function operations(document, models) {
         method: method.toUpperCase(),
         path,
         root,
-        public: root || (Array.isArray(op.security) && op.security.length === 0),
+        // Public: no bearer token among the operation's own security requirements (the token exchange takes an API key).
+        public: root || (Array.isArray(op.security) && !op.security.some((req) => Object.keys(req).some((name) => bearerSchemes.has(name)))),
         idempotencyKey: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
         notModified: '304' in responses,
         query: params.filter((p) => p.in === 'query'),

@@ -40,6 +40,9 @@ class Service:
     process: subprocess.Popen[bytes]
     directory: str
 
+    def log(self) -> str:
+        return Path(self.directory, "service.log").read_text(errors="replace")
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -73,15 +76,16 @@ def start_services(*envs: Dict[str, str]) -> List[Service]:
                 "RATE_LIMIT_TOKEN_PER_MINUTE": "100000",
                 **env,
             },
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            # A file, not a pipe: nobody reads a pipe during the tests, and a full one would stall the service.
+            stdout=open(Path(directory, "service.log"), "wb"),
+            stderr=subprocess.STDOUT,
         )
         started.append(Service(f"http://127.0.0.1:{port}", API_KEY, TENANT, process, directory))
     deadline = time.monotonic() + 30
     for svc in started:
         while True:
             if svc.process.poll() is not None:
-                raise RuntimeError(f"service exited with {svc.process.returncode}: {svc.process.stderr.read().decode() if svc.process.stderr else ''}")
+                raise RuntimeError(f"service exited with {svc.process.returncode}: {svc.log()}")
             try:
                 if httpx.get(f"{svc.base_url}/livez", timeout=1).status_code == 200:
                     break
