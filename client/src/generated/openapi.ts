@@ -1109,6 +1109,813 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        ApiKey: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "jira-intake",
+         *       "role": "write",
+         *       "expires_at": "2027-06-30T00:00:00Z"
+         *     }
+         */
+        ApiKeyCreate: {
+            /** @example jira-intake */
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            expires_at?: string | null;
+        };
+        ApiKeyCreated: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+            /**
+             * @description The secret. Shown once, never again.
+             * @example sk_4fQ9x2…
+             */
+            key: string;
+        };
+        ApiKeyListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @default false */
+            include_revoked?: boolean;
+        };
+        ApiKeyPage: {
+            items: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        AppliedPolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            due_date: string | null;
+            /** Format: date-time */
+            applied_at: string;
+        };
+        AppliedPolicyPackPage: {
+            items: components["schemas"]["AppliedPolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.
+         * @example {
+         *       "key": "EU-AI-ACT-HIGH-RISK",
+         *       "due_date": "2027-08-02"
+         *     }
+         */
+        ApplyPolicyPack: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+            due_date?: string | null;
+        };
+        AttachedQuestionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example AI-INTAKE+1 */
+            questionnaire_id: string;
+            /** @example Credit scoring */
+            name: string;
+            target: components["schemas"]["QuestionnaireTarget"];
+            /** Format: date-time */
+            attached_at: string;
+        };
+        AttachedQuestionnairePage: {
+            items: components["schemas"]["AttachedQuestionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).
+         * @example {
+         *       "key": "AI-INTAKE"
+         *     }
+         */
+        AttachQuestionnaire: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+        };
+        AuditLog: {
+            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @example use_case.created */
+            action: string;
+            /** @example use_case */
+            resource_type: string;
+            resource_id: string | null;
+            resource_name: string | null;
+            sub_object_type: string | null;
+            sub_object_id: string | null;
+            sub_object_name: string | null;
+            use_case_id: string | null;
+            actor: {
+                /** @enum {unknown} */
+                type: "api_key" | "system";
+                id: string | null;
+                name: string | null;
+            };
+            source: components["schemas"]["SourceEnum"];
+            request_id: string | null;
+            changes: {
+                [key: string]: unknown[];
+            } | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AuditLogExportQuery: {
+            /**
+             * @default ndjson
+             * @enum {unknown}
+             */
+            format?: "ndjson" | "csv";
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogPage: {
+            items: components["schemas"]["AuditLog"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "action": [
+         *         "use_case.created",
+         *         "use_case.updated"
+         *       ],
+         *       "start_time": "2026-11-01T00:00:00Z",
+         *       "page_limit": 100
+         *     }
+         */
+        AuditLogQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditVerification: {
+            /** @description True when every record matches its hash and links to the one before. */
+            ok: boolean;
+            /** @description Records checked. */
+            checked: number;
+            first_bad_id: string | null;
+        };
+        /** @enum {unknown} */
+        ControlStatus: "pending" | "in_progress" | "implemented" | "not_applicable";
+        EvidenceRequirement: {
+            /** @enum {unknown} */
+            type: "text" | "file" | "link" | "metric";
+            description: string;
+            required: boolean;
+        };
+        /** @enum {unknown} */
+        EvidenceType: "text" | "number" | "boolean" | "select" | "file";
+        /**
+         * @example {
+         *       "as_of": "2027-09-01",
+         *       "use_cases": {
+         *         "total": 3,
+         *         "by_risk_level": {
+         *           "high": 1,
+         *           "medium": 1,
+         *           "low": 0,
+         *           "none": 0,
+         *           "unset": 1
+         *         },
+         *         "by_workflow_stage": [
+         *           {
+         *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *             "stage_name": "Intake",
+         *             "position": 0,
+         *             "total": 3,
+         *             "by_step": {
+         *               "assessment": 3
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "controls": {
+         *         "total": 8,
+         *         "by_status": {
+         *           "pending": 5,
+         *           "in_progress": 1,
+         *           "implemented": 2,
+         *           "not_applicable": 0
+         *         },
+         *         "overdue": 4
+         *       },
+         *       "overdue_use_cases": [
+         *         {
+         *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *           "name": "Credit scoring",
+         *           "risk_category_level": "high",
+         *           "overdue_controls": 4,
+         *           "earliest_due_date": "2027-08-02"
+         *         }
+         *       ],
+         *       "overdue_use_cases_total": 1
+         *     }
+         */
+        GovernanceSummary: {
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            as_of: string;
+            use_cases: {
+                total: number;
+                by_risk_level: {
+                    high: number;
+                    medium: number;
+                    low: number;
+                    none: number;
+                    unset: number;
+                };
+                /** @description In workflow order; only stages holding use cases. */
+                by_workflow_stage: {
+                    stage_id: string | null;
+                    stage_name: string | null;
+                    position: number | null;
+                    total: number;
+                    /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
+                    by_step: {
+                        [key: string]: number;
+                    };
+                }[];
+            };
+            controls: {
+                total: number;
+                by_status: {
+                    pending: number;
+                    in_progress: number;
+                    implemented: number;
+                    not_applicable: number;
+                };
+                /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
+                overdue: number;
+            };
+            /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
+            overdue_use_cases: components["schemas"]["OverdueUseCase"][];
+            overdue_use_cases_total: number;
+        };
+        GovernanceSummaryQuery: {
+            /**
+             * Format: date
+             * @description The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.
+             */
+            as_of?: string;
+            /**
+             * @description How many use cases with overdue controls to list (1-100).
+             * @default 50
+             */
+            overdue_limit?: number;
+        };
+        /**
+         * @example {
+         *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        LinkBody: {
+            /** @description The id of the record to link. */
+            id: string;
+        };
+        Model: {
+            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            summary: string | null;
+            source: string | null;
+            status: components["schemas"]["ModelStatus"];
+            provider: string | null;
+            model_type: string | null;
+            version: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Credit risk GBM",
+         *       "summary": "Scores retail credit applications.",
+         *       "status": "in_production",
+         *       "provider": "in-house",
+         *       "version": "3.2.0"
+         *     }
+         */
+        ModelCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        ModelListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["ModelStatus"];
+        };
+        ModelPage: {
+            items: components["schemas"]["Model"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        ModelStatus: "none" | "in_development" | "in_production" | "retired";
+        /**
+         * @example {
+         *       "status": "retired",
+         *       "version": null
+         *     }
+         */
+        ModelUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        OverdueUseCase: {
+            id: string;
+            name: string;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            overdue_controls: number;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            earliest_due_date: string;
+        };
+        OwnerPageQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+        };
+        Pagination: {
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        Ping: {
+            /** @enum {string} */
+            message: "pong";
+            tenant: string;
+            key_id: string | null;
+        };
+        /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+        PolicyControl: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            version_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            deprecated: boolean;
+            /** Format: date-time */
+            published_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyControlBase: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            archived: boolean;
+            deprecated: boolean;
+            /** @description The highest published version, or null before the first publish. */
+            latest_version: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "name": "Human oversight"
+         *     }
+         */
+        PolicyControlBaseCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        PolicyControlBaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            archived?: boolean;
+        };
+        PolicyControlBasePage: {
+            items: components["schemas"]["PolicyControlBase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "deprecated": true
+         *     }
+         */
+        PolicyControlBaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            archived?: boolean;
+            deprecated?: boolean;
+        };
+        PolicyControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Controls addressing this risk type. */
+            risk_type_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+        };
+        PolicyControlPage: {
+            items: components["schemas"]["PolicyControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        PolicyControlVersion: {
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            base_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            status: components["schemas"]["VersionStatus"];
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            published_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name.
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "description": "Name who can stop the system.",
+         *       "evidence_requirements": [
+         *         {
+         *           "type": "file",
+         *           "description": "Oversight procedure",
+         *           "required": true
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyControlVersionCreate: {
+            /** @description The base; give this or `key`. */
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyControlVersionListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            status?: components["schemas"]["VersionStatus"];
+        };
+        PolicyControlVersionPage: {
+            items: components["schemas"]["PolicyControlVersion"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Drafts only; a published version answers 409.
+         * @example {
+         *       "description": "Changed wording."
+         *     }
+         */
+        PolicyControlVersionUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            controls: components["schemas"]["PolicyPackControl"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyPackControl: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version.
+         * @example {
+         *       "key": "MODEL-RISK",
+         *       "name": "Model risk essentials",
+         *       "controls": [
+         *         {
+         *           "key": "HUMAN-OVERSIGHT"
+         *         },
+         *         {
+         *           "key": "LOGGING",
+         *           "version": 2
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyPackCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            controls: {
+                /** @example EU-AIA-ART9 */
+                key: string;
+                version?: number | null;
+            }[];
+        };
+        PolicyPackListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        PolicyPackPage: {
+            items: components["schemas"]["PolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         /** @description RFC 9457 problem details. */
         Problem: {
             /** @example https://aigov.dev/problems/not-found */
@@ -1142,6 +1949,862 @@ export interface components {
             /** @description `already_exists` only: the id of the record that already has this name or key. */
             existing_id?: string;
         };
+        Question: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            question: string;
+            evidence_type: components["schemas"]["EvidenceType"];
+            multiple: boolean;
+            select_options: string[];
+            required: boolean;
+        };
+        Questionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /**
+             * @description KEY+version, as use cases list it.
+             * @example AI-INTAKE+1
+             */
+            questionnaire_id: string;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: components["schemas"]["Section"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target.
+         * @example {
+         *       "key": "VENDOR-DD",
+         *       "name": "Vendor due diligence",
+         *       "target": "vendor",
+         *       "sections": [
+         *         {
+         *           "id": "security",
+         *           "title": "Security",
+         *           "questions": [
+         *             {
+         *               "id": "soc2",
+         *               "question": "Do you hold a current SOC 2 Type II report?",
+         *               "evidence_type": "file",
+         *               "required": true
+         *             },
+         *             {
+         *               "id": "hosting",
+         *               "question": "Where is customer data hosted?",
+         *               "evidence_type": "select",
+         *               "select_options": [
+         *                 "EU",
+         *                 "US",
+         *                 "Other"
+         *               ],
+         *               "multiple": true
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        QuestionnaireCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: {
+                /** @description Unique within the questionnaire version. */
+                id: string;
+                title: string;
+                description?: string | null;
+                questions: {
+                    /** @description Unique within the questionnaire version. */
+                    id: string;
+                    question: string;
+                    evidence_type: components["schemas"]["EvidenceType"];
+                    /**
+                     * @description More than one answer (select) or file.
+                     * @default false
+                     */
+                    multiple?: boolean;
+                    select_options?: string[] | null;
+                    /** @default false */
+                    required?: boolean;
+                }[];
+            }[];
+        };
+        QuestionnaireListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            target?: components["schemas"]["QuestionnaireTarget"];
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        QuestionnairePage: {
+            items: components["schemas"]["Questionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        QuestionnaireTarget: "use_case" | "model" | "vendor";
+        Readiness: {
+            message: boolean;
+            /** @description Per dependency: ok, failing or timeout. */
+            checks?: {
+                [key: string]: string;
+            };
+        };
+        /** @enum {unknown} */
+        RiskCategoryLevel: "high" | "medium" | "low" | "none";
+        RiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Discriminatory credit decisions",
+         *       "description": "Scores one group systematically lower.",
+         *       "domains": [
+         *         "lending"
+         *       ],
+         *       "regions": [
+         *         "EU"
+         *       ]
+         *     }
+         */
+        RiskScenarioCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        /**
+         * @example {
+         *       "risk_scenario_id": "rs_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "likelihood": 3,
+         *       "impact": 4
+         *     }
+         */
+        RiskScenarioLinkBody: {
+            risk_scenario_id: string;
+            likelihood?: number | null;
+            impact?: number | null;
+        };
+        RiskScenarioListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Only scenarios of this risk type. */
+            risk_type_id?: string;
+            archived?: boolean;
+        };
+        RiskScenarioPage: {
+            items: components["schemas"]["RiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "archived": true
+         *     }
+         */
+        RiskScenarioUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        RiskType: {
+            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            custom: boolean;
+            hidden: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Bias and fairness",
+         *       "description": "Outputs that disadvantage a protected group."
+         *     }
+         */
+        RiskTypeCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        RiskTypeListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        RiskTypePage: {
+            items: components["schemas"]["RiskType"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "hidden": true
+         *     }
+         */
+        RiskTypeUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        /**
+         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
+         * @enum {unknown}
+         */
+        RoleEnum: "read" | "write" | "admin";
+        Section: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            title: string;
+            description: string | null;
+            questions: components["schemas"]["Question"][];
+        };
+        /** @enum {unknown} */
+        SourceEnum: "api" | "mcp" | "cli" | "system";
+        /**
+         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
+         * @enum {unknown}
+         */
+        StageType: "start" | "intermediate" | "end";
+        SystemInfo: {
+            /** @example aigov-integration-service */
+            service: string;
+            /** @example 0.1.0 */
+            version: string;
+            /** @example v1 */
+            api_version: string;
+            /** @example default */
+            tenant: string;
+            /** @enum {unknown} */
+            database: "sqlite" | "postgres";
+            features: {
+                mcp: boolean;
+                mcp_read_only: boolean;
+                redis: boolean;
+                starter_library: boolean;
+                upstream: boolean;
+            };
+        };
+        /**
+         * @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.
+         * @example {
+         *       "api_key": "sk_4fQ9x2…",
+         *       "tenant": "default"
+         *     }
+         */
+        TokenRequest: {
+            /** @description Alternative to the X-API-Key header. */
+            api_key?: string;
+            /** @description Alternative to the X-Tenant header. */
+            tenant?: string;
+        };
+        TokenResponse: {
+            /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /**
+             * @description Seconds until the token expires.
+             * @example 3600
+             */
+            expires_in: number;
+        };
+        UseCase: {
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            ai_type: string | null;
+            system_type: string | null;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            regions: string[];
+            industries: string[];
+            source: string | null;
+            owner: string | null;
+            workflow_stage_id: string | null;
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            questionnaire_ids: string[];
+            creator_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControl: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_id: string;
+            /** @example EU-AIA-ART9 */
+            control_key: string;
+            control_version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key: string;
+            policy_pack_version: number;
+            status: components["schemas"]["ControlStatus"];
+            due_date: string | null;
+            notes: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            status?: components["schemas"]["ControlStatus"];
+            /** @example EU-AIA-ART9 */
+            policy_pack_key?: string;
+        };
+        UseCaseControlPage: {
+            items: components["schemas"]["UseCaseControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "status": "implemented",
+         *       "notes": "Override switch tested on 2026-11-20."
+         *     }
+         */
+        UseCaseControlUpdate: {
+            status?: components["schemas"]["ControlStatus"];
+            notes?: string | null;
+            due_date?: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "Credit scoring",
+         *       "description": "Scores retail credit applications.",
+         *       "risk_category_level": "high"
+         *     }
+         */
+        UseCaseCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+        };
+        UseCaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"];
+            /** Format: date-time */
+            created_after?: string;
+            /** Format: date-time */
+            created_before?: string;
+        };
+        UseCasePage: {
+            items: components["schemas"]["UseCase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        UseCaseRiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            likelihood: number | null;
+            impact: number | null;
+        };
+        UseCaseRiskScenarioPage: {
+            items: components["schemas"]["UseCaseRiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "risk_category_level": "medium",
+         *       "owner": null
+         *     }
+         */
+        UseCaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+        };
+        /**
+         * @example {
+         *       "workflow_stage": {
+         *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *         "name": "Legal review",
+         *         "type": "intermediate",
+         *         "position": 1
+         *       },
+         *       "workflow_stage_step": "assessment",
+         *       "rejection_reason": null
+         *     }
+         */
+        UseCaseWorkflow: {
+            /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
+            workflow_stage: components["schemas"]["WorkflowStageRef"] | null;
+            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
+            rejection_reason: string | null;
+        };
+        /**
+         * @example {
+         *       "reason": "No legal basis for processing biometric data."
+         *     }
+         */
+        UseCaseWorkflowReject: {
+            /**
+             * @description Why; kept on the use case and in the audit record.
+             * @example No legal basis for processing biometric data.
+             */
+            reason: string;
+        };
+        /**
+         * @example {
+         *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        UseCaseWorkflowSet: {
+            /**
+             * @description The ws_… id of the stage to move to.
+             * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
+             */
+            stage_id: string;
+        };
+        Vendor: {
+            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            website: string | null;
+            status: components["schemas"]["VendorStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Acme AI",
+         *       "description": "Hosted LLM provider.",
+         *       "website": "https://acme-ai.example.com",
+         *       "status": "under_review"
+         *     }
+         */
+        VendorCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        VendorListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["VendorStatus"];
+        };
+        VendorPage: {
+            items: components["schemas"]["Vendor"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        VendorStatus: "active" | "under_review" | "inactive";
+        /**
+         * @example {
+         *       "status": "inactive",
+         *       "website": null
+         *     }
+         */
+        VendorUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        /** @enum {unknown} */
+        VersionStatus: "draft" | "published";
+        /**
+         * @example {
+         *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "type": "intermediate",
+         *       "position": 1,
+         *       "assessment_required": true,
+         *       "evidence_collection_required": false,
+         *       "created_at": "2026-11-22T09:30:00.000Z",
+         *       "updated_at": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        WorkflowStage: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            type: components["schemas"]["StageType"];
+            /** @example 1 */
+            position: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "evidence_collection_required": false
+         *     }
+         */
+        WorkflowStageCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Only intermediate stages can be created; may be omitted.
+             * @enum {string}
+             */
+            type?: "intermediate";
+            /** @description Absent or null: last, just before the end stage. */
+            position?: number | null;
+            /** @description Default true. */
+            assessment_required?: boolean | null;
+            /** @description Default true. */
+            evidence_collection_required?: boolean | null;
+        };
+        /** @description Default order: by position (start first, end last). */
+        WorkflowStageListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            type?: components["schemas"]["StageType"];
+        };
+        WorkflowStagePage: {
+            items: components["schemas"]["WorkflowStage"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WorkflowStageRef: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Legal review */
+            name: string;
+            type: components["schemas"]["StageType"];
+            position: number;
+        };
+        /**
+         * @example {
+         *       "name": "Legal and privacy review",
+         *       "position": 2
+         *     }
+         */
+        WorkflowStageUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
+             * @example 1
+             */
+            position?: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required?: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required?: boolean;
+        };
+        /** @enum {unknown} */
+        WorkflowStep: "assessment" | "evidence_collection" | "clear" | "rejected";
     };
     responses: never;
     parameters: never;
@@ -1166,13 +2829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1219,13 +2876,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1252,13 +2903,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -1266,17 +2911,11 @@ export interface operations {
     createToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description The API key secret. */
-                "x-api-key"?: string;
-                /** @description The tenant the key belongs to. */
-                "x-tenant"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body. */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -1284,12 +2923,7 @@ export interface operations {
                  *       "tenant": "default"
                  *     }
                  */
-                "application/json": {
-                    /** @description Alternative to the X-API-Key header. */
-                    api_key?: string;
-                    /** @description Alternative to the X-Tenant header. */
-                    tenant?: string;
-                };
+                "application/json": components["schemas"]["TokenRequest"];
             };
         };
         responses: {
@@ -1299,17 +2933,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
-                        access_token: string;
-                        /** @enum {string} */
-                        token_type: "Bearer";
-                        /**
-                         * @description Seconds until the token expires.
-                         * @example 3600
-                         */
-                        expires_in: number;
-                    };
+                    "application/json": components["schemas"]["TokenResponse"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1410,25 +3034,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example aigov-integration-service */
-                        service: string;
-                        /** @example 0.1.0 */
-                        version: string;
-                        /** @example v1 */
-                        api_version: string;
-                        /** @example default */
-                        tenant: string;
-                        /** @enum {unknown} */
-                        database: "sqlite" | "postgres";
-                        features: {
-                            mcp: boolean;
-                            mcp_read_only: boolean;
-                            redis: boolean;
-                            starter_library: boolean;
-                            upstream: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["SystemInfo"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1511,12 +3117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        message: "pong";
-                        tenant: string;
-                        key_id: string | null;
-                    };
+                    "application/json": components["schemas"]["Ping"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1605,33 +3206,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                             * @enum {unknown}
-                             */
-                            role: "read" | "write" | "admin";
-                            /**
-                             * @description The first characters of the secret, to recognise it.
-                             * @example sk_4fQ9x2
-                             */
-                            key_prefix: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ApiKeyPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1718,16 +3293,7 @@ export interface operations {
                  *       "expires_at": "2027-06-30T00:00:00Z"
                  *     }
                  */
-                "application/json": {
-                    /** @example jira-intake */
-                    name: string;
-                    /**
-                     * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                     * @enum {unknown}
-                     */
-                    role: "read" | "write" | "admin";
-                    expires_at?: string | null;
-                };
+                "application/json": components["schemas"]["ApiKeyCreate"];
             };
         };
         responses: {
@@ -1737,32 +3303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                        /**
-                         * @description The secret. Shown once, never again.
-                         * @example sk_4fQ9x2…
-                         */
-                        key: string;
-                    };
+                    "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1884,27 +3425,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                    };
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2094,7 +3615,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                risk_category_level?: "high" | "medium" | "low" | "none";
+                risk_category_level?: components["schemas"]["RiskCategoryLevel"];
                 created_after?: string;
                 created_before?: string;
             };
@@ -2110,40 +3631,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -2237,42 +3725,7 @@ export interface operations {
                  *       "risk_category_level": "high"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                };
+                "application/json": components["schemas"]["UseCaseCreate"];
             };
         };
         responses: {
@@ -2282,34 +3735,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2431,34 +3857,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -2662,42 +4061,7 @@ export interface operations {
                  *       "owner": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                };
+                "application/json": components["schemas"]["UseCaseUpdate"];
             };
         };
         responses: {
@@ -2707,34 +4071,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2852,7 +4189,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -2874,43 +4211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3007,38 +4308,7 @@ export interface operations {
                  *       "page_limit": 100
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Records per page (1-100).
-                     * @default 50
-                     */
-                    page_limit?: number;
-                    /** @description The `next_cursor` of the previous page. */
-                    page_after?: string;
-                    /** @description One or more actions, e.g. use_case.created. */
-                    action?: string | string[];
-                    /** @description One or more resource types, e.g. use_case. */
-                    resource_type?: string | string[];
-                    resource_id?: string;
-                    use_case_id?: string;
-                    actor_id?: string;
-                    /** @enum {unknown} */
-                    source?: "api" | "mcp" | "cli" | "system";
-                    /**
-                     * Format: date-time
-                     * @description Records at or after this time.
-                     */
-                    start_time?: string;
-                    /**
-                     * Format: date-time
-                     * @description Records before this time.
-                     */
-                    end_time?: string;
-                    /** @description Case-insensitive substring of the resource name. */
-                    q?: string;
-                    /** @description Sort field, `-` prefix for descending. Default: creation order. */
-                    sort?: "created_at" | "-created_at";
-                };
+                "application/json": components["schemas"]["AuditLogQuery"];
             };
         };
         responses: {
@@ -3048,43 +4318,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3199,7 +4433,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -3305,13 +4539,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description True when every record matches its hash and links to the one before. */
-                        ok: boolean;
-                        /** @description Records checked. */
-                        checked: number;
-                        first_bad_id: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditVerification"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3397,37 +4625,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** @example use_case.created */
-                        action: string;
-                        /** @example use_case */
-                        resource_type: string;
-                        resource_id: string | null;
-                        resource_name: string | null;
-                        sub_object_type: string | null;
-                        sub_object_id: string | null;
-                        sub_object_name: string | null;
-                        use_case_id: string | null;
-                        actor: {
-                            /** @enum {unknown} */
-                            type: "api_key" | "system";
-                            id: string | null;
-                            name: string | null;
-                        };
-                        /** @enum {unknown} */
-                        source: "api" | "mcp" | "cli" | "system";
-                        request_id: string | null;
-                        changes: {
-                            [key: string]: unknown[];
-                        } | null;
-                        metadata: {
-                            [key: string]: unknown;
-                        } | null;
-                    };
+                    "application/json": components["schemas"]["AuditLog"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3513,7 +4711,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "none" | "in_development" | "in_production" | "retired";
+                status?: components["schemas"]["ModelStatus"];
             };
             header?: never;
             path?: never;
@@ -3527,35 +4725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3651,22 +4821,7 @@ export interface operations {
                  *       "version": "3.2.0"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelCreate"];
             };
         };
         responses: {
@@ -3676,29 +4831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3820,29 +4953,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4046,22 +5157,7 @@ export interface operations {
                  *       "version": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelUpdate"];
             };
         };
         responses: {
@@ -4071,29 +5167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4208,7 +5282,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "active" | "under_review" | "inactive";
+                status?: components["schemas"]["VendorStatus"];
             };
             header?: never;
             path?: never;
@@ -4222,32 +5296,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4342,16 +5391,7 @@ export interface operations {
                  *       "status": "under_review"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorCreate"];
             };
         };
         responses: {
@@ -4361,26 +5401,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4502,26 +5523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4725,16 +5727,7 @@ export interface operations {
                  *       "website": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorUpdate"];
             };
         };
         responses: {
@@ -4744,26 +5737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4891,31 +5865,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            custom: boolean;
-                            hidden: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskTypePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5008,14 +5958,7 @@ export interface operations {
                  *       "description": "Outputs that disadvantage a protected group."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeCreate"];
             };
         };
         responses: {
@@ -5025,25 +5968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5165,25 +6090,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5386,14 +6293,7 @@ export interface operations {
                  *       "hidden": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeUpdate"];
             };
         };
         responses: {
@@ -5403,25 +6303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5552,35 +6434,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5679,37 +6533,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioCreate"];
             };
         };
         responses: {
@@ -5719,29 +6543,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5863,29 +6665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6088,37 +6868,7 @@ export interface operations {
                  *       "archived": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioUpdate"];
             };
         };
         responses: {
@@ -6128,29 +6878,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6277,35 +7005,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6400,10 +7100,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -6413,29 +7110,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Default Response */
@@ -6444,29 +7119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6706,32 +7359,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6826,10 +7454,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -6839,26 +7464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -6867,26 +7473,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7126,37 +7713,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                            likelihood: number | null;
-                            impact: number | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7253,11 +7810,7 @@ export interface operations {
                  *       "impact": 4
                  *     }
                  */
-                "application/json": {
-                    risk_scenario_id: string;
-                    likelihood?: number | null;
-                    impact?: number | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioLinkBody"];
             };
         };
         responses: {
@@ -7267,31 +7820,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Default Response */
@@ -7300,31 +7829,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7564,32 +8069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7684,10 +8164,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -7697,26 +8174,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -7725,26 +8183,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7984,40 +8423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8115,35 +8521,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8229,8 +8607,7 @@ export interface operations {
                 sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                /** @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted. */
-                type?: "start" | "intermediate" | "end";
+                type?: components["schemas"]["StageType"];
             };
             header?: never;
             path?: never;
@@ -8244,46 +8621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            /** @example 1 */
-                            position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["WorkflowStagePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8377,23 +8715,7 @@ export interface operations {
                  *       "evidence_collection_required": false
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Only intermediate stages can be created; may be omitted.
-                     * @enum {string}
-                     */
-                    type?: "intermediate";
-                    /** @description Absent or null: last, just before the end stage. */
-                    position?: number | null;
-                    /** @description Default true. */
-                    assessment_required?: boolean | null;
-                    /** @description Default true. */
-                    evidence_collection_required?: boolean | null;
-                };
+                "application/json": components["schemas"]["WorkflowStageCreate"];
             };
         };
         responses: {
@@ -8403,53 +8725,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -8571,53 +8847,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8821,27 +9051,7 @@ export interface operations {
                  *       "position": 2
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
-                     * @example 1
-                     */
-                    position?: number;
-                    /**
-                     * @description Use cases in this stage go through the `assessment` step.
-                     * @example true
-                     */
-                    assessment_required?: boolean;
-                    /**
-                     * @description Use cases in this stage go through the `evidence_collection` step.
-                     * @example true
-                     */
-                    evidence_collection_required?: boolean;
-                };
+                "application/json": components["schemas"]["WorkflowStageUpdate"];
             };
         };
         responses: {
@@ -8851,53 +9061,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9019,37 +9183,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9141,13 +9275,7 @@ export interface operations {
                  *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description The ws_… id of the stage to move to.
-                     * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
-                     */
-                    stage_id: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowSet"];
             };
         };
         responses: {
@@ -9157,37 +9285,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9312,37 +9410,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9466,13 +9534,7 @@ export interface operations {
                  *       "reason": "No legal basis for processing biometric data."
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Why; kept on the use case and in the audit record.
-                     * @example No legal basis for processing biometric data.
-                     */
-                    reason: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowReject"];
             };
         };
         responses: {
@@ -9482,37 +9544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9643,34 +9675,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            archived: boolean;
-                            deprecated: boolean;
-                            /** @description The highest published version, or null before the first publish. */
-                            latest_version: number | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlBasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9763,12 +9768,7 @@ export interface operations {
                  *       "name": "Human oversight"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseCreate"];
             };
         };
         responses: {
@@ -9778,28 +9778,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9921,28 +9900,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10034,12 +9992,7 @@ export interface operations {
                  *       "deprecated": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    archived?: boolean;
-                    deprecated?: boolean;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseUpdate"];
             };
         };
         responses: {
@@ -10049,28 +10002,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10184,7 +10116,7 @@ export interface operations {
                 base_id?: string;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                status?: "draft" | "published";
+                status?: components["schemas"]["VersionStatus"];
             };
             header?: never;
             path?: never;
@@ -10198,44 +10130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            base_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @enum {unknown} */
-                            status: "draft" | "published";
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            published_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersionPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10320,7 +10215,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name. */
         requestBody: {
             content: {
                 /**
@@ -10336,27 +10230,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @description The base; give this or `key`. */
-                    base_id?: string;
-                    /** @example EU-AIA-ART9 */
-                    key?: string;
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionCreate"];
             };
         };
         responses: {
@@ -10366,38 +10240,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10519,38 +10362,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10635,7 +10447,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Drafts only; a published version answers 409. */
         requestBody: {
             content: {
                 /**
@@ -10643,23 +10454,7 @@ export interface operations {
                  *       "description": "Changed wording."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionUpdate"];
             };
         };
         responses: {
@@ -10669,38 +10464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10825,38 +10589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10988,44 +10721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            version_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            deprecated: boolean;
-                            /** Format: date-time */
-                            published_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11112,44 +10808,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+            /** @description Default Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        version_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        deprecated: boolean;
-                        /** Format: date-time */
-                        published_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11252,43 +10917,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            controls: {
-                                /** @example EU-AIA-ART9 */
-                                key: string;
-                                version: number;
-                                /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                control_version_id: string;
-                                /** @example Credit scoring */
-                                name: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11373,7 +11002,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version. */
         requestBody: {
             content: {
                 /**
@@ -11391,18 +11019,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    controls: {
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version?: number | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["PolicyPackCreate"];
             };
         };
         responses: {
@@ -11412,37 +11029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11567,37 +11154,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11695,25 +11252,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            due_date: string | null;
-                            /** Format: date-time */
-                            applied_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11801,7 +11340,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version. */
         requestBody: {
             content: {
                 /**
@@ -11810,12 +11348,7 @@ export interface operations {
                  *       "due_date": "2027-08-02"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["ApplyPolicyPack"];
             };
         };
         responses: {
@@ -11825,19 +11358,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11961,19 +11482,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12168,7 +11677,7 @@ export interface operations {
                 page_limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 page_after?: string;
-                status?: "pending" | "in_progress" | "implemented" | "not_applicable";
+                status?: components["schemas"]["ControlStatus"];
                 /** @example EU-AIA-ART9 */
                 policy_pack_key?: string;
             };
@@ -12187,42 +11696,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            use_case_id: string;
-                            /** @example EU-AIA-ART9 */
-                            control_key: string;
-                            control_version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @example EU-AIA-ART9 */
-                            policy_pack_key: string;
-                            policy_pack_version: number;
-                            /** @enum {unknown} */
-                            status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                            due_date: string | null;
-                            notes: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12317,36 +11791,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12441,12 +11886,7 @@ export interface operations {
                  *       "notes": "Override switch tested on 2026-11-20."
                  *     }
                  */
-                "application/json": {
-                    /** @enum {unknown} */
-                    status?: "pending" | "in_progress" | "implemented" | "not_applicable";
-                    notes?: string | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["UseCaseControlUpdate"];
             };
         };
         responses: {
@@ -12456,36 +11896,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12602,7 +12013,7 @@ export interface operations {
                 all_versions?: boolean;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                target?: "use_case" | "model" | "vendor";
+                target?: components["schemas"]["QuestionnaireTarget"];
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
             };
@@ -12618,57 +12029,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /**
-                             * @description KEY+version, as use cases list it.
-                             * @example AI-INTAKE+1
-                             */
-                            questionnaire_id: string;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            sections: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                title: string;
-                                description: string | null;
-                                questions: {
-                                    /** @description Unique within the questionnaire version. */
-                                    id: string;
-                                    question: string;
-                                    /** @enum {unknown} */
-                                    evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                    multiple: boolean;
-                                    select_options: string[];
-                                    required: boolean;
-                                }[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["QuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12753,7 +12114,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target. */
         requestBody: {
             content: {
                 /**
@@ -12788,36 +12148,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    /** @enum {unknown} */
-                    target: "use_case" | "model" | "vendor";
-                    sections: {
-                        /** @description Unique within the questionnaire version. */
-                        id: string;
-                        title: string;
-                        description?: string | null;
-                        questions: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            question: string;
-                            /** @enum {unknown} */
-                            evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                            /**
-                             * @description More than one answer (select) or file.
-                             * @default false
-                             */
-                            multiple?: boolean;
-                            select_options?: string[] | null;
-                            /** @default false */
-                            required?: boolean;
-                        }[];
-                    }[];
-                };
+                "application/json": components["schemas"]["QuestionnaireCreate"];
             };
         };
         responses: {
@@ -12827,51 +12158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12996,51 +12283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13138,27 +12381,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13246,7 +12469,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -13254,11 +12476,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -13268,21 +12486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13406,21 +12610,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13631,27 +12821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13739,7 +12909,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -13747,11 +12916,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -13761,21 +12926,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13899,21 +13050,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14121,106 +13258,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "as_of": "2027-09-01",
-                     *       "use_cases": {
-                     *         "total": 3,
-                     *         "by_risk_level": {
-                     *           "high": 1,
-                     *           "medium": 1,
-                     *           "low": 0,
-                     *           "none": 0,
-                     *           "unset": 1
-                     *         },
-                     *         "by_workflow_stage": [
-                     *           {
-                     *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *             "stage_name": "Intake",
-                     *             "position": 0,
-                     *             "total": 3,
-                     *             "by_step": {
-                     *               "assessment": 3
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "controls": {
-                     *         "total": 8,
-                     *         "by_status": {
-                     *           "pending": 5,
-                     *           "in_progress": 1,
-                     *           "implemented": 2,
-                     *           "not_applicable": 0
-                     *         },
-                     *         "overdue": 4
-                     *       },
-                     *       "overdue_use_cases": [
-                     *         {
-                     *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *           "name": "Credit scoring",
-                     *           "risk_category_level": "high",
-                     *           "overdue_controls": 4,
-                     *           "earliest_due_date": "2027-08-02"
-                     *         }
-                     *       ],
-                     *       "overdue_use_cases_total": 1
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * Format: date
-                         * @description YYYY-MM-DD
-                         * @example 2027-08-02
-                         */
-                        as_of: string;
-                        use_cases: {
-                            total: number;
-                            by_risk_level: {
-                                high: number;
-                                medium: number;
-                                low: number;
-                                none: number;
-                                unset: number;
-                            };
-                            /** @description In workflow order; only stages holding use cases. */
-                            by_workflow_stage: {
-                                stage_id: string | null;
-                                stage_name: string | null;
-                                position: number | null;
-                                total: number;
-                                /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
-                                by_step: {
-                                    [key: string]: number;
-                                };
-                            }[];
-                        };
-                        controls: {
-                            total: number;
-                            by_status: {
-                                pending: number;
-                                in_progress: number;
-                                implemented: number;
-                                not_applicable: number;
-                            };
-                            /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
-                            overdue: number;
-                        };
-                        /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
-                        overdue_use_cases: {
-                            id: string;
-                            name: string;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            overdue_controls: number;
-                            /**
-                             * Format: date
-                             * @description YYYY-MM-DD
-                             * @example 2027-08-02
-                             */
-                            earliest_due_date: string;
-                        }[];
-                        overdue_use_cases_total: number;
-                    };
+                    "application/json": components["schemas"]["GovernanceSummary"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
