@@ -7,76 +7,124 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, O
 
 from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport
 from .models import (  # noqa: F401
-    ApplyPolicyPackBody,
-    AttachUseCaseQuestionnaireBody,
-    CreateApiKeyBody,
-    CreateApiKeyResult,
-    CreateModelBody,
-    CreatePolicyControlBaseBody,
-    CreatePolicyControlVersionBody,
-    CreatePolicyControlVersionBodyEvidenceRequirementsItem,
-    CreatePolicyPackBody,
-    CreatePolicyPackBodyControlsItem,
-    CreateQuestionnaireBody,
-    CreateQuestionnaireBodySectionsItem,
-    CreateQuestionnaireBodySectionsItemQuestionsItem,
-    CreateRiskScenarioBody,
-    CreateRiskTypeBody,
-    CreateTokenBody,
-    CreateTokenResult,
-    CreateUseCaseBody,
-    CreateVendorBody,
-    CreateWorkflowStageBody,
-    CreateWorkflowStageResult,
-    GetGovernanceSummaryResult,
-    GetGovernanceSummaryResultControls,
-    GetGovernanceSummaryResultControlsByStatus,
-    GetGovernanceSummaryResultOverdueUseCasesItem,
-    GetGovernanceSummaryResultUseCases,
-    GetGovernanceSummaryResultUseCasesByRiskLevel,
-    GetGovernanceSummaryResultUseCasesByWorkflowStageItem,
-    GetLivenessResult,
-    GetSystemResult,
-    GetSystemResultFeatures,
-    GetUseCaseWorkflowResult,
-    GetUseCaseWorkflowResultWorkflowStage,
-    LinkUseCaseRiskScenarioBody,
-    ListApiKeysItem,
-    ListAuditLogsItem,
-    ListAuditLogsItemActor,
-    ListPolicyControlBasesItem,
-    ListPolicyControlVersionsItem,
-    ListPolicyControlVersionsItemEvidenceRequirementsItem,
-    ListPolicyControlsItem,
-    ListPolicyPacksItem,
-    ListPolicyPacksItemControlsItem,
-    ListQuestionnairesItem,
-    ListQuestionnairesItemSectionsItem,
-    ListQuestionnairesItemSectionsItemQuestionsItem,
-    ListRiskScenariosItem,
-    ListRiskTypesItem,
-    ListUseCaseControlsItem,
-    ListUseCaseModelsItem,
-    ListUseCasePolicyPacksItem,
-    ListUseCaseQuestionnairesItem,
-    ListUseCaseRiskScenariosItem,
-    ListUseCaseVendorsItem,
-    ListUseCasesItem,
-    ListWorkflowStagesItem,
-    PingResult,
+    ApiKey,
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyListQuery,
+    ApiKeyPage,
+    AppliedPolicyPack,
+    AppliedPolicyPackPage,
+    ApplyPolicyPack,
+    AttachQuestionnaire,
+    AttachedQuestionnaire,
+    AttachedQuestionnairePage,
+    AuditLog,
+    AuditLogActor,
+    AuditLogExportQuery,
+    AuditLogListQuery,
+    AuditLogPage,
+    AuditLogQuery,
+    AuditVerification,
+    ControlStatus,
+    EvidenceRequirement,
+    EvidenceType,
+    GovernanceSummary,
+    GovernanceSummaryControls,
+    GovernanceSummaryControlsByStatus,
+    GovernanceSummaryQuery,
+    GovernanceSummaryUseCases,
+    GovernanceSummaryUseCasesByRiskLevel,
+    GovernanceSummaryUseCasesByWorkflowStageItem,
+    LinkBody,
+    Model,
+    ModelCreate,
+    ModelListQuery,
+    ModelPage,
+    ModelStatus,
+    ModelUpdate,
+    OverdueUseCase,
+    OwnerPageQuery,
+    Pagination,
+    Ping,
+    PolicyControl,
+    PolicyControlBase,
+    PolicyControlBaseCreate,
+    PolicyControlBaseListQuery,
+    PolicyControlBasePage,
+    PolicyControlBaseUpdate,
+    PolicyControlListQuery,
+    PolicyControlPage,
+    PolicyControlVersion,
+    PolicyControlVersionCreate,
+    PolicyControlVersionCreateEvidenceRequirementsItem,
+    PolicyControlVersionListQuery,
+    PolicyControlVersionPage,
+    PolicyControlVersionUpdate,
+    PolicyPack,
+    PolicyPackControl,
+    PolicyPackCreate,
+    PolicyPackCreateControlsItem,
+    PolicyPackListQuery,
+    PolicyPackPage,
     Problem,
     ProblemErrorsItem,
-    QueryAuditLogsBody,
-    UpdateModelBody,
-    UpdatePolicyControlBaseBody,
-    UpdatePolicyControlVersionBody,
-    UpdateRiskScenarioBody,
-    UpdateRiskTypeBody,
-    UpdateUseCaseBody,
-    UpdateUseCaseControlBody,
-    UpdateVendorBody,
-    UpdateWorkflowStageBody,
-    VerifyAuditLogsResult,
+    Question,
+    Questionnaire,
+    QuestionnaireCreate,
+    QuestionnaireCreateSectionsItem,
+    QuestionnaireCreateSectionsItemQuestionsItem,
+    QuestionnaireListQuery,
+    QuestionnairePage,
+    QuestionnaireTarget,
+    Readiness,
+    RiskCategoryLevel,
+    RiskScenario,
+    RiskScenarioCreate,
+    RiskScenarioLinkBody,
+    RiskScenarioListQuery,
+    RiskScenarioPage,
+    RiskScenarioUpdate,
+    RiskType,
+    RiskTypeCreate,
+    RiskTypeListQuery,
+    RiskTypePage,
+    RiskTypeUpdate,
+    RoleEnum,
+    Section,
+    SourceEnum,
+    StageType,
+    SystemInfo,
+    SystemInfoFeatures,
+    TokenRequest,
+    TokenResponse,
+    UseCase,
+    UseCaseControl,
+    UseCaseControlListQuery,
+    UseCaseControlPage,
+    UseCaseControlUpdate,
+    UseCaseCreate,
+    UseCaseListQuery,
+    UseCasePage,
+    UseCaseRiskScenario,
+    UseCaseRiskScenarioPage,
+    UseCaseUpdate,
+    UseCaseWorkflow,
+    UseCaseWorkflowReject,
+    UseCaseWorkflowSet,
+    Vendor,
+    VendorCreate,
+    VendorListQuery,
+    VendorPage,
+    VendorStatus,
+    VendorUpdate,
+    VersionStatus,
+    WorkflowStage,
+    WorkflowStageCreate,
+    WorkflowStageListQuery,
+    WorkflowStagePage,
+    WorkflowStageRef,
+    WorkflowStageUpdate,
+    WorkflowStep,
 )
 
 
@@ -212,9 +260,9 @@ class GovernanceSummaryResource:
         self._t = transport
         self._args = args
 
-    def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetGovernanceSummaryResult:
+    def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GovernanceSummary:
         """Counts of use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls."""
-        return cast("GetGovernanceSummaryResult", self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("GovernanceSummary", self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class QuestionnairesResource:
@@ -224,21 +272,21 @@ class QuestionnairesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[Literal["use_case", "model", "vendor"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListQuestionnairesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[QuestionnaireTarget] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Questionnaire]:
         """List questionnaires."""
-        return cast("Page[ListQuestionnairesItem]", self._t.call("listQuestionnaires", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Questionnaire]", self._t.call("listQuestionnaires", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[Literal["use_case", "model", "vendor"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[QuestionnaireTarget] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Questionnaire]:
         """List questionnaires: every record, page after page."""
         return self._t.iterate("listQuestionnaires", (), query={"page_limit": page_size, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListQuestionnairesItem:
+    def create(self, body: QuestionnaireCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Questionnaire:
         """Publish a new version of a questionnaire."""
-        return cast("ListQuestionnairesItem", self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Questionnaire", self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListQuestionnairesItem:
+    def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
         """Get a questionnaire by key (latest, or ?version=) or by q_ id."""
-        return cast("ListQuestionnairesItem", self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Questionnaire", self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class PolicyPacksResource:
@@ -248,21 +296,21 @@ class PolicyPacksResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyPacksItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyPack]:
         """List policy packs."""
-        return cast("Page[ListPolicyPacksItem]", self._t.call("listPolicyPacks", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyPack]", self._t.call("listPolicyPacks", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListPolicyPacksItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[PolicyPack]:
         """List policy packs: every record, page after page."""
         return self._t.iterate("listPolicyPacks", (), query={"page_limit": page_size, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreatePolicyPackBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyPacksItem:
+    def create(self, body: PolicyPackCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyPack:
         """Publish a new version of a policy pack."""
-        return cast("ListPolicyPacksItem", self._t.call("createPolicyPack", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyPack", self._t.call("createPolicyPack", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyPacksItem:
+    def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyPack:
         """Get a policy pack by key (latest, or ?version=) or by pp_ id."""
-        return cast("ListPolicyPacksItem", self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyPack", self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class PolicyControlsResource:
@@ -272,17 +320,17 @@ class PolicyControlsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControl]:
         """List published policy controls."""
-        return cast("Page[ListPolicyControlsItem]", self._t.call("listPolicyControls", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControl]", self._t.call("listPolicyControls", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListPolicyControlsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[PolicyControl]:
         """List published policy controls: every record, page after page."""
         return self._t.iterate("listPolicyControls", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlsItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControl:
         """Get a published policy control by its base id."""
-        return cast("ListPolicyControlsItem", self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControl", self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class PolicyControlVersionsResource:
@@ -292,29 +340,29 @@ class PolicyControlVersionsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[Literal["draft", "published"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlVersionsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[VersionStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControlVersion]:
         """List policy control versions."""
-        return cast("Page[ListPolicyControlVersionsItem]", self._t.call("listPolicyControlVersions", (), query={"page_limit": page_limit, "page_after": page_after, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControlVersion]", self._t.call("listPolicyControlVersions", (), query={"page_limit": page_limit, "page_after": page_after, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[Literal["draft", "published"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListPolicyControlVersionsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[VersionStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[PolicyControlVersion]:
         """List policy control versions: every record, page after page."""
         return self._t.iterate("listPolicyControlVersions", (), query={"page_limit": page_size, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreatePolicyControlVersionBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    def create(self, body: PolicyControlVersionCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlVersion:
         """Create the next draft version of a control."""
-        return cast("ListPolicyControlVersionsItem", self._t.call("createPolicyControlVersion", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlVersion", self._t.call("createPolicyControlVersion", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControlVersion:
         """Get a policy control version."""
-        return cast("ListPolicyControlVersionsItem", self._t.call("getPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControlVersion", self._t.call("getPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdatePolicyControlVersionBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListPolicyControlVersionsItem:
+    def update(self, id: str, body: PolicyControlVersionUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PolicyControlVersion:
         """Edit a draft control version."""
-        return cast("ListPolicyControlVersionsItem", self._t.call("updatePolicyControlVersion", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("PolicyControlVersion", self._t.call("updatePolicyControlVersion", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def publish(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    def publish(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlVersion:
         """Publish a draft control version."""
-        return cast("ListPolicyControlVersionsItem", self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlVersion", self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class PolicyControlBasesResource:
@@ -324,25 +372,25 @@ class PolicyControlBasesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlBasesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControlBase]:
         """List policy control bases."""
-        return cast("Page[ListPolicyControlBasesItem]", self._t.call("listPolicyControlBases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControlBase]", self._t.call("listPolicyControlBases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListPolicyControlBasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[PolicyControlBase]:
         """List policy control bases: every record, page after page."""
         return self._t.iterate("listPolicyControlBases", (), query={"page_limit": page_size, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreatePolicyControlBaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlBasesItem:
+    def create(self, body: PolicyControlBaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlBase:
         """Create a policy control base."""
-        return cast("ListPolicyControlBasesItem", self._t.call("createPolicyControlBase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlBase", self._t.call("createPolicyControlBase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlBasesItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControlBase:
         """Get a policy control base."""
-        return cast("ListPolicyControlBasesItem", self._t.call("getPolicyControlBase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControlBase", self._t.call("getPolicyControlBase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdatePolicyControlBaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListPolicyControlBasesItem:
+    def update(self, id: str, body: PolicyControlBaseUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PolicyControlBase:
         """Rename, archive or deprecate a policy control base."""
-        return cast("ListPolicyControlBasesItem", self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("PolicyControlBase", self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class WorkflowStagesResource:
@@ -352,25 +400,25 @@ class WorkflowStagesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListWorkflowStagesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[StageType] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[WorkflowStage]:
         """List workflow stages in workflow order."""
-        return cast("Page[ListWorkflowStagesItem]", self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[WorkflowStage]", self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListWorkflowStagesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[StageType] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[WorkflowStage]:
         """List workflow stages in workflow order: every record, page after page."""
         return self._t.iterate("listWorkflowStages", (), query={"page_limit": page_size, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateWorkflowStageBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CreateWorkflowStageResult:
+    def create(self, body: WorkflowStageCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WorkflowStage:
         """Create an intermediate workflow stage."""
-        return cast("CreateWorkflowStageResult", self._t.call("createWorkflowStage", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("WorkflowStage", self._t.call("createWorkflowStage", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CreateWorkflowStageResult:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> WorkflowStage:
         """Get a workflow stage."""
-        return cast("CreateWorkflowStageResult", self._t.call("getWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("WorkflowStage", self._t.call("getWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateWorkflowStageBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateWorkflowStageResult:
+    def update(self, id: str, body: WorkflowStageUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WorkflowStage:
         """Rename, describe, reorder or change the required steps of a stage."""
-        return cast("CreateWorkflowStageResult", self._t.call("updateWorkflowStage", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("WorkflowStage", self._t.call("updateWorkflowStage", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete an intermediate workflow stage."""
@@ -384,25 +432,25 @@ class RiskScenariosResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListRiskScenariosItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[RiskScenario]:
         """List risk scenarios."""
-        return cast("Page[ListRiskScenariosItem]", self._t.call("listRiskScenarios", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[RiskScenario]", self._t.call("listRiskScenarios", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListRiskScenariosItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[RiskScenario]:
         """List risk scenarios: every record, page after page."""
         return self._t.iterate("listRiskScenarios", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListRiskScenariosItem:
+    def create(self, body: RiskScenarioCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> RiskScenario:
         """Create a risk scenario."""
-        return cast("ListRiskScenariosItem", self._t.call("createRiskScenario", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("RiskScenario", self._t.call("createRiskScenario", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListRiskScenariosItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> RiskScenario:
         """Get a risk scenario."""
-        return cast("ListRiskScenariosItem", self._t.call("getRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("RiskScenario", self._t.call("getRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListRiskScenariosItem:
+    def update(self, id: str, body: RiskScenarioUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> RiskScenario:
         """Update a risk scenario."""
-        return cast("ListRiskScenariosItem", self._t.call("updateRiskScenario", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("RiskScenario", self._t.call("updateRiskScenario", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a risk scenario."""
@@ -416,25 +464,25 @@ class RiskTypesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListRiskTypesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[RiskType]:
         """List risk types."""
-        return cast("Page[ListRiskTypesItem]", self._t.call("listRiskTypes", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[RiskType]", self._t.call("listRiskTypes", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListRiskTypesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[RiskType]:
         """List risk types: every record, page after page."""
         return self._t.iterate("listRiskTypes", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateRiskTypeBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListRiskTypesItem:
+    def create(self, body: RiskTypeCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> RiskType:
         """Create a risk type."""
-        return cast("ListRiskTypesItem", self._t.call("createRiskType", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("RiskType", self._t.call("createRiskType", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListRiskTypesItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> RiskType:
         """Get a risk type."""
-        return cast("ListRiskTypesItem", self._t.call("getRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("RiskType", self._t.call("getRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateRiskTypeBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListRiskTypesItem:
+    def update(self, id: str, body: RiskTypeUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> RiskType:
         """Update a risk type."""
-        return cast("ListRiskTypesItem", self._t.call("updateRiskType", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("RiskType", self._t.call("updateRiskType", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a risk type."""
@@ -452,25 +500,25 @@ class VendorsResource:
         """The sub-resources of one record."""
         return VendorsItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List vendors."""
-        return cast("Page[ListUseCaseVendorsItem]", self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Vendor]:
         """List vendors: every record, page after page."""
         return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateVendorBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    def create(self, body: VendorCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Create a vendor."""
-        return cast("ListUseCaseVendorsItem", self._t.call("createVendor", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", self._t.call("createVendor", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseVendorsItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Vendor:
         """Get a vendor."""
-        return cast("ListUseCaseVendorsItem", self._t.call("getVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Vendor", self._t.call("getVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateVendorBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseVendorsItem:
+    def update(self, id: str, body: VendorUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Vendor:
         """Update a vendor."""
-        return cast("ListUseCaseVendorsItem", self._t.call("updateVendor", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Vendor", self._t.call("updateVendor", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a vendor."""
@@ -494,11 +542,11 @@ class VendorsModelsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List the models a vendor is linked to."""
-        return cast("Page[ListUseCaseModelsItem]", self._t.call("listVendorModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", self._t.call("listVendorModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Model]:
         """List the models a vendor is linked to: every record, page after page."""
         return self._t.iterate("listVendorModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -510,11 +558,11 @@ class VendorsUseCasesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List the use cases a vendor is linked to."""
-        return cast("Page[ListUseCasesItem]", self._t.call("listVendorUseCases", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", self._t.call("listVendorUseCases", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCase]:
         """List the use cases a vendor is linked to: every record, page after page."""
         return self._t.iterate("listVendorUseCases", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -530,25 +578,25 @@ class ModelsResource:
         """The sub-resources of one record."""
         return ModelsItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List models."""
-        return cast("Page[ListUseCaseModelsItem]", self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Model]:
         """List models: every record, page after page."""
         return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateModelBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseModelsItem:
+    def create(self, body: ModelCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Create a model."""
-        return cast("ListUseCaseModelsItem", self._t.call("createModel", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Model", self._t.call("createModel", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseModelsItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Model:
         """Get a model."""
-        return cast("ListUseCaseModelsItem", self._t.call("getModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Model", self._t.call("getModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateModelBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseModelsItem:
+    def update(self, id: str, body: ModelUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Model:
         """Update a model."""
-        return cast("ListUseCaseModelsItem", self._t.call("updateModel", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Model", self._t.call("updateModel", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a model."""
@@ -572,21 +620,21 @@ class ModelsQuestionnairesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseQuestionnairesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a model."""
-        return cast("Page[ListUseCaseQuestionnairesItem]", self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnaire]", self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
         """List the questionnaires attached to a model: every record, page after page."""
         return self._t.iterate("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def attach(self, body: AttachUseCaseQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
         """Attach a questionnaire to a model."""
-        return cast("ListUseCaseQuestionnairesItem", self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AttachedQuestionnaire", self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
         """Get a questionnaire attached to a model."""
-        return cast("ListUseCaseQuestionnairesItem", self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AttachedQuestionnaire", self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a model."""
@@ -600,17 +648,17 @@ class ModelsVendorsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List the vendors linked to a model."""
-        return cast("Page[ListUseCaseVendorsItem]", self._t.call("listModelVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", self._t.call("listModelVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Vendor]:
         """List the vendors linked to a model: every record, page after page."""
         return self._t.iterate("listModelVendors", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Link a vendor to a model."""
-        return cast("ListUseCaseVendorsItem", self._t.call("linkModelVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", self._t.call("linkModelVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def unlink(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a vendor from a model."""
@@ -624,33 +672,33 @@ class AuditLogsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListAuditLogsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AuditLog]:
         """List audit records."""
-        return cast("Page[ListAuditLogsItem]", self._t.call("listAuditLogs", (), query={"page_limit": page_limit, "page_after": page_after, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AuditLog]", self._t.call("listAuditLogs", (), query={"page_limit": page_limit, "page_after": page_after, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListAuditLogsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AuditLog]:
         """List audit records: every record, page after page."""
         return self._t.iterate("listAuditLogs", (), query={"page_limit": page_size, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def query(self, body: Optional[QueryAuditLogsBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Page[ListAuditLogsItem]:
+    def query(self, body: Optional[AuditLogQuery] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Page[AuditLog]:
         """Query audit records with a JSON filter."""
-        return cast("Page[ListAuditLogsItem]", self._t.call("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Page[AuditLog]", self._t.call("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def query_all(self, body: Optional[QueryAuditLogsBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Iterator[ListAuditLogsItem]:
+    def query_all(self, body: Optional[AuditLogQuery] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Iterator[AuditLog]:
         """Query audit records with a JSON filter: every record, page after page."""
         return self._t.iterate("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
 
-    def export(self, *, format: Optional[Literal["ndjson", "csv"]] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+    def export(self, *, format: Optional[Literal["ndjson", "csv"]] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
         """Export audit records as NDJSON or CSV (streamed)."""
         return cast("str", self._t.call("exportAuditLogs", (), query={"format": format, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> VerifyAuditLogsResult:
+    def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
         """Verify the tamper-evident hash chain of this tenant’s audit records."""
-        return cast("VerifyAuditLogsResult", self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("AuditVerification", self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListAuditLogsItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditLog:
         """Get an audit record."""
-        return cast("ListAuditLogsItem", self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AuditLog", self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class UseCasesResource:
@@ -664,25 +712,25 @@ class UseCasesResource:
         """The sub-resources of one record."""
         return UseCasesItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List use cases."""
-        return cast("Page[ListUseCasesItem]", self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCase]:
         """List use cases: every record, page after page."""
         return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateUseCaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCasesItem:
+    def create(self, body: UseCaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCase:
         """Create a use case."""
-        return cast("ListUseCasesItem", self._t.call("createUseCase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCase", self._t.call("createUseCase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCasesItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCase:
         """Get a use case."""
-        return cast("ListUseCasesItem", self._t.call("getUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCase", self._t.call("getUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, id: str, body: UpdateUseCaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCasesItem:
+    def update(self, id: str, body: UseCaseUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCase:
         """Update a use case."""
-        return cast("ListUseCasesItem", self._t.call("updateUseCase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCase", self._t.call("updateUseCase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a use case."""
@@ -711,21 +759,21 @@ class UseCasesQuestionnairesResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseQuestionnairesItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case."""
-        return cast("Page[ListUseCaseQuestionnairesItem]", self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnaire]", self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def attach(self, body: AttachUseCaseQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
         """Attach a questionnaire to a use case."""
-        return cast("ListUseCaseQuestionnairesItem", self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AttachedQuestionnaire", self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
         """Get a questionnaire attached to a use case."""
-        return cast("ListUseCaseQuestionnairesItem", self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AttachedQuestionnaire", self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a use case."""
@@ -739,21 +787,21 @@ class UseCasesControlsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[Literal["pending", "in_progress", "implemented", "not_applicable"]] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseControlsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
         """List the controls of a use case."""
-        return cast("Page[ListUseCaseControlsItem]", self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCaseControl]", self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, status: Optional[Literal["pending", "in_progress", "implemented", "not_applicable"]] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseControlsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCaseControl]:
         """List the controls of a use case: every record, page after page."""
         return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseControlsItem:
+    def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseControl:
         """Get a control of a use case."""
-        return cast("ListUseCaseControlsItem", self._t.call("getUseCaseControl", (self._args[0], control_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCaseControl", self._t.call("getUseCaseControl", (self._args[0], control_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def update(self, control_id: str, body: UpdateUseCaseControlBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseControlsItem:
+    def update(self, control_id: str, body: UseCaseControlUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseControl:
         """Update the status, notes or due date of a use-case control."""
-        return cast("ListUseCaseControlsItem", self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCaseControl", self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class UseCasesPolicyPacksResource:
@@ -763,21 +811,21 @@ class UseCasesPolicyPacksResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasePolicyPacksItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AppliedPolicyPack]:
         """List the policy packs applied to a use case."""
-        return cast("Page[ListUseCasePolicyPacksItem]", self._t.call("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AppliedPolicyPack]", self._t.call("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCasePolicyPacksItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AppliedPolicyPack]:
         """List the policy packs applied to a use case: every record, page after page."""
         return self._t.iterate("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def apply(self, body: ApplyPolicyPackBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCasePolicyPacksItem:
+    def apply(self, body: ApplyPolicyPack, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AppliedPolicyPack:
         """Apply a policy pack to a use case."""
-        return cast("ListUseCasePolicyPacksItem", self._t.call("applyPolicyPack", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AppliedPolicyPack", self._t.call("applyPolicyPack", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCasePolicyPacksItem:
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AppliedPolicyPack:
         """Get a policy pack applied to a use case."""
-        return cast("ListUseCasePolicyPacksItem", self._t.call("getUseCasePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AppliedPolicyPack", self._t.call("getUseCasePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def remove(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Remove a policy pack from a use case."""
@@ -791,21 +839,21 @@ class UseCasesWorkflowResource:
         self._t = transport
         self._args = args
 
-    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseWorkflow:
         """Where a use case is in the workflow."""
-        return cast("GetUseCaseWorkflowResult", self._t.call("getUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCaseWorkflow", self._t.call("getUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def set(self, stage_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetUseCaseWorkflowResult:
+    def set(self, stage_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseWorkflow:
         """Move a use case to a stage."""
-        return cast("GetUseCaseWorkflowResult", self._t.call("setUseCaseWorkflowStage", (self._args[0],), query=None, body={"stage_id": stage_id}, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCaseWorkflow", self._t.call("setUseCaseWorkflowStage", (self._args[0],), query=None, body={"stage_id": stage_id}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def advance(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    def advance(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseWorkflow:
         """Advance a use case one step."""
-        return cast("GetUseCaseWorkflowResult", self._t.call("advanceUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseWorkflow", self._t.call("advanceUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def reject(self, reason: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    def reject(self, reason: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseWorkflow:
         """Reject a use case in its current stage."""
-        return cast("GetUseCaseWorkflowResult", self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseWorkflow", self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class UseCasesRiskScenariosResource:
@@ -815,17 +863,17 @@ class UseCasesRiskScenariosResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseRiskScenariosItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseRiskScenario]:
         """List the risk scenarios linked to a use case, with likelihood and impact."""
-        return cast("Page[ListUseCaseRiskScenariosItem]", self._t.call("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCaseRiskScenario]", self._t.call("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseRiskScenariosItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCaseRiskScenario]:
         """List the risk scenarios linked to a use case, with likelihood and impact: every record, page after page."""
         return self._t.iterate("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def link(self, body: LinkUseCaseRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseRiskScenariosItem:
+    def link(self, body: RiskScenarioLinkBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseRiskScenario:
         """Link a risk scenario to a use case."""
-        return cast("ListUseCaseRiskScenariosItem", self._t.call("linkUseCaseRiskScenario", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseRiskScenario", self._t.call("linkUseCaseRiskScenario", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def unlink(self, risk_scenario_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a risk scenario from a use case."""
@@ -839,17 +887,17 @@ class UseCasesVendorsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List the vendors linked to a use case."""
-        return cast("Page[ListUseCaseVendorsItem]", self._t.call("listUseCaseVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", self._t.call("listUseCaseVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Vendor]:
         """List the vendors linked to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseVendors", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Link a vendor to a use case."""
-        return cast("ListUseCaseVendorsItem", self._t.call("linkUseCaseVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", self._t.call("linkUseCaseVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def unlink(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a vendor from a use case."""
@@ -863,17 +911,17 @@ class UseCasesModelsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List the models linked to a use case."""
-        return cast("Page[ListUseCaseModelsItem]", self._t.call("listUseCaseModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", self._t.call("listUseCaseModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Model]:
         """List the models linked to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def link(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseModelsItem:
+    def link(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Link a model to a use case."""
-        return cast("ListUseCaseModelsItem", self._t.call("linkUseCaseModel", (self._args[0],), query=None, body={"id": model_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Model", self._t.call("linkUseCaseModel", (self._args[0],), query=None, body={"id": model_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def unlink(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a model from a use case."""
@@ -887,21 +935,21 @@ class ApiKeysResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[ListApiKeysItem]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[ApiKey]:
         """List API keys (admin)."""
-        return cast("Page[ListApiKeysItem]", self._t.call("listApiKeys", (), query={"page_limit": page_limit, "page_after": page_after, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Page[ApiKey]", self._t.call("listApiKeys", (), query={"page_limit": page_limit, "page_after": page_after, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def list_all(self, *, page_size: Optional[int] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ListApiKeysItem]:
+    def list_all(self, *, page_size: Optional[int] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ApiKey]:
         """List API keys (admin): every record, page after page."""
         return self._t.iterate("listApiKeys", (), query={"page_limit": page_size, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    def create(self, body: CreateApiKeyBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CreateApiKeyResult:
+    def create(self, body: ApiKeyCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ApiKeyCreated:
         """Create an API key (admin); the secret is returned once."""
-        return cast("CreateApiKeyResult", self._t.call("createApiKey", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("ApiKeyCreated", self._t.call("createApiKey", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListApiKeysItem:
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ApiKey:
         """Get an API key (admin)."""
-        return cast("ListApiKeysItem", self._t.call("getApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("ApiKey", self._t.call("getApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def revoke(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Revoke an API key (admin); its tokens stop working at once."""
@@ -915,13 +963,13 @@ class SystemResource:
         self._t = transport
         self._args = args
 
-    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetSystemResult:
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SystemInfo:
         """Service name, version, tenant and enabled features."""
-        return cast("GetSystemResult", self._t.call("getSystem", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("SystemInfo", self._t.call("getSystem", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def ping(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PingResult:
+    def ping(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Ping:
         """Check that the token works."""
-        return cast("PingResult", self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Ping", self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AuthResource:
@@ -931,9 +979,9 @@ class AuthResource:
         self._t = transport
         self._args = args
 
-    def token(self, body: Optional[CreateTokenBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
+    def token(self, body: Optional[TokenRequest] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> TokenResponse:
         """Exchange an API key for an access token."""
-        return cast("CreateTokenResult", self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("TokenResponse", self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class HealthResource:
@@ -943,13 +991,13 @@ class HealthResource:
         self._t = transport
         self._args = args
 
-    def live(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetLivenessResult:
+    def live(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Readiness:
         """Liveness: the process answers."""
-        return cast("GetLivenessResult", self._t.call("getLiveness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Readiness", self._t.call("getLiveness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def ready(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetLivenessResult:
+    def ready(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Readiness:
         """Readiness: database, Redis and upstream answer within 1 s."""
-        return cast("GetLivenessResult", self._t.call("getReadiness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Readiness", self._t.call("getReadiness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncResources:
@@ -984,9 +1032,9 @@ class AsyncGovernanceSummaryResource:
         self._t = transport
         self._args = args
 
-    async def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetGovernanceSummaryResult:
+    async def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GovernanceSummary:
         """Counts of use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls."""
-        return cast("GetGovernanceSummaryResult", await self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("GovernanceSummary", await self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncQuestionnairesResource:
@@ -996,21 +1044,21 @@ class AsyncQuestionnairesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[Literal["use_case", "model", "vendor"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListQuestionnairesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[QuestionnaireTarget] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Questionnaire]:
         """List questionnaires."""
-        return cast("Page[ListQuestionnairesItem]", await self._t.call("listQuestionnaires", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Questionnaire]", await self._t.call("listQuestionnaires", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[Literal["use_case", "model", "vendor"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, target: Optional[QuestionnaireTarget] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Questionnaire]:
         """List questionnaires: every record, page after page."""
         return self._t.iterate("listQuestionnaires", (), query={"page_limit": page_size, "sort": sort, "all_versions": all_versions, "key": key, "target": target, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListQuestionnairesItem:
+    async def create(self, body: QuestionnaireCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Questionnaire:
         """Publish a new version of a questionnaire."""
-        return cast("ListQuestionnairesItem", await self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Questionnaire", await self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListQuestionnairesItem:
+    async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
         """Get a questionnaire by key (latest, or ?version=) or by q_ id."""
-        return cast("ListQuestionnairesItem", await self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Questionnaire", await self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncPolicyPacksResource:
@@ -1020,21 +1068,21 @@ class AsyncPolicyPacksResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyPacksItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyPack]:
         """List policy packs."""
-        return cast("Page[ListPolicyPacksItem]", await self._t.call("listPolicyPacks", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyPack]", await self._t.call("listPolicyPacks", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListPolicyPacksItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, all_versions: Optional[bool] = None, key: Optional[str] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[PolicyPack]:
         """List policy packs: every record, page after page."""
         return self._t.iterate("listPolicyPacks", (), query={"page_limit": page_size, "sort": sort, "all_versions": all_versions, "key": key, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreatePolicyPackBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyPacksItem:
+    async def create(self, body: PolicyPackCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyPack:
         """Publish a new version of a policy pack."""
-        return cast("ListPolicyPacksItem", await self._t.call("createPolicyPack", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyPack", await self._t.call("createPolicyPack", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyPacksItem:
+    async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyPack:
         """Get a policy pack by key (latest, or ?version=) or by pp_ id."""
-        return cast("ListPolicyPacksItem", await self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyPack", await self._t.call("getPolicyPack", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncPolicyControlsResource:
@@ -1044,17 +1092,17 @@ class AsyncPolicyControlsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControl]:
         """List published policy controls."""
-        return cast("Page[ListPolicyControlsItem]", await self._t.call("listPolicyControls", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControl]", await self._t.call("listPolicyControls", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListPolicyControlsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[PolicyControl]:
         """List published policy controls: every record, page after page."""
         return self._t.iterate("listPolicyControls", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_type_id": risk_type_id, "key": key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlsItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControl:
         """Get a published policy control by its base id."""
-        return cast("ListPolicyControlsItem", await self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControl", await self._t.call("getPolicyControl", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncPolicyControlVersionsResource:
@@ -1064,29 +1112,29 @@ class AsyncPolicyControlVersionsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[Literal["draft", "published"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlVersionsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[VersionStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControlVersion]:
         """List policy control versions."""
-        return cast("Page[ListPolicyControlVersionsItem]", await self._t.call("listPolicyControlVersions", (), query={"page_limit": page_limit, "page_after": page_after, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControlVersion]", await self._t.call("listPolicyControlVersions", (), query={"page_limit": page_limit, "page_after": page_after, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[Literal["draft", "published"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListPolicyControlVersionsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, base_id: Optional[str] = None, key: Optional[str] = None, status: Optional[VersionStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[PolicyControlVersion]:
         """List policy control versions: every record, page after page."""
         return self._t.iterate("listPolicyControlVersions", (), query={"page_limit": page_size, "base_id": base_id, "key": key, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreatePolicyControlVersionBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    async def create(self, body: PolicyControlVersionCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlVersion:
         """Create the next draft version of a control."""
-        return cast("ListPolicyControlVersionsItem", await self._t.call("createPolicyControlVersion", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlVersion", await self._t.call("createPolicyControlVersion", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControlVersion:
         """Get a policy control version."""
-        return cast("ListPolicyControlVersionsItem", await self._t.call("getPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControlVersion", await self._t.call("getPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdatePolicyControlVersionBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListPolicyControlVersionsItem:
+    async def update(self, id: str, body: PolicyControlVersionUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PolicyControlVersion:
         """Edit a draft control version."""
-        return cast("ListPolicyControlVersionsItem", await self._t.call("updatePolicyControlVersion", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("PolicyControlVersion", await self._t.call("updatePolicyControlVersion", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def publish(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlVersionsItem:
+    async def publish(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlVersion:
         """Publish a draft control version."""
-        return cast("ListPolicyControlVersionsItem", await self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlVersion", await self._t.call("publishPolicyControlVersion", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class AsyncPolicyControlBasesResource:
@@ -1096,25 +1144,25 @@ class AsyncPolicyControlBasesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListPolicyControlBasesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[PolicyControlBase]:
         """List policy control bases."""
-        return cast("Page[ListPolicyControlBasesItem]", await self._t.call("listPolicyControlBases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[PolicyControlBase]", await self._t.call("listPolicyControlBases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListPolicyControlBasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["key", "-key", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, key: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[PolicyControlBase]:
         """List policy control bases: every record, page after page."""
         return self._t.iterate("listPolicyControlBases", (), query={"page_limit": page_size, "sort": sort, "q": q, "key": key, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreatePolicyControlBaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListPolicyControlBasesItem:
+    async def create(self, body: PolicyControlBaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> PolicyControlBase:
         """Create a policy control base."""
-        return cast("ListPolicyControlBasesItem", await self._t.call("createPolicyControlBase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("PolicyControlBase", await self._t.call("createPolicyControlBase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListPolicyControlBasesItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> PolicyControlBase:
         """Get a policy control base."""
-        return cast("ListPolicyControlBasesItem", await self._t.call("getPolicyControlBase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("PolicyControlBase", await self._t.call("getPolicyControlBase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdatePolicyControlBaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListPolicyControlBasesItem:
+    async def update(self, id: str, body: PolicyControlBaseUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PolicyControlBase:
         """Rename, archive or deprecate a policy control base."""
-        return cast("ListPolicyControlBasesItem", await self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("PolicyControlBase", await self._t.call("updatePolicyControlBase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncWorkflowStagesResource:
@@ -1124,25 +1172,25 @@ class AsyncWorkflowStagesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListWorkflowStagesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[StageType] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[WorkflowStage]:
         """List workflow stages in workflow order."""
-        return cast("Page[ListWorkflowStagesItem]", await self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[WorkflowStage]", await self._t.call("listWorkflowStages", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[Literal["start", "intermediate", "end"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListWorkflowStagesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["position", "-position", "name", "-name", "created_at", "-created_at"]] = None, q: Optional[str] = None, type: Optional[StageType] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[WorkflowStage]:
         """List workflow stages in workflow order: every record, page after page."""
         return self._t.iterate("listWorkflowStages", (), query={"page_limit": page_size, "sort": sort, "q": q, "type": type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateWorkflowStageBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CreateWorkflowStageResult:
+    async def create(self, body: WorkflowStageCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WorkflowStage:
         """Create an intermediate workflow stage."""
-        return cast("CreateWorkflowStageResult", await self._t.call("createWorkflowStage", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("WorkflowStage", await self._t.call("createWorkflowStage", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CreateWorkflowStageResult:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> WorkflowStage:
         """Get a workflow stage."""
-        return cast("CreateWorkflowStageResult", await self._t.call("getWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("WorkflowStage", await self._t.call("getWorkflowStage", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateWorkflowStageBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateWorkflowStageResult:
+    async def update(self, id: str, body: WorkflowStageUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WorkflowStage:
         """Rename, describe, reorder or change the required steps of a stage."""
-        return cast("CreateWorkflowStageResult", await self._t.call("updateWorkflowStage", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("WorkflowStage", await self._t.call("updateWorkflowStage", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete an intermediate workflow stage."""
@@ -1156,25 +1204,25 @@ class AsyncRiskScenariosResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListRiskScenariosItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[RiskScenario]:
         """List risk scenarios."""
-        return cast("Page[ListRiskScenariosItem]", await self._t.call("listRiskScenarios", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[RiskScenario]", await self._t.call("listRiskScenarios", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListRiskScenariosItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_type_id: Optional[str] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[RiskScenario]:
         """List risk scenarios: every record, page after page."""
         return self._t.iterate("listRiskScenarios", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_type_id": risk_type_id, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListRiskScenariosItem:
+    async def create(self, body: RiskScenarioCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> RiskScenario:
         """Create a risk scenario."""
-        return cast("ListRiskScenariosItem", await self._t.call("createRiskScenario", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("RiskScenario", await self._t.call("createRiskScenario", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListRiskScenariosItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> RiskScenario:
         """Get a risk scenario."""
-        return cast("ListRiskScenariosItem", await self._t.call("getRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("RiskScenario", await self._t.call("getRiskScenario", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListRiskScenariosItem:
+    async def update(self, id: str, body: RiskScenarioUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> RiskScenario:
         """Update a risk scenario."""
-        return cast("ListRiskScenariosItem", await self._t.call("updateRiskScenario", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("RiskScenario", await self._t.call("updateRiskScenario", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a risk scenario."""
@@ -1188,25 +1236,25 @@ class AsyncRiskTypesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListRiskTypesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[RiskType]:
         """List risk types."""
-        return cast("Page[ListRiskTypesItem]", await self._t.call("listRiskTypes", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[RiskType]", await self._t.call("listRiskTypes", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListRiskTypesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[RiskType]:
         """List risk types: every record, page after page."""
         return self._t.iterate("listRiskTypes", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateRiskTypeBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListRiskTypesItem:
+    async def create(self, body: RiskTypeCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> RiskType:
         """Create a risk type."""
-        return cast("ListRiskTypesItem", await self._t.call("createRiskType", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("RiskType", await self._t.call("createRiskType", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListRiskTypesItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> RiskType:
         """Get a risk type."""
-        return cast("ListRiskTypesItem", await self._t.call("getRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("RiskType", await self._t.call("getRiskType", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateRiskTypeBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListRiskTypesItem:
+    async def update(self, id: str, body: RiskTypeUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> RiskType:
         """Update a risk type."""
-        return cast("ListRiskTypesItem", await self._t.call("updateRiskType", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("RiskType", await self._t.call("updateRiskType", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a risk type."""
@@ -1224,25 +1272,25 @@ class AsyncVendorsResource:
         """The sub-resources of one record."""
         return AsyncVendorsItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List vendors."""
-        return cast("Page[ListUseCaseVendorsItem]", await self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", await self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["active", "under_review", "inactive"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Vendor]:
         """List vendors: every record, page after page."""
         return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateVendorBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    async def create(self, body: VendorCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Create a vendor."""
-        return cast("ListUseCaseVendorsItem", await self._t.call("createVendor", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", await self._t.call("createVendor", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseVendorsItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Vendor:
         """Get a vendor."""
-        return cast("ListUseCaseVendorsItem", await self._t.call("getVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Vendor", await self._t.call("getVendor", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateVendorBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseVendorsItem:
+    async def update(self, id: str, body: VendorUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Vendor:
         """Update a vendor."""
-        return cast("ListUseCaseVendorsItem", await self._t.call("updateVendor", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Vendor", await self._t.call("updateVendor", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a vendor."""
@@ -1266,11 +1314,11 @@ class AsyncVendorsModelsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List the models a vendor is linked to."""
-        return cast("Page[ListUseCaseModelsItem]", await self._t.call("listVendorModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", await self._t.call("listVendorModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Model]:
         """List the models a vendor is linked to: every record, page after page."""
         return self._t.iterate("listVendorModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1282,11 +1330,11 @@ class AsyncVendorsUseCasesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List the use cases a vendor is linked to."""
-        return cast("Page[ListUseCasesItem]", await self._t.call("listVendorUseCases", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", await self._t.call("listVendorUseCases", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCase]:
         """List the use cases a vendor is linked to: every record, page after page."""
         return self._t.iterate("listVendorUseCases", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1302,25 +1350,25 @@ class AsyncModelsResource:
         """The sub-resources of one record."""
         return AsyncModelsItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List models."""
-        return cast("Page[ListUseCaseModelsItem]", await self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", await self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[Literal["none", "in_development", "in_production", "retired"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Model]:
         """List models: every record, page after page."""
         return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateModelBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseModelsItem:
+    async def create(self, body: ModelCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Create a model."""
-        return cast("ListUseCaseModelsItem", await self._t.call("createModel", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Model", await self._t.call("createModel", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseModelsItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Model:
         """Get a model."""
-        return cast("ListUseCaseModelsItem", await self._t.call("getModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Model", await self._t.call("getModel", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateModelBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseModelsItem:
+    async def update(self, id: str, body: ModelUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Model:
         """Update a model."""
-        return cast("ListUseCaseModelsItem", await self._t.call("updateModel", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Model", await self._t.call("updateModel", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a model."""
@@ -1344,21 +1392,21 @@ class AsyncModelsQuestionnairesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseQuestionnairesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a model."""
-        return cast("Page[ListUseCaseQuestionnairesItem]", await self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnaire]", await self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
         """List the questionnaires attached to a model: every record, page after page."""
         return self._t.iterate("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def attach(self, body: AttachUseCaseQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    async def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
         """Attach a questionnaire to a model."""
-        return cast("ListUseCaseQuestionnairesItem", await self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AttachedQuestionnaire", await self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
         """Get a questionnaire attached to a model."""
-        return cast("ListUseCaseQuestionnairesItem", await self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AttachedQuestionnaire", await self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a model."""
@@ -1372,17 +1420,17 @@ class AsyncModelsVendorsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List the vendors linked to a model."""
-        return cast("Page[ListUseCaseVendorsItem]", await self._t.call("listModelVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", await self._t.call("listModelVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Vendor]:
         """List the vendors linked to a model: every record, page after page."""
         return self._t.iterate("listModelVendors", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    async def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Link a vendor to a model."""
-        return cast("ListUseCaseVendorsItem", await self._t.call("linkModelVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", await self._t.call("linkModelVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def unlink(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a vendor from a model."""
@@ -1396,33 +1444,33 @@ class AsyncAuditLogsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListAuditLogsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AuditLog]:
         """List audit records."""
-        return cast("Page[ListAuditLogsItem]", await self._t.call("listAuditLogs", (), query={"page_limit": page_limit, "page_after": page_after, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AuditLog]", await self._t.call("listAuditLogs", (), query={"page_limit": page_limit, "page_after": page_after, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListAuditLogsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AuditLog]:
         """List audit records: every record, page after page."""
         return self._t.iterate("listAuditLogs", (), query={"page_limit": page_size, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def query(self, body: Optional[QueryAuditLogsBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Page[ListAuditLogsItem]:
+    async def query(self, body: Optional[AuditLogQuery] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Page[AuditLog]:
         """Query audit records with a JSON filter."""
-        return cast("Page[ListAuditLogsItem]", await self._t.call("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Page[AuditLog]", await self._t.call("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def query_all(self, body: Optional[QueryAuditLogsBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AsyncIterator[ListAuditLogsItem]:
+    def query_all(self, body: Optional[AuditLogQuery] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AsyncIterator[AuditLog]:
         """Query audit records with a JSON filter: every record, page after page."""
         return self._t.iterate("queryAuditLogs", (), query=None, body=dict(body or {}), options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
 
-    async def export(self, *, format: Optional[Literal["ndjson", "csv"]] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[Literal["api", "mcp", "cli", "system"]] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+    async def export(self, *, format: Optional[Literal["ndjson", "csv"]] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
         """Export audit records as NDJSON or CSV (streamed)."""
         return cast("str", await self._t.call("exportAuditLogs", (), query={"format": format, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> VerifyAuditLogsResult:
+    async def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
         """Verify the tamper-evident hash chain of this tenant’s audit records."""
-        return cast("VerifyAuditLogsResult", await self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("AuditVerification", await self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListAuditLogsItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditLog:
         """Get an audit record."""
-        return cast("ListAuditLogsItem", await self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AuditLog", await self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncUseCasesResource:
@@ -1436,25 +1484,25 @@ class AsyncUseCasesResource:
         """The sub-resources of one record."""
         return AsyncUseCasesItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List use cases."""
-        return cast("Page[ListUseCasesItem]", await self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", await self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[Literal["high", "medium", "low", "none"]] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCasesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCase]:
         """List use cases: every record, page after page."""
         return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateUseCaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCasesItem:
+    async def create(self, body: UseCaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCase:
         """Create a use case."""
-        return cast("ListUseCasesItem", await self._t.call("createUseCase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCase", await self._t.call("createUseCase", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCasesItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCase:
         """Get a use case."""
-        return cast("ListUseCasesItem", await self._t.call("getUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCase", await self._t.call("getUseCase", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, id: str, body: UpdateUseCaseBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCasesItem:
+    async def update(self, id: str, body: UseCaseUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCase:
         """Update a use case."""
-        return cast("ListUseCasesItem", await self._t.call("updateUseCase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCase", await self._t.call("updateUseCase", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete a use case."""
@@ -1483,21 +1531,21 @@ class AsyncUseCasesQuestionnairesResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseQuestionnairesItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case."""
-        return cast("Page[ListUseCaseQuestionnairesItem]", await self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnaire]", await self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseQuestionnairesItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def attach(self, body: AttachUseCaseQuestionnaireBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    async def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
         """Attach a questionnaire to a use case."""
-        return cast("ListUseCaseQuestionnairesItem", await self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AttachedQuestionnaire", await self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseQuestionnairesItem:
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
         """Get a questionnaire attached to a use case."""
-        return cast("ListUseCaseQuestionnairesItem", await self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AttachedQuestionnaire", await self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a use case."""
@@ -1511,21 +1559,21 @@ class AsyncUseCasesControlsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[Literal["pending", "in_progress", "implemented", "not_applicable"]] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseControlsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
         """List the controls of a use case."""
-        return cast("Page[ListUseCaseControlsItem]", await self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCaseControl]", await self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, status: Optional[Literal["pending", "in_progress", "implemented", "not_applicable"]] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseControlsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCaseControl]:
         """List the controls of a use case: every record, page after page."""
         return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCaseControlsItem:
+    async def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseControl:
         """Get a control of a use case."""
-        return cast("ListUseCaseControlsItem", await self._t.call("getUseCaseControl", (self._args[0], control_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCaseControl", await self._t.call("getUseCaseControl", (self._args[0], control_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def update(self, control_id: str, body: UpdateUseCaseControlBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListUseCaseControlsItem:
+    async def update(self, control_id: str, body: UseCaseControlUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseControl:
         """Update the status, notes or due date of a use-case control."""
-        return cast("ListUseCaseControlsItem", await self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCaseControl", await self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncUseCasesPolicyPacksResource:
@@ -1535,21 +1583,21 @@ class AsyncUseCasesPolicyPacksResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCasePolicyPacksItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AppliedPolicyPack]:
         """List the policy packs applied to a use case."""
-        return cast("Page[ListUseCasePolicyPacksItem]", await self._t.call("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AppliedPolicyPack]", await self._t.call("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCasePolicyPacksItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AppliedPolicyPack]:
         """List the policy packs applied to a use case: every record, page after page."""
         return self._t.iterate("listUseCasePolicyPacks", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def apply(self, body: ApplyPolicyPackBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCasePolicyPacksItem:
+    async def apply(self, body: ApplyPolicyPack, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AppliedPolicyPack:
         """Apply a policy pack to a use case."""
-        return cast("ListUseCasePolicyPacksItem", await self._t.call("applyPolicyPack", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("AppliedPolicyPack", await self._t.call("applyPolicyPack", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> ListUseCasePolicyPacksItem:
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AppliedPolicyPack:
         """Get a policy pack applied to a use case."""
-        return cast("ListUseCasePolicyPacksItem", await self._t.call("getUseCasePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("AppliedPolicyPack", await self._t.call("getUseCasePolicyPack", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def remove(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Remove a policy pack from a use case."""
@@ -1563,21 +1611,21 @@ class AsyncUseCasesWorkflowResource:
         self._t = transport
         self._args = args
 
-    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseWorkflow:
         """Where a use case is in the workflow."""
-        return cast("GetUseCaseWorkflowResult", await self._t.call("getUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("UseCaseWorkflow", await self._t.call("getUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    async def set(self, stage_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetUseCaseWorkflowResult:
+    async def set(self, stage_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseWorkflow:
         """Move a use case to a stage."""
-        return cast("GetUseCaseWorkflowResult", await self._t.call("setUseCaseWorkflowStage", (self._args[0],), query=None, body={"stage_id": stage_id}, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("UseCaseWorkflow", await self._t.call("setUseCaseWorkflowStage", (self._args[0],), query=None, body={"stage_id": stage_id}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def advance(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    async def advance(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseWorkflow:
         """Advance a use case one step."""
-        return cast("GetUseCaseWorkflowResult", await self._t.call("advanceUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseWorkflow", await self._t.call("advanceUseCaseWorkflow", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def reject(self, reason: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> GetUseCaseWorkflowResult:
+    async def reject(self, reason: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseWorkflow:
         """Reject a use case in its current stage."""
-        return cast("GetUseCaseWorkflowResult", await self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseWorkflow", await self._t.call("rejectUseCaseWorkflow", (self._args[0],), query=None, body={"reason": reason}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class AsyncUseCasesRiskScenariosResource:
@@ -1587,17 +1635,17 @@ class AsyncUseCasesRiskScenariosResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseRiskScenariosItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseRiskScenario]:
         """List the risk scenarios linked to a use case, with likelihood and impact."""
-        return cast("Page[ListUseCaseRiskScenariosItem]", await self._t.call("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCaseRiskScenario]", await self._t.call("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseRiskScenariosItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCaseRiskScenario]:
         """List the risk scenarios linked to a use case, with likelihood and impact: every record, page after page."""
         return self._t.iterate("listUseCaseRiskScenarios", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def link(self, body: LinkUseCaseRiskScenarioBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseRiskScenariosItem:
+    async def link(self, body: RiskScenarioLinkBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCaseRiskScenario:
         """Link a risk scenario to a use case."""
-        return cast("ListUseCaseRiskScenariosItem", await self._t.call("linkUseCaseRiskScenario", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("UseCaseRiskScenario", await self._t.call("linkUseCaseRiskScenario", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def unlink(self, risk_scenario_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a risk scenario from a use case."""
@@ -1611,17 +1659,17 @@ class AsyncUseCasesVendorsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseVendorsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List the vendors linked to a use case."""
-        return cast("Page[ListUseCaseVendorsItem]", await self._t.call("listUseCaseVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", await self._t.call("listUseCaseVendors", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseVendorsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Vendor]:
         """List the vendors linked to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseVendors", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseVendorsItem:
+    async def link(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Link a vendor to a use case."""
-        return cast("ListUseCaseVendorsItem", await self._t.call("linkUseCaseVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Vendor", await self._t.call("linkUseCaseVendor", (self._args[0],), query=None, body={"id": vendor_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def unlink(self, vendor_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a vendor from a use case."""
@@ -1635,17 +1683,17 @@ class AsyncUseCasesModelsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ListUseCaseModelsItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List the models linked to a use case."""
-        return cast("Page[ListUseCaseModelsItem]", await self._t.call("listUseCaseModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", await self._t.call("listUseCaseModels", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListUseCaseModelsItem]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Model]:
         """List the models linked to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseModels", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def link(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ListUseCaseModelsItem:
+    async def link(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Link a model to a use case."""
-        return cast("ListUseCaseModelsItem", await self._t.call("linkUseCaseModel", (self._args[0],), query=None, body={"id": model_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("Model", await self._t.call("linkUseCaseModel", (self._args[0],), query=None, body={"id": model_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def unlink(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a model from a use case."""
@@ -1659,21 +1707,21 @@ class AsyncApiKeysResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[ListApiKeysItem]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[ApiKey]:
         """List API keys (admin)."""
-        return cast("Page[ListApiKeysItem]", await self._t.call("listApiKeys", (), query={"page_limit": page_limit, "page_after": page_after, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Page[ApiKey]", await self._t.call("listApiKeys", (), query={"page_limit": page_limit, "page_after": page_after, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def list_all(self, *, page_size: Optional[int] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ListApiKeysItem]:
+    def list_all(self, *, page_size: Optional[int] = None, include_revoked: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ApiKey]:
         """List API keys (admin): every record, page after page."""
         return self._t.iterate("listApiKeys", (), query={"page_limit": page_size, "include_revoked": include_revoked}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
-    async def create(self, body: CreateApiKeyBody, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CreateApiKeyResult:
+    async def create(self, body: ApiKeyCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ApiKeyCreated:
         """Create an API key (admin); the secret is returned once."""
-        return cast("CreateApiKeyResult", await self._t.call("createApiKey", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+        return cast("ApiKeyCreated", await self._t.call("createApiKey", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ListApiKeysItem:
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ApiKey:
         """Get an API key (admin)."""
-        return cast("ListApiKeysItem", await self._t.call("getApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("ApiKey", await self._t.call("getApiKey", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def revoke(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Revoke an API key (admin); its tokens stop working at once."""
@@ -1687,13 +1735,13 @@ class AsyncSystemResource:
         self._t = transport
         self._args = args
 
-    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetSystemResult:
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SystemInfo:
         """Service name, version, tenant and enabled features."""
-        return cast("GetSystemResult", await self._t.call("getSystem", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("SystemInfo", await self._t.call("getSystem", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def ping(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> PingResult:
+    async def ping(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Ping:
         """Check that the token works."""
-        return cast("PingResult", await self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Ping", await self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncAuthResource:
@@ -1703,9 +1751,9 @@ class AsyncAuthResource:
         self._t = transport
         self._args = args
 
-    async def token(self, body: Optional[CreateTokenBody] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CreateTokenResult:
+    async def token(self, body: Optional[TokenRequest] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> TokenResponse:
         """Exchange an API key for an access token."""
-        return cast("CreateTokenResult", await self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("TokenResponse", await self._t.call("createToken", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncHealthResource:
@@ -1715,10 +1763,10 @@ class AsyncHealthResource:
         self._t = transport
         self._args = args
 
-    async def live(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetLivenessResult:
+    async def live(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Readiness:
         """Liveness: the process answers."""
-        return cast("GetLivenessResult", await self._t.call("getLiveness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Readiness", await self._t.call("getLiveness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def ready(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GetLivenessResult:
+    async def ready(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Readiness:
         """Readiness: database, Redis and upstream answer within 1 s."""
-        return cast("GetLivenessResult", await self._t.call("getReadiness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("Readiness", await self._t.call("getReadiness", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))

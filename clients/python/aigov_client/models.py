@@ -6,40 +6,44 @@ from __future__ import annotations
 from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 
-class _ApplyPolicyPackBodyRequired(TypedDict):
-    key: str
+ControlStatus = Literal["pending", "in_progress", "implemented", "not_applicable"]
+EvidenceType = Literal["text", "number", "boolean", "select", "file"]
+ModelStatus = Literal["none", "in_development", "in_production", "retired"]
+QuestionnaireTarget = Literal["use_case", "model", "vendor"]
+RiskCategoryLevel = Literal["high", "medium", "low", "none"]
+RoleEnum = Literal["read", "write", "admin"]
+SourceEnum = Literal["api", "mcp", "cli", "system"]
+StageType = Literal["start", "intermediate", "end"]
+VendorStatus = Literal["active", "under_review", "inactive"]
+VersionStatus = Literal["draft", "published"]
+WorkflowStep = Literal["assessment", "evidence_collection", "clear", "rejected"]
 
 
-class ApplyPolicyPackBody(_ApplyPolicyPackBodyRequired, total=False):
-    """Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version."""
-    version: Optional[int]
-    due_date: Optional[str]
-
-
-class _AttachUseCaseQuestionnaireBodyRequired(TypedDict):
-    key: str
-
-
-class AttachUseCaseQuestionnaireBody(_AttachUseCaseQuestionnaireBodyRequired, total=False):
-    """The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409)."""
-    version: Optional[int]
-
-
-class _CreateApiKeyBodyRequired(TypedDict):
+class ApiKey(TypedDict):
+    id: str
     name: str
-    #: read: GET only; write: also create/update/delete records; admin: also API key management.
-    role: Literal["read", "write", "admin"]
+    role: RoleEnum
+    #: The first characters of the secret, to recognise it.
+    key_prefix: str
+    created_at: str
+    updated_at: str
+    expires_at: Optional[str]
+    revoked_at: Optional[str]
 
 
-class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
+class _ApiKeyCreateRequired(TypedDict):
+    name: str
+    role: RoleEnum
+
+
+class ApiKeyCreate(_ApiKeyCreateRequired, total=False):
     expires_at: Optional[str]
 
 
-class CreateApiKeyResult(TypedDict):
+class ApiKeyCreated(TypedDict):
     id: str
     name: str
-    #: read: GET only; write: also create/update/delete records; admin: also API key management.
-    role: Literal["read", "write", "admin"]
+    role: RoleEnum
     #: The first characters of the secret, to recognise it.
     key_prefix: str
     created_at: str
@@ -50,323 +54,69 @@ class CreateApiKeyResult(TypedDict):
     key: str
 
 
-class _CreateModelBodyRequired(TypedDict):
-    name: str
+class ApiKeyListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    include_revoked: bool
 
 
-class CreateModelBody(_CreateModelBodyRequired, total=False):
-    summary: Optional[str]
-    source: Optional[str]
-    #: `null` means `none`.
-    status: Optional[Literal["none", "in_development", "in_production", "retired"]]
-    provider: Optional[str]
-    model_type: Optional[str]
-    version: Optional[str]
+class ApiKeyPage(TypedDict):
+    items: List[ApiKey]
+    pagination: Pagination
 
 
-class CreatePolicyControlBaseBody(TypedDict):
+class AppliedPolicyPack(TypedDict):
+    id: str
     key: str
-    name: str
-
-
-class CreatePolicyControlVersionBody(TypedDict, total=False):
-    """Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name."""
-    #: The base; give this or `key`.
-    base_id: str
-    key: str
+    version: int
     name: str
     description: Optional[str]
-    evidence_requirements: Optional[List[CreatePolicyControlVersionBodyEvidenceRequirementsItem]]
-    risk_type_ids: Optional[List[str]]
+    due_date: Optional[str]
+    applied_at: str
 
 
-class _CreatePolicyControlVersionBodyEvidenceRequirementsItemRequired(TypedDict):
-    type: Literal["text", "file", "link", "metric"]
-    description: str
+class AppliedPolicyPackPage(TypedDict):
+    items: List[AppliedPolicyPack]
+    pagination: Pagination
 
 
-class CreatePolicyControlVersionBodyEvidenceRequirementsItem(_CreatePolicyControlVersionBodyEvidenceRequirementsItemRequired, total=False):
-    #: Default true.
-    required: bool
-
-
-class _CreatePolicyPackBodyRequired(TypedDict):
+class _ApplyPolicyPackRequired(TypedDict):
     key: str
+
+
+class ApplyPolicyPack(_ApplyPolicyPackRequired, total=False):
+    """Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version."""
+    version: Optional[int]
+    due_date: Optional[str]
+
+
+class AttachedQuestionnaire(TypedDict):
+    id: str
+    key: str
+    version: int
+    questionnaire_id: str
     name: str
-    controls: List[CreatePolicyPackBodyControlsItem]
+    target: QuestionnaireTarget
+    attached_at: str
 
 
-class CreatePolicyPackBody(_CreatePolicyPackBodyRequired, total=False):
-    """Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version."""
-    description: Optional[str]
+class AttachedQuestionnairePage(TypedDict):
+    items: List[AttachedQuestionnaire]
+    pagination: Pagination
 
 
-class _CreatePolicyPackBodyControlsItemRequired(TypedDict):
+class _AttachQuestionnaireRequired(TypedDict):
     key: str
 
 
-class CreatePolicyPackBodyControlsItem(_CreatePolicyPackBodyControlsItemRequired, total=False):
+class AttachQuestionnaire(_AttachQuestionnaireRequired, total=False):
+    """The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409)."""
     version: Optional[int]
 
 
-class _CreateQuestionnaireBodyRequired(TypedDict):
-    key: str
-    name: str
-    target: Literal["use_case", "model", "vendor"]
-    sections: List[CreateQuestionnaireBodySectionsItem]
-
-
-class CreateQuestionnaireBody(_CreateQuestionnaireBodyRequired, total=False):
-    """Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target."""
-    description: Optional[str]
-
-
-class _CreateQuestionnaireBodySectionsItemRequired(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
-    title: str
-    questions: List[CreateQuestionnaireBodySectionsItemQuestionsItem]
-
-
-class CreateQuestionnaireBodySectionsItem(_CreateQuestionnaireBodySectionsItemRequired, total=False):
-    description: Optional[str]
-
-
-class _CreateQuestionnaireBodySectionsItemQuestionsItemRequired(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
-    question: str
-    evidence_type: Literal["text", "number", "boolean", "select", "file"]
-
-
-class CreateQuestionnaireBodySectionsItemQuestionsItem(_CreateQuestionnaireBodySectionsItemQuestionsItemRequired, total=False):
-    #: More than one answer (select) or file.
-    multiple: bool
-    select_options: Optional[List[str]]
-    required: bool
-
-
-class _CreateRiskScenarioBodyRequired(TypedDict):
-    name: str
-
-
-class CreateRiskScenarioBody(_CreateRiskScenarioBodyRequired, total=False):
-    description: Optional[str]
-    risk_type_ids: Optional[List[str]]
-    domains: Optional[List[str]]
-    industries: Optional[List[str]]
-    regions: Optional[List[str]]
-    archived: Optional[bool]
-
-
-class _CreateRiskTypeBodyRequired(TypedDict):
-    name: str
-
-
-class CreateRiskTypeBody(_CreateRiskTypeBodyRequired, total=False):
-    description: Optional[str]
-    custom: Optional[bool]
-    hidden: Optional[bool]
-
-
-class CreateTokenBody(TypedDict, total=False):
-    """Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body."""
-    #: Alternative to the X-API-Key header.
-    api_key: str
-    #: Alternative to the X-Tenant header.
-    tenant: str
-
-
-class CreateTokenResult(TypedDict):
-    access_token: str
-    token_type: Literal["Bearer"]
-    #: Seconds until the token expires.
-    expires_in: int
-
-
-class _CreateUseCaseBodyRequired(TypedDict):
-    name: str
-
-
-class CreateUseCaseBody(_CreateUseCaseBodyRequired, total=False):
-    description: Optional[str]
-    ai_type: Optional[str]
-    system_type: Optional[str]
-    risk_category_level: Optional[Literal["high", "medium", "low", "none"]]
-    regions: Optional[List[str]]
-    industries: Optional[List[str]]
-    source: Optional[str]
-    owner: Optional[str]
-    creator_id: Optional[str]
-    #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-    questionnaire_ids: List[str]
-
-
-class _CreateVendorBodyRequired(TypedDict):
-    name: str
-
-
-class CreateVendorBody(_CreateVendorBodyRequired, total=False):
-    description: Optional[str]
-    website: Optional[str]
-    #: `null` means `active`.
-    status: Optional[Literal["active", "under_review", "inactive"]]
-
-
-class _CreateWorkflowStageBodyRequired(TypedDict):
-    name: str
-
-
-class CreateWorkflowStageBody(_CreateWorkflowStageBodyRequired, total=False):
-    description: Optional[str]
-    #: Only intermediate stages can be created; may be omitted.
-    type: Literal["intermediate"]
-    #: Absent or null: last, just before the end stage.
-    position: Optional[int]
-    #: Default true.
-    assessment_required: Optional[bool]
-    #: Default true.
-    evidence_collection_required: Optional[bool]
-
-
-class CreateWorkflowStageResult(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    #: `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-    type: Literal["start", "intermediate", "end"]
-    position: int
-    #: Use cases in this stage go through the `assessment` step.
-    assessment_required: bool
-    #: Use cases in this stage go through the `evidence_collection` step.
-    evidence_collection_required: bool
-    created_at: str
-    updated_at: str
-
-
-class GetGovernanceSummaryResult(TypedDict):
-    #: YYYY-MM-DD
-    as_of: str
-    use_cases: GetGovernanceSummaryResultUseCases
-    controls: GetGovernanceSummaryResultControls
-    #: Use cases with overdue controls: highest risk level first, then most overdue controls.
-    overdue_use_cases: List[GetGovernanceSummaryResultOverdueUseCasesItem]
-    overdue_use_cases_total: int
-
-
-class GetGovernanceSummaryResultControls(TypedDict):
-    total: int
-    by_status: GetGovernanceSummaryResultControlsByStatus
-    #: Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.
-    overdue: int
-
-
-class GetGovernanceSummaryResultControlsByStatus(TypedDict):
-    pending: int
-    in_progress: int
-    implemented: int
-    not_applicable: int
-
-
-class GetGovernanceSummaryResultOverdueUseCasesItem(TypedDict):
-    id: str
-    name: str
-    risk_category_level: Optional[Literal["high", "medium", "low", "none"]]
-    overdue_controls: int
-    #: YYYY-MM-DD
-    earliest_due_date: str
-
-
-class GetGovernanceSummaryResultUseCases(TypedDict):
-    total: int
-    by_risk_level: GetGovernanceSummaryResultUseCasesByRiskLevel
-    #: In workflow order; only stages holding use cases.
-    by_workflow_stage: List[GetGovernanceSummaryResultUseCasesByWorkflowStageItem]
-
-
-class GetGovernanceSummaryResultUseCasesByRiskLevel(TypedDict):
-    high: int
-    medium: int
-    low: int
-    none: int
-    unset: int
-
-
-class GetGovernanceSummaryResultUseCasesByWorkflowStageItem(TypedDict):
-    stage_id: Optional[str]
-    stage_name: Optional[str]
-    position: Optional[int]
-    total: int
-    #: Use cases in this stage per step (assessment, evidence_collection, clear, rejected).
-    by_step: Dict[str, int]
-
-
-class _GetLivenessResultRequired(TypedDict):
-    message: bool
-
-
-class GetLivenessResult(_GetLivenessResultRequired, total=False):
-    #: Per dependency: ok, failing or timeout.
-    checks: Dict[str, str]
-
-
-class GetSystemResult(TypedDict):
-    service: str
-    version: str
-    api_version: str
-    tenant: str
-    database: Literal["sqlite", "postgres"]
-    features: GetSystemResultFeatures
-
-
-class GetSystemResultFeatures(TypedDict):
-    mcp: bool
-    mcp_read_only: bool
-    redis: bool
-    starter_library: bool
-    upstream: bool
-
-
-class GetUseCaseWorkflowResult(TypedDict):
-    #: The stage the use case is in (null only for a use case not yet placed in the workflow).
-    workflow_stage: Optional[GetUseCaseWorkflowResultWorkflowStage]
-    #: assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`.
-    workflow_stage_step: Optional[Literal["assessment", "evidence_collection", "clear", "rejected"]]
-    #: Why it was rejected, while `workflow_stage_step` is `rejected`.
-    rejection_reason: Optional[str]
-
-
-class GetUseCaseWorkflowResultWorkflowStage(TypedDict):
-    id: str
-    name: str
-    #: `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-    type: Literal["start", "intermediate", "end"]
-    position: int
-
-
-class _LinkUseCaseRiskScenarioBodyRequired(TypedDict):
-    risk_scenario_id: str
-
-
-class LinkUseCaseRiskScenarioBody(_LinkUseCaseRiskScenarioBodyRequired, total=False):
-    likelihood: Optional[int]
-    impact: Optional[int]
-
-
-class ListApiKeysItem(TypedDict):
-    id: str
-    name: str
-    #: read: GET only; write: also create/update/delete records; admin: also API key management.
-    role: Literal["read", "write", "admin"]
-    #: The first characters of the secret, to recognise it.
-    key_prefix: str
-    created_at: str
-    updated_at: str
-    expires_at: Optional[str]
-    revoked_at: Optional[str]
-
-
-class ListAuditLogsItem(TypedDict):
+class AuditLog(TypedDict):
     id: str
     created_at: str
     action: str
@@ -377,20 +127,263 @@ class ListAuditLogsItem(TypedDict):
     sub_object_id: Optional[str]
     sub_object_name: Optional[str]
     use_case_id: Optional[str]
-    actor: ListAuditLogsItemActor
-    source: Literal["api", "mcp", "cli", "system"]
+    actor: AuditLogActor
+    source: SourceEnum
     request_id: Optional[str]
     changes: Optional[Dict[str, List[Any]]]
     metadata: Optional[Dict[str, Any]]
 
 
-class ListAuditLogsItemActor(TypedDict):
+class AuditLogActor(TypedDict):
     type: Literal["api_key", "system"]
     id: Optional[str]
     name: Optional[str]
 
 
-class ListPolicyControlBasesItem(TypedDict):
+class AuditLogExportQuery(TypedDict, total=False):
+    format: Literal["ndjson", "csv"]
+    #: One or more actions, e.g. use_case.created.
+    action: Union[str, List[str]]
+    #: One or more resource types, e.g. use_case.
+    resource_type: Union[str, List[str]]
+    resource_id: str
+    use_case_id: str
+    actor_id: str
+    source: SourceEnum
+    #: Records at or after this time.
+    start_time: str
+    #: Records before this time.
+    end_time: str
+    #: Case-insensitive substring of the resource name.
+    q: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["created_at", "-created_at"]
+
+
+class AuditLogListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: One or more actions, e.g. use_case.created.
+    action: Union[str, List[str]]
+    #: One or more resource types, e.g. use_case.
+    resource_type: Union[str, List[str]]
+    resource_id: str
+    use_case_id: str
+    actor_id: str
+    source: SourceEnum
+    #: Records at or after this time.
+    start_time: str
+    #: Records before this time.
+    end_time: str
+    #: Case-insensitive substring of the resource name.
+    q: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["created_at", "-created_at"]
+
+
+class AuditLogPage(TypedDict):
+    items: List[AuditLog]
+    pagination: Pagination
+
+
+class AuditLogQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: One or more actions, e.g. use_case.created.
+    action: Union[str, List[str]]
+    #: One or more resource types, e.g. use_case.
+    resource_type: Union[str, List[str]]
+    resource_id: str
+    use_case_id: str
+    actor_id: str
+    source: SourceEnum
+    #: Records at or after this time.
+    start_time: str
+    #: Records before this time.
+    end_time: str
+    #: Case-insensitive substring of the resource name.
+    q: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["created_at", "-created_at"]
+
+
+class AuditVerification(TypedDict):
+    #: True when every record matches its hash and links to the one before.
+    ok: bool
+    #: Records checked.
+    checked: int
+    first_bad_id: Optional[str]
+
+
+class EvidenceRequirement(TypedDict):
+    type: Literal["text", "file", "link", "metric"]
+    description: str
+    required: bool
+
+
+class GovernanceSummary(TypedDict):
+    #: YYYY-MM-DD
+    as_of: str
+    use_cases: GovernanceSummaryUseCases
+    controls: GovernanceSummaryControls
+    #: Use cases with overdue controls: highest risk level first, then most overdue controls.
+    overdue_use_cases: List[OverdueUseCase]
+    overdue_use_cases_total: int
+
+
+class GovernanceSummaryControls(TypedDict):
+    total: int
+    by_status: GovernanceSummaryControlsByStatus
+    #: Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.
+    overdue: int
+
+
+class GovernanceSummaryControlsByStatus(TypedDict):
+    pending: int
+    in_progress: int
+    implemented: int
+    not_applicable: int
+
+
+class GovernanceSummaryQuery(TypedDict, total=False):
+    #: The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.
+    as_of: str
+    #: How many use cases with overdue controls to list (1-100).
+    overdue_limit: int
+
+
+class GovernanceSummaryUseCases(TypedDict):
+    total: int
+    by_risk_level: GovernanceSummaryUseCasesByRiskLevel
+    #: In workflow order; only stages holding use cases.
+    by_workflow_stage: List[GovernanceSummaryUseCasesByWorkflowStageItem]
+
+
+class GovernanceSummaryUseCasesByRiskLevel(TypedDict):
+    high: int
+    medium: int
+    low: int
+    none: int
+    unset: int
+
+
+class GovernanceSummaryUseCasesByWorkflowStageItem(TypedDict):
+    stage_id: Optional[str]
+    stage_name: Optional[str]
+    position: Optional[int]
+    total: int
+    #: Use cases in this stage per step (assessment, evidence_collection, clear, rejected).
+    by_step: Dict[str, int]
+
+
+class LinkBody(TypedDict):
+    #: The id of the record to link.
+    id: str
+
+
+class Model(TypedDict):
+    id: str
+    name: str
+    summary: Optional[str]
+    source: Optional[str]
+    status: ModelStatus
+    provider: Optional[str]
+    model_type: Optional[str]
+    version: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class _ModelCreateRequired(TypedDict):
+    name: str
+
+
+class ModelCreate(_ModelCreateRequired, total=False):
+    summary: Optional[str]
+    source: Optional[str]
+    #: `null` means `none`.
+    status: Optional[ModelStatus]
+    provider: Optional[str]
+    model_type: Optional[str]
+    version: Optional[str]
+
+
+class ModelListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    status: ModelStatus
+
+
+class ModelPage(TypedDict):
+    items: List[Model]
+    pagination: Pagination
+
+
+class ModelUpdate(TypedDict, total=False):
+    name: str
+    summary: Optional[str]
+    source: Optional[str]
+    #: `null` means `none`.
+    status: Optional[ModelStatus]
+    provider: Optional[str]
+    model_type: Optional[str]
+    version: Optional[str]
+
+
+class OverdueUseCase(TypedDict):
+    id: str
+    name: str
+    risk_category_level: Optional[RiskCategoryLevel]
+    overdue_controls: int
+    #: YYYY-MM-DD
+    earliest_due_date: str
+
+
+class OwnerPageQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+
+
+class Pagination(TypedDict):
+    has_more: bool
+    next_cursor: Optional[str]
+
+
+class Ping(TypedDict):
+    message: Literal["pong"]
+    tenant: str
+    key_id: Optional[str]
+
+
+class PolicyControl(TypedDict):
+    """The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions."""
+    id: str
+    version_id: str
+    key: str
+    version: int
+    name: str
+    description: Optional[str]
+    evidence_requirements: List[EvidenceRequirement]
+    risk_type_ids: List[str]
+    deprecated: bool
+    published_at: str
+    created_at: str
+    updated_at: str
+
+
+class PolicyControlBase(TypedDict):
     id: str
     key: str
     name: str
@@ -402,44 +395,114 @@ class ListPolicyControlBasesItem(TypedDict):
     updated_at: str
 
 
-class ListPolicyControlsItem(TypedDict):
-    """The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions."""
-    id: str
-    version_id: str
+class PolicyControlBaseCreate(TypedDict):
     key: str
-    version: int
     name: str
-    description: Optional[str]
-    evidence_requirements: List[ListPolicyControlVersionsItemEvidenceRequirementsItem]
-    risk_type_ids: List[str]
+
+
+class PolicyControlBaseListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["key", "-key", "name", "-name", "created_at", "-created_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    key: str
+    archived: bool
+
+
+class PolicyControlBasePage(TypedDict):
+    items: List[PolicyControlBase]
+    pagination: Pagination
+
+
+class PolicyControlBaseUpdate(TypedDict, total=False):
+    name: str
+    archived: bool
     deprecated: bool
-    published_at: str
-    created_at: str
-    updated_at: str
 
 
-class ListPolicyControlVersionsItem(TypedDict):
+class PolicyControlListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["key", "-key", "name", "-name"]
+    #: Case-insensitive substring of the name.
+    q: str
+    #: Controls addressing this risk type.
+    risk_type_id: str
+    key: str
+
+
+class PolicyControlPage(TypedDict):
+    items: List[PolicyControl]
+    pagination: Pagination
+
+
+class PolicyControlVersion(TypedDict):
     id: str
     base_id: str
     key: str
     version: int
-    status: Literal["draft", "published"]
+    status: VersionStatus
     name: str
     description: Optional[str]
-    evidence_requirements: List[ListPolicyControlVersionsItemEvidenceRequirementsItem]
+    evidence_requirements: List[EvidenceRequirement]
     risk_type_ids: List[str]
     published_at: Optional[str]
     created_at: str
     updated_at: str
 
 
-class ListPolicyControlVersionsItemEvidenceRequirementsItem(TypedDict):
+class PolicyControlVersionCreate(TypedDict, total=False):
+    """Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name."""
+    #: The base; give this or `key`.
+    base_id: str
+    key: str
+    name: str
+    description: Optional[str]
+    evidence_requirements: Optional[List[PolicyControlVersionCreateEvidenceRequirementsItem]]
+    risk_type_ids: Optional[List[str]]
+
+
+class _PolicyControlVersionCreateEvidenceRequirementsItemRequired(TypedDict):
     type: Literal["text", "file", "link", "metric"]
     description: str
+
+
+class PolicyControlVersionCreateEvidenceRequirementsItem(_PolicyControlVersionCreateEvidenceRequirementsItemRequired, total=False):
+    #: Default true.
     required: bool
 
 
-class ListPolicyPacksItem(TypedDict):
+class PolicyControlVersionListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    base_id: str
+    key: str
+    status: VersionStatus
+
+
+class PolicyControlVersionPage(TypedDict):
+    items: List[PolicyControlVersion]
+    pagination: Pagination
+
+
+class PolicyControlVersionUpdate(TypedDict, total=False):
+    """Drafts only; a published version answers 409."""
+    name: str
+    description: Optional[str]
+    evidence_requirements: Optional[List[PolicyControlVersionCreateEvidenceRequirementsItem]]
+    risk_type_ids: Optional[List[str]]
+
+
+class PolicyPack(TypedDict):
     id: str
     key: str
     version: int
@@ -447,189 +510,54 @@ class ListPolicyPacksItem(TypedDict):
     latest: bool
     name: str
     description: Optional[str]
-    controls: List[ListPolicyPacksItemControlsItem]
+    controls: List[PolicyPackControl]
     created_at: str
     updated_at: str
 
 
-class ListPolicyPacksItemControlsItem(TypedDict):
+class PolicyPackControl(TypedDict):
     key: str
     version: int
     control_version_id: str
     name: str
 
 
-class ListQuestionnairesItem(TypedDict):
-    id: str
+class _PolicyPackCreateRequired(TypedDict):
     key: str
-    version: int
-    #: KEY+version, as use cases list it.
-    questionnaire_id: str
-    #: True on the newest version of this key.
-    latest: bool
     name: str
+    controls: List[PolicyPackCreateControlsItem]
+
+
+class PolicyPackCreate(_PolicyPackCreateRequired, total=False):
+    """Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version."""
     description: Optional[str]
-    target: Literal["use_case", "model", "vendor"]
-    sections: List[ListQuestionnairesItemSectionsItem]
-    created_at: str
-    updated_at: str
 
 
-class ListQuestionnairesItemSectionsItem(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
-    title: str
-    description: Optional[str]
-    questions: List[ListQuestionnairesItemSectionsItemQuestionsItem]
-
-
-class ListQuestionnairesItemSectionsItemQuestionsItem(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
-    question: str
-    evidence_type: Literal["text", "number", "boolean", "select", "file"]
-    multiple: bool
-    select_options: List[str]
-    required: bool
-
-
-class ListRiskScenariosItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    #: In id (creation) order.
-    risk_type_ids: List[str]
-    domains: List[str]
-    industries: List[str]
-    regions: List[str]
-    archived: bool
-    created_at: str
-    updated_at: str
-
-
-class ListRiskTypesItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    custom: bool
-    hidden: bool
-    created_at: str
-    updated_at: str
-
-
-class ListUseCaseControlsItem(TypedDict):
-    id: str
-    use_case_id: str
-    control_key: str
-    control_version: int
-    control_version_id: str
-    name: str
-    policy_pack_key: str
-    policy_pack_version: int
-    status: Literal["pending", "in_progress", "implemented", "not_applicable"]
-    due_date: Optional[str]
-    notes: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class ListUseCaseModelsItem(TypedDict):
-    id: str
-    name: str
-    summary: Optional[str]
-    source: Optional[str]
-    status: Literal["none", "in_development", "in_production", "retired"]
-    provider: Optional[str]
-    model_type: Optional[str]
-    version: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class ListUseCasePolicyPacksItem(TypedDict):
-    id: str
+class _PolicyPackCreateControlsItemRequired(TypedDict):
     key: str
-    version: int
-    name: str
-    description: Optional[str]
-    due_date: Optional[str]
-    applied_at: str
 
 
-class ListUseCaseQuestionnairesItem(TypedDict):
-    id: str
+class PolicyPackCreateControlsItem(_PolicyPackCreateControlsItemRequired, total=False):
+    version: Optional[int]
+
+
+class PolicyPackListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["key", "-key", "name", "-name", "created_at", "-created_at"]
+    #: Every version, not only the latest of each key.
+    all_versions: bool
     key: str
-    version: int
-    questionnaire_id: str
-    name: str
-    target: Literal["use_case", "model", "vendor"]
-    attached_at: str
+    #: Case-insensitive substring of the name.
+    q: str
 
 
-class ListUseCaseRiskScenariosItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    #: In id (creation) order.
-    risk_type_ids: List[str]
-    domains: List[str]
-    industries: List[str]
-    regions: List[str]
-    archived: bool
-    created_at: str
-    updated_at: str
-    likelihood: Optional[int]
-    impact: Optional[int]
-
-
-class ListUseCasesItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    ai_type: Optional[str]
-    system_type: Optional[str]
-    risk_category_level: Optional[Literal["high", "medium", "low", "none"]]
-    regions: List[str]
-    industries: List[str]
-    source: Optional[str]
-    owner: Optional[str]
-    workflow_stage_id: Optional[str]
-    workflow_stage_step: Optional[Literal["assessment", "evidence_collection", "clear", "rejected"]]
-    questionnaire_ids: List[str]
-    creator_id: Optional[str]
-    created_at: str
-    updated_at: str
-
-
-class ListUseCaseVendorsItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    website: Optional[str]
-    status: Literal["active", "under_review", "inactive"]
-    created_at: str
-    updated_at: str
-
-
-class ListWorkflowStagesItem(TypedDict):
-    id: str
-    name: str
-    description: Optional[str]
-    #: `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-    type: Literal["start", "intermediate", "end"]
-    position: int
-    #: Use cases in this stage go through the `assessment` step.
-    assessment_required: bool
-    #: Use cases in this stage go through the `evidence_collection` step.
-    evidence_collection_required: bool
-    created_at: str
-    updated_at: str
-
-
-class PingResult(TypedDict):
-    message: Literal["pong"]
-    tenant: str
-    key_id: Optional[str]
+class PolicyPackPage(TypedDict):
+    items: List[PolicyPack]
+    pagination: Pagination
 
 
 class _ProblemRequired(TypedDict):
@@ -662,55 +590,154 @@ class ProblemErrorsItem(TypedDict):
     message: str
 
 
-class QueryAuditLogsBody(TypedDict, total=False):
+class Question(TypedDict):
+    #: Unique within the questionnaire version.
+    id: str
+    question: str
+    evidence_type: EvidenceType
+    multiple: bool
+    select_options: List[str]
+    required: bool
+
+
+class Questionnaire(TypedDict):
+    id: str
+    key: str
+    version: int
+    #: KEY+version, as use cases list it.
+    questionnaire_id: str
+    #: True on the newest version of this key.
+    latest: bool
+    name: str
+    description: Optional[str]
+    target: QuestionnaireTarget
+    sections: List[Section]
+    created_at: str
+    updated_at: str
+
+
+class _QuestionnaireCreateRequired(TypedDict):
+    key: str
+    name: str
+    target: QuestionnaireTarget
+    sections: List[QuestionnaireCreateSectionsItem]
+
+
+class QuestionnaireCreate(_QuestionnaireCreateRequired, total=False):
+    """Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target."""
+    description: Optional[str]
+
+
+class _QuestionnaireCreateSectionsItemRequired(TypedDict):
+    #: Unique within the questionnaire version.
+    id: str
+    title: str
+    questions: List[QuestionnaireCreateSectionsItemQuestionsItem]
+
+
+class QuestionnaireCreateSectionsItem(_QuestionnaireCreateSectionsItemRequired, total=False):
+    description: Optional[str]
+
+
+class _QuestionnaireCreateSectionsItemQuestionsItemRequired(TypedDict):
+    #: Unique within the questionnaire version.
+    id: str
+    question: str
+    evidence_type: EvidenceType
+
+
+class QuestionnaireCreateSectionsItemQuestionsItem(_QuestionnaireCreateSectionsItemQuestionsItemRequired, total=False):
+    #: More than one answer (select) or file.
+    multiple: bool
+    select_options: Optional[List[str]]
+    required: bool
+
+
+class QuestionnaireListQuery(TypedDict, total=False):
     #: Records per page (1-100).
     page_limit: int
     #: The `next_cursor` of the previous page.
     page_after: str
-    #: One or more actions, e.g. use_case.created.
-    action: Union[str, List[str]]
-    #: One or more resource types, e.g. use_case.
-    resource_type: Union[str, List[str]]
-    resource_id: str
-    use_case_id: str
-    actor_id: str
-    source: Literal["api", "mcp", "cli", "system"]
-    #: Records at or after this time.
-    start_time: str
-    #: Records before this time.
-    end_time: str
-    #: Case-insensitive substring of the resource name.
-    q: str
     #: Sort field, `-` prefix for descending. Default: creation order.
-    sort: Literal["created_at", "-created_at"]
+    sort: Literal["key", "-key", "name", "-name", "created_at", "-created_at"]
+    #: Every version, not only the latest of each key.
+    all_versions: bool
+    key: str
+    target: QuestionnaireTarget
+    #: Case-insensitive substring of the name.
+    q: str
 
 
-class UpdateModelBody(TypedDict, total=False):
-    name: str
-    summary: Optional[str]
-    source: Optional[str]
-    #: `null` means `none`.
-    status: Optional[Literal["none", "in_development", "in_production", "retired"]]
-    provider: Optional[str]
-    model_type: Optional[str]
-    version: Optional[str]
+class QuestionnairePage(TypedDict):
+    items: List[Questionnaire]
+    pagination: Pagination
 
 
-class UpdatePolicyControlBaseBody(TypedDict, total=False):
-    name: str
-    archived: bool
-    deprecated: bool
+class _ReadinessRequired(TypedDict):
+    message: bool
 
 
-class UpdatePolicyControlVersionBody(TypedDict, total=False):
-    """Drafts only; a published version answers 409."""
+class Readiness(_ReadinessRequired, total=False):
+    #: Per dependency: ok, failing or timeout.
+    checks: Dict[str, str]
+
+
+class RiskScenario(TypedDict):
+    id: str
     name: str
     description: Optional[str]
-    evidence_requirements: Optional[List[CreatePolicyControlVersionBodyEvidenceRequirementsItem]]
+    #: In id (creation) order.
+    risk_type_ids: List[str]
+    domains: List[str]
+    industries: List[str]
+    regions: List[str]
+    archived: bool
+    created_at: str
+    updated_at: str
+
+
+class _RiskScenarioCreateRequired(TypedDict):
+    name: str
+
+
+class RiskScenarioCreate(_RiskScenarioCreateRequired, total=False):
+    description: Optional[str]
     risk_type_ids: Optional[List[str]]
+    domains: Optional[List[str]]
+    industries: Optional[List[str]]
+    regions: Optional[List[str]]
+    archived: Optional[bool]
 
 
-class UpdateRiskScenarioBody(TypedDict, total=False):
+class _RiskScenarioLinkBodyRequired(TypedDict):
+    risk_scenario_id: str
+
+
+class RiskScenarioLinkBody(_RiskScenarioLinkBodyRequired, total=False):
+    likelihood: Optional[int]
+    impact: Optional[int]
+
+
+class RiskScenarioListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    #: Only scenarios of this risk type.
+    risk_type_id: str
+    archived: bool
+
+
+class RiskScenarioPage(TypedDict):
+    items: List[RiskScenario]
+    pagination: Pagination
+
+
+class RiskScenarioUpdate(TypedDict, total=False):
     name: str
     description: Optional[str]
     risk_type_ids: Optional[List[str]]
@@ -720,19 +747,153 @@ class UpdateRiskScenarioBody(TypedDict, total=False):
     archived: Optional[bool]
 
 
-class UpdateRiskTypeBody(TypedDict, total=False):
+class RiskType(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    custom: bool
+    hidden: bool
+    created_at: str
+    updated_at: str
+
+
+class _RiskTypeCreateRequired(TypedDict):
+    name: str
+
+
+class RiskTypeCreate(_RiskTypeCreateRequired, total=False):
+    description: Optional[str]
+    custom: Optional[bool]
+    hidden: Optional[bool]
+
+
+class RiskTypeListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+
+
+class RiskTypePage(TypedDict):
+    items: List[RiskType]
+    pagination: Pagination
+
+
+class RiskTypeUpdate(TypedDict, total=False):
     name: str
     description: Optional[str]
     custom: Optional[bool]
     hidden: Optional[bool]
 
 
-class UpdateUseCaseBody(TypedDict, total=False):
+class Section(TypedDict):
+    #: Unique within the questionnaire version.
+    id: str
+    title: str
+    description: Optional[str]
+    questions: List[Question]
+
+
+class SystemInfo(TypedDict):
+    service: str
+    version: str
+    api_version: str
+    tenant: str
+    database: Literal["sqlite", "postgres"]
+    features: SystemInfoFeatures
+
+
+class SystemInfoFeatures(TypedDict):
+    mcp: bool
+    mcp_read_only: bool
+    redis: bool
+    starter_library: bool
+    upstream: bool
+
+
+class TokenRequest(TypedDict, total=False):
+    """Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body."""
+    #: Alternative to the X-API-Key header.
+    api_key: str
+    #: Alternative to the X-Tenant header.
+    tenant: str
+
+
+class TokenResponse(TypedDict):
+    access_token: str
+    token_type: Literal["Bearer"]
+    #: Seconds until the token expires.
+    expires_in: int
+
+
+class UseCase(TypedDict):
+    id: str
     name: str
     description: Optional[str]
     ai_type: Optional[str]
     system_type: Optional[str]
-    risk_category_level: Optional[Literal["high", "medium", "low", "none"]]
+    risk_category_level: Optional[RiskCategoryLevel]
+    regions: List[str]
+    industries: List[str]
+    source: Optional[str]
+    owner: Optional[str]
+    workflow_stage_id: Optional[str]
+    workflow_stage_step: Optional[WorkflowStep]
+    questionnaire_ids: List[str]
+    creator_id: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class UseCaseControl(TypedDict):
+    id: str
+    use_case_id: str
+    control_key: str
+    control_version: int
+    control_version_id: str
+    name: str
+    policy_pack_key: str
+    policy_pack_version: int
+    status: ControlStatus
+    due_date: Optional[str]
+    notes: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class UseCaseControlListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    status: ControlStatus
+    policy_pack_key: str
+
+
+class UseCaseControlPage(TypedDict):
+    items: List[UseCaseControl]
+    pagination: Pagination
+
+
+class UseCaseControlUpdate(TypedDict, total=False):
+    status: ControlStatus
+    notes: Optional[str]
+    due_date: Optional[str]
+
+
+class _UseCaseCreateRequired(TypedDict):
+    name: str
+
+
+class UseCaseCreate(_UseCaseCreateRequired, total=False):
+    description: Optional[str]
+    ai_type: Optional[str]
+    system_type: Optional[str]
+    risk_category_level: Optional[RiskCategoryLevel]
     regions: Optional[List[str]]
     industries: Optional[List[str]]
     source: Optional[str]
@@ -742,21 +903,182 @@ class UpdateUseCaseBody(TypedDict, total=False):
     questionnaire_ids: List[str]
 
 
-class UpdateUseCaseControlBody(TypedDict, total=False):
-    status: Literal["pending", "in_progress", "implemented", "not_applicable"]
-    notes: Optional[str]
-    due_date: Optional[str]
+class UseCaseListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    risk_category_level: RiskCategoryLevel
+    created_after: str
+    created_before: str
 
 
-class UpdateVendorBody(TypedDict, total=False):
+class UseCasePage(TypedDict):
+    items: List[UseCase]
+    pagination: Pagination
+
+
+class UseCaseRiskScenario(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    #: In id (creation) order.
+    risk_type_ids: List[str]
+    domains: List[str]
+    industries: List[str]
+    regions: List[str]
+    archived: bool
+    created_at: str
+    updated_at: str
+    likelihood: Optional[int]
+    impact: Optional[int]
+
+
+class UseCaseRiskScenarioPage(TypedDict):
+    items: List[UseCaseRiskScenario]
+    pagination: Pagination
+
+
+class UseCaseUpdate(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+    ai_type: Optional[str]
+    system_type: Optional[str]
+    risk_category_level: Optional[RiskCategoryLevel]
+    regions: Optional[List[str]]
+    industries: Optional[List[str]]
+    source: Optional[str]
+    owner: Optional[str]
+    creator_id: Optional[str]
+    #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+    questionnaire_ids: List[str]
+
+
+class UseCaseWorkflow(TypedDict):
+    #: The stage the use case is in (null only for a use case not yet placed in the workflow).
+    workflow_stage: Optional[WorkflowStageRef]
+    #: assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`.
+    workflow_stage_step: Optional[WorkflowStep]
+    #: Why it was rejected, while `workflow_stage_step` is `rejected`.
+    rejection_reason: Optional[str]
+
+
+class UseCaseWorkflowReject(TypedDict):
+    #: Why; kept on the use case and in the audit record.
+    reason: str
+
+
+class UseCaseWorkflowSet(TypedDict):
+    #: The ws_… id of the stage to move to.
+    stage_id: str
+
+
+class Vendor(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    website: Optional[str]
+    status: VendorStatus
+    created_at: str
+    updated_at: str
+
+
+class _VendorCreateRequired(TypedDict):
+    name: str
+
+
+class VendorCreate(_VendorCreateRequired, total=False):
+    description: Optional[str]
+    website: Optional[str]
+    #: `null` means `active`.
+    status: Optional[VendorStatus]
+
+
+class VendorListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    status: VendorStatus
+
+
+class VendorPage(TypedDict):
+    items: List[Vendor]
+    pagination: Pagination
+
+
+class VendorUpdate(TypedDict, total=False):
     name: str
     description: Optional[str]
     website: Optional[str]
     #: `null` means `active`.
-    status: Optional[Literal["active", "under_review", "inactive"]]
+    status: Optional[VendorStatus]
 
 
-class UpdateWorkflowStageBody(TypedDict, total=False):
+class WorkflowStage(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    type: StageType
+    position: int
+    #: Use cases in this stage go through the `assessment` step.
+    assessment_required: bool
+    #: Use cases in this stage go through the `evidence_collection` step.
+    evidence_collection_required: bool
+    created_at: str
+    updated_at: str
+
+
+class _WorkflowStageCreateRequired(TypedDict):
+    name: str
+
+
+class WorkflowStageCreate(_WorkflowStageCreateRequired, total=False):
+    description: Optional[str]
+    #: Only intermediate stages can be created; may be omitted.
+    type: Literal["intermediate"]
+    #: Absent or null: last, just before the end stage.
+    position: Optional[int]
+    #: Default true.
+    assessment_required: Optional[bool]
+    #: Default true.
+    evidence_collection_required: Optional[bool]
+
+
+class WorkflowStageListQuery(TypedDict, total=False):
+    """Default order: by position (start first, end last)."""
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["position", "-position", "name", "-name", "created_at", "-created_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    type: StageType
+
+
+class WorkflowStagePage(TypedDict):
+    items: List[WorkflowStage]
+    pagination: Pagination
+
+
+class WorkflowStageRef(TypedDict):
+    id: str
+    name: str
+    type: StageType
+    position: int
+
+
+class WorkflowStageUpdate(TypedDict, total=False):
     name: str
     description: Optional[str]
     #: Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
@@ -765,11 +1087,3 @@ class UpdateWorkflowStageBody(TypedDict, total=False):
     assessment_required: bool
     #: Use cases in this stage go through the `evidence_collection` step.
     evidence_collection_required: bool
-
-
-class VerifyAuditLogsResult(TypedDict):
-    #: True when every record matches its hash and links to the one before.
-    ok: bool
-    #: Records checked.
-    checked: int
-    first_bad_id: Optional[str]

@@ -3,7 +3,7 @@
 // memory from the server's sources and fails when the committed ones differ.
 import { writeFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { serverDocument, shareProblemSchema } from '../../../client/scripts/generate-types.mjs'
+import { serverDocument } from '../../../client/scripts/generate-types.mjs'
 
 export const PACKAGE_DIR = fileURLToPath(new URL('../aigov_client/', import.meta.url))
 const API_PREFIX = '/api/v1/integration'
@@ -370,8 +370,7 @@ function renderOperations(ops) {
 }
 
 /** The generated Python sources, by file name under aigov_client/. */
-export function renderPython(rawDocument) {
-  const document = shareProblemSchema(rawDocument)
+export function renderPython(document) {
   const models = new Models(document)
   const ops = operations(document, models)
   const tree = namespaceTree(ops)
