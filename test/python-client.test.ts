@@ -176,7 +176,7 @@ describe('Python client generator', () => {
     expect(resources).toContain('def create(self, body: Optional[CreateEvidenceBody] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None,')
     expect(resources).toContain('body=body, files={"file": file} if file is not None else None, data={"title": title},')
     expect(resources).toContain('"getEvidenceContent": Operation("GET", "/evidence/{id}/content", "bytes"),')
-    expect(resources).toMatch(/class EvidenceContent:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
+    expect(resources).toMatch(/class EvidenceContentResource:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
   })
 
   it('reads event streams as iterators of events, resumable by Last-Event-ID', () => {
