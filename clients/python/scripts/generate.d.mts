@@ -1,0 +1,2 @@
+export const PACKAGE_DIR: string
+export function renderPython(document: unknown): Record<string, string>
