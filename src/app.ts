@@ -46,6 +46,10 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
+import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
+import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -97,6 +101,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
+      await api.register(webhookRoutes(services.webhooks))
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
         installReadCache(records, deps.database, deps.config.readCacheBytes)
@@ -118,6 +123,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
+  const dispatcher = new WebhookDispatcher(deps, resourceResolver(services))
+  app.addHook('onReady', async () => dispatcher.start())
+  app.addHook('onClose', async () => dispatcher.stop())
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
     const { mcpHttpRoutes } = await import('./mcp/http.js')
@@ -147,7 +155,27 @@ export function createServices(deps: Deps) {
     useCasePolicies: createUseCasePoliciesService(deps),
     questionnaires: createQuestionnairesService(deps),
     governanceSummary: createGovernanceSummaryService(deps),
+    webhooks: createWebhooksService(deps),
   }
+}
+
+/** What an event carries as `data.resource`: the audited record as its GET answers now. */
+function resourceResolver(services: Services): ResourceResolver {
+  const getters: Record<string, (ctx: Ctx, id: string) => Promise<unknown>> = {
+    use_case: services.useCases.get,
+    model: services.models.get,
+    vendor: services.vendors.get,
+    risk_type: services.riskTypes.get,
+    risk_scenario: services.riskScenarios.get,
+    workflow_stage: services.workflowStages.get,
+    policy_control_base: services.policyControls.getBase,
+    policy_control_version: services.policyControls.getVersion,
+    policy_pack: services.policyPacks.get,
+    questionnaire: services.questionnaires.get,
+    api_key: services.apiKeys.get,
+    webhook_endpoint: services.webhooks.get,
+  }
+  return async (ctx, type, id) => (getters[type] ? getters[type](ctx, id) : null)
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

@@ -21,6 +21,10 @@ export type Config = Readonly<{
   readCacheBytes: number
   logLevel: string
   production: boolean
+  /** Encrypts webhook signing secrets at rest; derived from the JWT secret when unset. */
+  webhookSecretKey: string | undefined
+  /** Lets webhooks target loopback, private and link-local addresses (tests, closed networks). */
+  webhookAllowPrivateNetworks: boolean
 }>
 
 export class ConfigError extends Error {
@@ -72,12 +76,20 @@ export function loadConfig(env: Env = process.env): Config {
     readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
     production,
+    webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
+    webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
   })
 }
 
 function optionalString(env: Env, name: string): string | undefined {
   const value = env[name]?.trim()
   return value === undefined || value === '' ? undefined : value
+}
+
+function secretSetting(env: Env, name: string): string | undefined {
+  const value = optionalString(env, name)
+  if (value !== undefined && Buffer.byteLength(value) < 32) throw new ConfigError(name, 'must be at least 32 bytes long')
+  return value
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -12,6 +12,7 @@ import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
+import { webhookEncryptionKey } from './modules/webhooks/webhook-secrets.js'
 import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
@@ -62,14 +63,16 @@ export async function migrate(config: Config, log: FastifyBaseLogger): Promise<s
 }
 
 export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
-  const tokens = new TokenService(await signingSecret(config, database), config.tokenTtlSeconds)
+  const jwtSecret = await signingSecret(config, database)
+  const tokens = new TokenService(jwtSecret, config.tokenTtlSeconds)
+  const webhookKey = webhookEncryptionKey(config.webhookSecretKey ?? jwtSecret)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
   await ensureSystemStages(database)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  return { config, database, tokens, keyStatus, log, redis, revocationListener }
+  return { config, database, tokens, keyStatus, log, redis, revocationListener, webhookKey }
 }
 
 /** Releases what createDeps opened. */

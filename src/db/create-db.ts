@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
@@ -11,6 +12,8 @@ export type DialectName = 'sqlite' | 'postgres'
 export interface Database {
   db: Kysely<Tables>
   dialect: DialectName
+  /** Emits 'audit' with the tenant id after a transaction that wrote audit records commits (wakes event delivery). */
+  commits: EventEmitter<{ audit: [tenantId: string] }>
   close(): Promise<void>
 }
 
@@ -46,7 +49,7 @@ function createSqlite(path: string): Database {
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
-  return { db, dialect: 'sqlite', close: () => db.destroy() }
+  return { db, dialect: 'sqlite', commits: new EventEmitter(), close: () => db.destroy() }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -117,7 +120,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) })
-  return { db, dialect: 'postgres', close: () => db.destroy() }
+  return { db, dialect: 'postgres', commits: new EventEmitter(), close: () => db.destroy() }
 }
 
 /** True for a UNIQUE constraint violation on either database. */

@@ -17,7 +17,7 @@ function randomFraction(): number {
 
 const nextUlid = monotonicFactory(randomFraction)
 
-export type IdPrefix = 'uc' | 'mdl' | 'vnd' | 'rt' | 'rs' | 'ws' | 'pcb' | 'pcv' | 'pp' | 'q' | 'ucc' | 'al' | 'key'
+export type IdPrefix = 'uc' | 'mdl' | 'vnd' | 'rt' | 'rs' | 'ws' | 'pcb' | 'pcv' | 'pp' | 'q' | 'ucc' | 'al' | 'key' | 'whep' | 'whd'
 
 /**
  * A type prefix plus a ULID, lower-cased, so that id order is creation order. `atMs` is the creation time
