@@ -46,6 +46,9 @@ import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.r
 import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
+import { eventRoutes } from './modules/events/events.routes.js'
+import { AuditFeed } from './modules/events/events.feed.js'
+import { createEventsService } from './modules/events/events.service.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
 import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
@@ -91,6 +94,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await installOpenApi(app)
 
   const services = createServices(deps)
+  const feed = new AuditFeed(deps.database, deps.redis)
 
   await app.register(healthRoutes(readinessChecks(deps)))
   await app.register(
@@ -102,6 +106,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(webhookRoutes(services.webhooks))
+      await api.register(eventRoutes(services.events, feed))
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
         installReadCache(records, deps.database, deps.config.readCacheBytes)
@@ -124,7 +129,12 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     { prefix: API_PREFIX },
   )
   const dispatcher = new WebhookDispatcher(deps, resourceResolver(services))
-  app.addHook('onReady', async () => dispatcher.start())
+  app.addHook('onReady', async () => {
+    dispatcher.start()
+    feed.start()
+  })
+  // preClose: open event streams must end before the server waits for its connections to close.
+  app.addHook('preClose', async () => feed.stop())
   app.addHook('onClose', async () => dispatcher.stop())
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
@@ -156,6 +166,7 @@ export function createServices(deps: Deps) {
     questionnaires: createQuestionnairesService(deps),
     governanceSummary: createGovernanceSummaryService(deps),
     webhooks: createWebhooksService(deps),
+    events: createEventsService(deps),
   }
 }
 
