@@ -124,13 +124,24 @@ export const OPERATIONS = {
   verifyAuditLogs: { method: 'GET', path: '/audit_logs/verify', response: 'json' },
 
   getGovernanceSummary: { method: 'GET', path: '/governance_summary', response: 'json' },
+
+  listWebhookEndpoints: { method: 'GET', path: '/webhook_endpoints', response: 'page' },
+  getWebhookEndpoint: { method: 'GET', path: '/webhook_endpoints/{id}', response: 'json' },
+  createWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints', idempotencyKey: true, response: 'json' },
+  updateWebhookEndpoint: { method: 'PATCH', path: '/webhook_endpoints/{id}', response: 'json' },
+  deleteWebhookEndpoint: { method: 'DELETE', path: '/webhook_endpoints/{id}', response: 'empty' },
+  rotateWebhookEndpointSecret: { method: 'POST', path: '/webhook_endpoints/{id}/rotate_secret', idempotencyKey: true, response: 'json' },
+  testWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints/{id}/test', idempotencyKey: true, response: 'json' },
+  listWebhookDeliveries: { method: 'GET', path: '/webhook_endpoints/{id}/deliveries', response: 'page' },
+  retryWebhookDelivery: { method: 'POST', path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry', idempotencyKey: true, response: 'json' },
+  streamEvents: { method: 'GET', path: '/events', response: 'text' },
 } as const satisfies { [K in keyof operations]: OperationSpec }
 
 export type OperationId = keyof typeof OPERATIONS
 
 type Op<K extends OperationId> = operations[K]
 type Content<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: Record<string, infer T> } ? T : null
-type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : null
+type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : 202 extends keyof R ? Content<R[202]> : null
 
 /** Wire (snake_case) shapes of an operation. */
 export type WireQuery<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>

@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { SERVICE_VERSION } from '../../version.js'
 import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
+import { webhooksDocument } from '../../modules/webhooks/webhooks.schemas.js'
 
 export const Problem = Type.Object(
   {
@@ -88,6 +89,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
       security: [{ bearerAuth: [] }],
+      // TypeBox schemas are JSON Schema objects carrying symbols the OpenAPI types do not declare.
+      webhooks: webhooksDocument as unknown as Record<string, object>,
     },
   })
   app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger())

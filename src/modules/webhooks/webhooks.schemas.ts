@@ -96,3 +96,25 @@ export const WebhookEvent = Type.Object({
   }),
 })
 export type WebhookEvent = Static<typeof WebhookEvent>
+
+/** The OpenAPI 3.1 `webhooks` section: what the service POSTs to an endpoint. */
+export const webhooksDocument = {
+  event: {
+    post: {
+      summary: 'An event, POSTed to each subscribed webhook endpoint',
+      description:
+        'Signed per Standard Webhooks: verify `webhook-signature` (space-separated `v1,<base64 HMAC-SHA256>` values, one per active secret) over `<webhook-id>.<webhook-timestamp>.<raw body>` with the endpoint secret (base64 after `whsec_`), and refuse old timestamps. Answer 2xx within 10 s to acknowledge; anything else is retried with backoff for 24 h (Retry-After is honoured). 410 Gone disables the endpoint. Delivery is at least once: drop duplicates by `webhook-id`.',
+      tags: ['webhooks'],
+      parameters: [
+        { name: 'webhook-id', in: 'header' as const, required: true, schema: { type: 'string' }, description: 'The event id; the same on every retry.' },
+        { name: 'webhook-timestamp', in: 'header' as const, required: true, schema: { type: 'string' }, description: 'Seconds since the epoch when this attempt was signed.' },
+        { name: 'webhook-signature', in: 'header' as const, required: true, schema: { type: 'string' }, description: '`v1,<base64>` signatures, space-separated.' },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: WebhookEvent } } },
+      responses: {
+        '200': { description: 'Any 2xx acknowledges the event.' },
+        '410': { description: 'Gone: the service disables the endpoint.' },
+      },
+    },
+  },
+}
