@@ -3,6 +3,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { seed } from './seed.js'
+import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
@@ -128,6 +129,22 @@ const COMMANDS: Record<string, Command> = {
         const tenant = required(args.values, 'tenant')
         await createApiKeysService(deps).revoke(systemCtx(tenant, 'cli'), args.positionals[0])
         out(`revoked ${args.positionals[0]}`)
+      }),
+  },
+  'webhooks list': {
+    usage: 'aigov webhooks list --tenant <tenant>',
+    summary: 'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, last success).',
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const endpoints = await createWebhooksService(deps).health(systemCtx(tenant, 'cli'))
+        if (endpoints.length === 0) out(`tenant ${tenant} has no webhook endpoints`)
+        for (const e of endpoints) {
+          const state = !e.enabled ? `disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}` : e.failing_since ? `failing since ${e.failing_since}` : 'healthy'
+          out(`${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`)
+        }
       }),
   },
   seed: {

@@ -56,3 +56,13 @@ export async function insertDelivery(db: Db, row: WebhookDeliveryRow): Promise<v
 export async function updateDelivery(db: Db, tenantId: string, id: string, set: Partial<WebhookDeliveryRow>): Promise<void> {
   await db.updateTable('webhook_deliveries').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
+
+/** Per endpoint of the tenant: deliveries by status, and when one last succeeded. */
+export function deliveryHealth(db: Db, tenantId: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => ['endpoint_id', 'status', eb.fn.countAll<number>().as('count'), eb.fn.max('last_attempt_at').as('last_attempt_at')])
+    .where('tenant_id', '=', tenantId)
+    .groupBy(['endpoint_id', 'status'])
+    .execute()
+}

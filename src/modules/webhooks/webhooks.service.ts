@@ -165,6 +165,25 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       })
     },
 
+    /** Each endpoint with its delivery counts (the log's 30 days) and last success, for operators. */
+    async health(ctx: Ctx): Promise<EndpointHealth[]> {
+      const rows = await repo.deliveryHealth(db, ctx.tenantId)
+      const endpoints: EndpointHealth[] = []
+      let cursor: string | undefined
+      do {
+        const ks = keyset({ page_limit: 100, page_after: cursor })
+        const page = toPage(await repo.listEndpoints(db, ctx.tenantId, ks), ks, toEndpoint)
+        for (const endpoint of page.items) {
+          const mine = rows.filter((r) => r.endpoint_id === endpoint.id)
+          const count = (status: string) => Number(mine.find((r) => r.status === status)?.count ?? 0)
+          const lastSuccess = mine.find((r) => r.status === 'succeeded')?.last_attempt_at ?? null
+          endpoints.push({ ...endpoint, pending: count('pending'), succeeded: count('succeeded'), failed: count('failed'), last_success_at: lastSuccess })
+        }
+        cursor = page.pagination.next_cursor ?? undefined
+      } while (cursor)
+      return endpoints
+    },
+
     async listDeliveries(ctx: Ctx, endpointId: string, query: WebhookDeliveryListQuery): Promise<Page<WebhookDelivery>> {
       await requireEndpoint(ctx, endpointId)
       const { page_limit, page_after, ...filter } = query
@@ -190,6 +209,8 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
     },
   }
 }
+
+export type EndpointHealth = WebhookEndpoint & { pending: number; succeeded: number; failed: number; last_success_at: string | null }
 
 export function newDelivery(tenantId: string, endpointId: string, auditId: string | null, eventType: string, at: string): WebhookDeliveryRow {
   return {
