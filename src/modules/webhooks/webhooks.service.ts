@@ -44,7 +44,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       await checkHost(host, config.webhookAllowPrivateNetworks)
     } catch (err) {
       if (err instanceof BlockedTargetError) throw invalid('url', `${err.message}; allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`)
-      throw invalid('url', `the host ${host} does not resolve`)
+      // A name that does not resolve yet may later: every send checks the address again.
     }
   }
 
