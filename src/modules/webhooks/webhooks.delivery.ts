@@ -3,14 +3,13 @@ import https from 'node:https'
 import { isIP } from 'node:net'
 import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
+import type { AuditLogRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { AppError } from '../../http/errors.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
-import { findAuditLog } from '../audit-logs/audit-logs.repo.js'
 import { toAuditLog } from '../audit-logs/audit-logs.service.js'
 import { decryptSecret, signWebhook } from './webhook-secrets.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
@@ -76,12 +75,18 @@ export class WebhookDispatcher {
   private again = false
   private stopped = false
   private lastCleanup = 0
+  /** Acknowledged deliveries, recorded together on the next turn of the loop (one statement for many). */
+  private succeeded: { id: string; status: number }[] = []
+  /** Connections are kept open between sends; every new one is checked by the guarded lookup. */
+  private readonly agents: { http: http.Agent; https: https.Agent }
 
   constructor(
     private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
     private readonly resolveResource: ResourceResolver,
   ) {
     this.database = deps.database
+    const agentOptions = { keepAlive: true, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) }
+    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
   }
 
   start(): void {
@@ -99,6 +104,9 @@ export class WebhookDispatcher {
     this.abort.abort()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
+    await this.flushSucceeded().catch(() => undefined)
+    this.agents.http.destroy()
+    this.agents.https.destroy()
   }
 
   /** Deliveries waiting to be sent (all instances), for health reporting. */
@@ -125,6 +133,7 @@ export class WebhookDispatcher {
     try {
       do {
         this.again = false
+        await this.flushSucceeded()
         await this.fanOut()
         await this.claimAndSend()
         if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
@@ -180,7 +189,10 @@ export class WebhookDispatcher {
     })
   }
 
-  /** Claims due deliveries (never more than PER_ENDPOINT in flight per endpoint) and starts sending them. */
+  /**
+   * Claims due deliveries (never more than PER_ENDPOINT in flight per endpoint) and starts sending them. The
+   * batch's endpoints and audit records are read in one query each, so an event costs the API's database little.
+   */
   private async claimAndSend(): Promise<void> {
     const capacity = CONCURRENCY - this.sends.size
     if (capacity <= 0 || this.stopped) return
@@ -204,6 +216,18 @@ export class WebhookDispatcher {
       .where('id', 'in', due)
       .returningAll()
       .execute()
+    if (claimed.length === 0) return
+    const tenants = [...new Set(claimed.map((d) => d.tenant_id))]
+    const endpointIds = [...new Set(claimed.map((d) => d.endpoint_id))]
+    const auditIds = claimed.flatMap((d) => (d.audit_id === null ? [] : [d.audit_id]))
+    const endpoints = new Map(
+      (await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', endpointIds).execute()).map((e) => [e.id, e]),
+    )
+    const records = new Map(
+      auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
+    )
+    // Several events of one batch about the same resource fetch it once.
+    const resources = new Map<string, Promise<unknown>>()
     const release: string[] = []
     for (const delivery of claimed) {
       const n = this.inFlight.get(delivery.endpoint_id) ?? 0
@@ -212,7 +236,8 @@ export class WebhookDispatcher {
         continue
       }
       this.inFlight.set(delivery.endpoint_id, n + 1)
-      const send = this.deliver(delivery).finally(() => {
+      const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
+      const send = this.deliver(delivery, endpoints.get(delivery.endpoint_id), record, resources).finally(() => {
         this.sends.delete(send)
         const left = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1
         if (left > 0) this.inFlight.set(delivery.endpoint_id, left)
@@ -226,23 +251,22 @@ export class WebhookDispatcher {
     if (claimed.length === capacity && release.length === 0) this.again = true
   }
 
-  private async deliver(delivery: WebhookDeliveryRow): Promise<void> {
-    const { db } = this.database
+  private async deliver(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow | undefined, record: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<void> {
     try {
-      const endpoint = await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', delivery.tenant_id).where('id', '=', delivery.endpoint_id).executeTakeFirst()
+      // Deleted since it was queued: its deliveries went with it.
       if (!endpoint) return
       if (Date.parse(delivery.created_at) + DAY_MS < Date.now()) {
         await this.finish(delivery, { status: 'failed', last_error: 'gave up: not delivered within 24 h' })
         return
       }
-      const event = await this.eventBody(delivery)
+      const event = await this.eventBody(delivery, record, resources)
       if (event === null) {
         await this.finish(delivery, { status: 'failed', last_error: 'the audit record no longer exists' })
         return
       }
       const result = await this.post(endpoint, event.id, event.body)
       if (this.abort.signal.aborted) {
-        await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
+        await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
         return
       }
       await this.record(delivery, endpoint, result)
@@ -252,16 +276,21 @@ export class WebhookDispatcher {
     }
   }
 
-  private async eventBody(delivery: WebhookDeliveryRow): Promise<{ id: string; body: string } | null> {
+  private async eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<{ id: string; body: string } | null> {
     if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
-    const row = await findAuditLog(this.database.db, delivery.tenant_id, delivery.audit_id!)
     if (!row) return null
     let resource: unknown = null
     if (row.resource_id !== null) {
-      resource = await this.resolveResource(systemCtx(row.tenant_id), row.resource_type, row.resource_id).catch((err: unknown) => {
-        if (err instanceof AppError && err.code === 'not_found') return null
-        throw err
-      })
+      const key = `${row.tenant_id}/${row.resource_type}/${row.resource_id}`
+      let pending = resources.get(key)
+      if (!pending) {
+        pending = this.resolveResource(systemCtx(row.tenant_id), row.resource_type, row.resource_id).catch((err: unknown) => {
+          if (err instanceof AppError && err.code === 'not_found') return null
+          throw err
+        })
+        resources.set(key, pending)
+      }
+      resource = await pending
     }
     const id = `evt_${row.id}`
     const body = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: { ...toAuditLog(row), resource } })
@@ -300,7 +329,7 @@ export class WebhookDispatcher {
     const signal = AbortSignal.any([timeout, this.abort.signal])
     const failure = (err: Error) => (timeout.aborted ? `no answer within ${SEND_TIMEOUT_MS / 1000} s` : describeError(err))
     return new Promise<SendResult>((resolve) => {
-      const req = client.request(url, { method: 'POST', headers, lookup: guardedLookup(allowPrivate), signal, agent: false }, (res) => {
+      const req = client.request(url, { method: 'POST', headers, signal, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
         // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
         res.resume()
         res.on('end', () => resolve({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
@@ -317,7 +346,7 @@ export class WebhookDispatcher {
     const attempt = { attempts: delivery.attempts + 1, last_status_code: result.status ?? null, last_attempt_at: at }
     const status = result.status ?? 0
     if (status >= 200 && status < 300) {
-      await this.finish(delivery, { ...attempt, status: 'succeeded', last_error: null })
+      this.succeeded.push({ id: delivery.id, status })
       if (endpoint.failing_since !== null) {
         await db.updateTable('webhook_endpoints').set({ failing_since: null }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
       }
@@ -342,6 +371,21 @@ export class WebhookDispatcher {
       await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).where('failing_since', 'is', null).execute()
     } else if (Date.parse(endpoint.failing_since) + DAY_MS <= Date.now()) {
       await this.disable(endpoint, `every delivery has failed since ${endpoint.failing_since}`)
+    }
+  }
+
+  private async flushSucceeded(): Promise<void> {
+    if (this.succeeded.length === 0) return
+    const batch = this.succeeded
+    this.succeeded = []
+    const at = now()
+    for (const status of new Set(batch.map((b) => b.status))) {
+      const ids = batch.filter((b) => b.status === status).map((b) => b.id)
+      await this.database.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'succeeded', attempts: sql`attempts + 1`, last_status_code: status, last_error: null, last_attempt_at: at, next_attempt_at: null, lease_until: null, updated_at: at })
+        .where('id', 'in', ids)
+        .execute()
     }
   }
 
