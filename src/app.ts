@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
+import { installBodyParsers } from './http/plugins/body-parsers.js'
 import { installOpenApi } from './http/plugins/openapi.js'
 import { installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
@@ -87,7 +88,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   installValidators(app)
   installSerializers(app)
   installProblemHandlers(app)
-  acceptEmptyJsonBodies(app)
+  installBodyParsers(app, BODY_LIMIT)
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-ID', req.id)
   })
@@ -203,17 +204,4 @@ function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {
   }
   if (deps.config.upstreamBaseUrl) checks.upstream = upstreamCheck(deps.config.upstreamBaseUrl)
   return checks
-}
-
-/**
- * JSON is the only body type. A token request may carry Content-Type: application/json and no body at all;
- * treat that as no body.
- */
-function acceptEmptyJsonBodies(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error')
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (req, body, done) => {
-    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined)
-    parseJson(req, body as string, done)
-  })
 }

@@ -40,7 +40,7 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
               live.push(res.json())
               expected.push({ action: 'use_case.created', resource_id: res.json().id })
             } else if (op === 'create-dup' && target) {
-              expect((await req({ method: 'POST', url: '/use_cases', payload: { name: target.name.toUpperCase() } })).statusCode).toBe(409)
+              expect((await req({ method: 'POST', url: '/use_cases', payload: { name: target.name.toUpperCase() } })).statusCode).toBe(422)
             } else if (op === 'create-bad') {
               expect((await req({ method: 'POST', url: '/use_cases', payload: { name: '' } })).statusCode).toBe(422)
             } else if (op === 'update' && target) {

@@ -63,10 +63,13 @@ describeEachDialect('HTTP behaviour: problems and request ids', (dialect) => {
     expect((await admin({ method: 'GET', url: '/use_cases?q=not' })).json().items).toEqual([])
   })
 
-  it('answers validation failures with 422 and conflicts with 409', async () => {
+  it('answers validation failures with 422, a duplicate name with 422 already_exists, and state conflicts with 409', async () => {
     expectProblem(await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 1 } }), 422, 'validation_failed')
-    await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Once' } })
-    expectProblem(await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'once' } }), 409, 'conflict')
+    const once = (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Once' } })).json()
+    const dup = expectProblem(await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'once' } }), 422, 'already_exists')
+    expect(dup).toMatchObject({ existing_id: once.id, errors: [{ field: 'name', message: expect.stringContaining('already exists') }] })
+    const end = (await t.as('acme', 'read')({ method: 'GET', url: '/workflow_stages' })).json().items.find((s: { type: string }) => s.type === 'end')
+    expectProblem(await t.as('acme', 'write')({ method: 'DELETE', url: `/workflow_stages/${end.id}` }), 409, 'conflict')
   })
 
   it('echoes a well-formed X-Request-ID and replaces a bad one', async () => {

@@ -110,7 +110,7 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
 
     await call(admin, 'create_vendor', { name: 'Duplicate Vendor' })
     const duplicate = await call(admin, 'create_vendor', { name: 'duplicate vendor' })
-    expect(duplicate.structuredContent).toMatchObject({ code: 'conflict', status: 409 })
+    expect(duplicate.structuredContent).toMatchObject({ code: 'already_exists', status: 422, existing_id: expect.stringMatching(/^vnd_/) })
 
     const badCursor = await call(admin, 'list_vendors', { page_after: 'not-a-cursor' })
     expect(badCursor.structuredContent).toMatchObject({ code: 'bad_request' })
@@ -127,7 +127,7 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect((await call(admin, 'list_use_case_vendors', { id: uc.id })).structuredContent.items).toHaveLength(0)
     const advanced = await call(admin, 'advance_workflow', { id: uc.id })
     expect(advanced.isError).toBeFalsy()
-    expect(advanced.structuredContent.step).toBeTruthy()
+    expect(advanced.structuredContent.workflow_stage_step).toBeTruthy()
 
     const audit = await call(admin, 'query_audit_logs', { use_case_id: uc.id, sort: 'created_at' })
     const records = audit.structuredContent.items as any[]
@@ -155,7 +155,7 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect(overview.use_case).toMatchObject({ id: uc.id, name: 'Resource use case' })
     expect(overview.models.map((m: any) => m.id)).toEqual([model.id])
     expect(overview).toMatchObject({ vendors: [], risk_scenarios: [], policy_packs: [], controls: { total: 0 } })
-    expect(overview.workflow.step).toBeTruthy()
+    expect(overview.workflow.workflow_stage_step).toBeTruthy()
 
     const { resources } = await admin.listResources()
     expect(resources.map((r) => r.uri)).toContain(`governance://use_cases/${uc.id}`)

@@ -92,11 +92,13 @@ describe.skipIf(!ready)(`two service processes sharing PostgreSQL and Redis${rea
     }
   })
 
-  it('gives exactly one 201 and 49 × 409 for 50 concurrent creates of one name over A and B', async () => {
+  it('gives exactly one 201 and 49 × 422 already_exists for 50 concurrent creates of one name over A and B', async () => {
     const results = await Promise.all(Array.from({ length: 50 }, (_v, i) => call(i % 2 ? a : b, 'POST', '/use_cases', adminToken, { name: 'Contended name' })))
     const statuses = results.map((r) => r.status).sort()
     expect(statuses.filter((s) => s === 201)).toHaveLength(1)
-    expect(statuses.filter((s) => s === 409)).toHaveLength(49)
+    expect(statuses.filter((s) => s === 422)).toHaveLength(49)
+    const winner = results.find((r) => r.status === 201)!.body.id
+    expect(new Set(results.filter((r) => r.status === 422).map((r) => r.body.existing_id))).toEqual(new Set([winner]))
   })
 
   it('keeps the audit hash chain valid under concurrent writes from both instances', async () => {

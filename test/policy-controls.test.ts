@@ -36,11 +36,13 @@ describeEachDialect('policy controls', (dialect) => {
   })
   afterAll(async () => t?.close())
 
-  it('rejects a duplicate key with 409', async () => {
+  it('rejects a duplicate key with 422 already_exists naming the key and the existing base', async () => {
     const write = t.as('acme', 'write')
-    expect((await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'One' } })).statusCode).toBe(201)
+    const first = await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'One' } })
+    expect(first.statusCode).toBe(201)
     const dup = await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'Two' } })
-    expect(dup.statusCode).toBe(409)
+    expect(dup.statusCode).toBe(422)
+    expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: first.json().id, errors: [{ field: 'key' }] })
     // Another tenant may use the same key.
     expect((await t.as('globex', 'write')({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'One' } })).statusCode).toBe(201)
   })

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 interface Stage { id: string; type: 'start' | 'intermediate' | 'end'; position: number; assessment_required: boolean; evidence_collection_required: boolean }
-interface Workflow { stage: Stage | null; step: string | null; rejection_reason: string | null }
+interface Workflow { workflow_stage: Pick<Stage, 'id' | 'type' | 'position'> & { name: string } | null; workflow_stage_step: string | null; rejection_reason: string | null }
 
 type Op =
   | { kind: 'advance'; uc: number }
@@ -56,7 +56,7 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
           let status: number
           let expected: number | { stage: string; step: string }
           if (op.kind === 'advance' || op.kind === 'reject' || op.kind === 'put') {
-            const { stage, step } = before[op.uc] as { stage: Stage; step: string }
+            const { workflow_stage: stage, workflow_stage_step: step } = before[op.uc] as { workflow_stage: Stage; workflow_stage_step: string }
             const id = ids[op.uc]
             if (op.kind === 'put') {
               const target = list[op.stage % list.length]
@@ -82,7 +82,7 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
               expect(after).toEqual(before[op.uc])
             } else {
               expect(status).toBe(200)
-              expect({ stage: after.stage?.id, step: after.step }).toEqual(expected)
+              expect({ stage: after.workflow_stage?.id, step: after.workflow_stage_step }).toEqual(expected)
             }
           } else if (op.kind === 'create') {
             const inRange = op.position === null || op.position <= end.position
@@ -92,7 +92,7 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
             const stage = list[op.stage % list.length]
             const system = stage.type !== 'intermediate'
             if (op.kind === 'delete') {
-              const inUse = before.some((w) => w.stage?.id === stage.id)
+              const inUse = before.some((w) => w.workflow_stage?.id === stage.id)
               status = (await write({ method: 'DELETE', url: `/workflow_stages/${stage.id}` })).statusCode
               expect(status).toBe(system || inUse ? 409 : 204)
             } else {
@@ -110,9 +110,9 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
           now.slice(1).forEach((s, i) => expect(s.position).toBeGreaterThan(now[i].position))
           for (const id of ids) {
             const w = await workflow(id)
-            expect(now.map((s) => s.id)).toContain(w.stage?.id)
-            expect(['assessment', 'evidence_collection', 'clear', 'rejected']).toContain(w.step)
-            expect(w.rejection_reason !== null).toBe(w.step === 'rejected')
+            expect(now.map((s) => s.id)).toContain(w.workflow_stage?.id)
+            expect(['assessment', 'evidence_collection', 'clear', 'rejected']).toContain(w.workflow_stage_step)
+            expect(w.rejection_reason !== null).toBe(w.workflow_stage_step === 'rejected')
           }
         }
 
@@ -129,7 +129,7 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
             }
           }
           const final = await workflow(id)
-          expect(replayed).toEqual({ workflow_stage_id: final.stage?.id, workflow_stage_step: final.step })
+          expect(replayed).toEqual({ workflow_stage_id: final.workflow_stage?.id, workflow_stage_step: final.workflow_stage_step })
           const row = (await write({ method: 'GET', url: `/use_cases/${id}` })).json()
           expect(replayed).toEqual({ workflow_stage_id: row.workflow_stage_id, workflow_stage_step: row.workflow_stage_step })
         }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 interface Stage { id: string; name: string; type: string; position: number }
-interface Workflow { stage: Stage | null; step: string | null; rejection_reason: string | null }
+interface Workflow { workflow_stage: Stage | null; workflow_stage_step: string | null; rejection_reason: string | null }
 
 describeEachDialect('use-case workflow', (dialect) => {
   let t: TestApp
@@ -26,7 +26,7 @@ describeEachDialect('use-case workflow', (dialect) => {
   const reject = (tenant: string, id: string, reason: string) => t.as(tenant, 'write')({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason } })
   const put = (tenant: string, id: string, stageId: string) => t.as(tenant, 'write')({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: stageId } })
   const state = async (tenant: string, id: string): Promise<Workflow> => (await t.as(tenant, 'read')({ method: 'GET', url: `/use_cases/${id}/workflow` })).json()
-  const brief = (w: Workflow) => [w.stage?.name ?? null, w.step]
+  const brief = (w: Workflow) => [w.workflow_stage?.name ?? null, w.workflow_stage_step]
   const workflowAudit = async (tenant: string, id: string) =>
     (await t.as(tenant, 'read')({ method: 'GET', url: `/audit_logs?use_case_id=${id}&resource_type=use_case&page_limit=100` })).json().items
       .filter((a: { action: string }) => a.action.startsWith('use_case.workflow_'))
@@ -36,7 +36,10 @@ describeEachDialect('use-case workflow', (dialect) => {
     const id = await useCase('acme', 'New one')
     const uc = (await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json()
     expect(uc).toMatchObject({ workflow_stage_id: start.id, workflow_stage_step: 'assessment' })
-    expect(await state('acme', id)).toEqual({ stage: start, step: 'assessment', rejection_reason: null })
+    // Exactly the shape the original SDK reads: the stage as {id, name, type, position}.
+    expect(await state('acme', id)).toEqual({
+      workflow_stage: { id: start.id, name: start.name, type: 'start', position: 0 }, workflow_stage_step: 'assessment', rejection_reason: null,
+    })
     const created = (await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=use_case.created` })).json().items[0]
     expect(created.changes.workflow_stage_id).toEqual([null, start.id])
     expect(created.changes.workflow_stage_step).toEqual([null, 'assessment'])
@@ -87,7 +90,7 @@ describeEachDialect('use-case workflow', (dialect) => {
     const before = await state('rej', id)
     const res = await reject('rej', id, 'No legal basis for biometric data.')
     expect(res.statusCode, res.body).toBe(200)
-    expect(res.json()).toMatchObject({ stage: { id: before.stage!.id }, step: 'rejected', rejection_reason: 'No legal basis for biometric data.' })
+    expect(res.json()).toMatchObject({ workflow_stage: { id: before.workflow_stage!.id }, workflow_stage_step: 'rejected', rejection_reason: 'No legal basis for biometric data.' })
     expect(await state('rej', id)).toEqual(res.json())
     const blocked = await advance('rej', id)
     expect(blocked.statusCode).toBe(409)
@@ -96,14 +99,14 @@ describeEachDialect('use-case workflow', (dialect) => {
 
     const moved = await put('rej', id, review.id)
     expect(moved.statusCode).toBe(200)
-    expect(moved.json()).toMatchObject({ stage: { id: review.id }, step: 'assessment', rejection_reason: null })
+    expect(moved.json()).toMatchObject({ workflow_stage: { id: review.id }, workflow_stage_step: 'assessment', rejection_reason: null })
 
     const audit = await workflowAudit('rej', id)
     expect(audit.map((a: { action: string }) => a.action)).toEqual(['use_case.workflow_rejected', 'use_case.workflow_moved'])
-    expect(audit[0].changes).toEqual({ workflow_stage_id: [before.stage!.id, before.stage!.id], workflow_stage_step: ['assessment', 'rejected'] })
+    expect(audit[0].changes).toEqual({ workflow_stage_id: [before.workflow_stage!.id, before.workflow_stage!.id], workflow_stage_step: ['assessment', 'rejected'] })
     expect(audit[0].metadata).toEqual({ reason: 'No legal basis for biometric data.' })
-    expect(audit[0].sub_object_id).toBe(before.stage!.id)
-    expect(audit[1].changes).toEqual({ workflow_stage_id: [before.stage!.id, review.id], workflow_stage_step: ['rejected', 'assessment'] })
+    expect(audit[0].sub_object_id).toBe(before.workflow_stage!.id)
+    expect(audit[1].changes).toEqual({ workflow_stage_id: [before.workflow_stage!.id, review.id], workflow_stage_step: ['rejected', 'assessment'] })
   })
 
   it('moves with PUT to the first step the stage requires; 422 for an unknown or other-tenant stage', async () => {
@@ -111,10 +114,10 @@ describeEachDialect('use-case workflow', (dialect) => {
     const none = await stage('put', { name: 'None', assessment_required: false, evidence_collection_required: false })
     const elsewhere = await stage('put-other', { name: 'Elsewhere' })
     const id = await useCase('put', 'Mover')
-    expect((await put('put', id, evidence.id)).json().step).toBe('evidence_collection')
-    expect((await put('put', id, none.id)).json().step).toBe('clear')
+    expect((await put('put', id, evidence.id)).json().workflow_stage_step).toBe('evidence_collection')
+    expect((await put('put', id, none.id)).json().workflow_stage_step).toBe('clear')
     const end = (await stages('put')).at(-1)!
-    expect((await put('put', id, end.id)).json()).toMatchObject({ stage: { type: 'end' }, step: 'clear' })
+    expect((await put('put', id, end.id)).json()).toMatchObject({ workflow_stage: { type: 'end' }, workflow_stage_step: 'clear' })
     for (const stageId of [elsewhere.id, 'ws_00000000000000000000000000', 'nonsense']) {
       const res = await put('put', id, stageId)
       expect(res.statusCode).toBe(422)

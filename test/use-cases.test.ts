@@ -37,13 +37,16 @@ describeEachDialect('use cases', (dialect) => {
     expect(cleared.updated_at >= set.updated_at).toBe(true)
   })
 
-  it('keeps names unique per tenant, case-insensitively (409), but not across tenants', async () => {
-    expect((await create({ name: 'Chatbot' })).statusCode).toBe(201)
+  it('keeps names unique per tenant, case-insensitively (422 already_exists with the existing id), but not across tenants', async () => {
+    const first = await create({ name: 'Chatbot' })
+    expect(first.statusCode).toBe(201)
     const dup = await create({ name: '  CHATBOT ' })
-    expect(dup.statusCode).toBe(409)
-    expect(dup.json()).toMatchObject({ code: 'conflict', status: 409, title: 'Conflict' })
+    expect(dup.statusCode).toBe(422)
+    expect(dup.json()).toMatchObject({ code: 'already_exists', status: 422, existing_id: first.json().id, errors: [{ field: 'name' }] })
     const other = (await create({ name: 'Other bot' })).json()
-    expect((await write({ method: 'PATCH', url: `/use_cases/${other.id}`, payload: { name: 'chatbot' } })).statusCode).toBe(409)
+    const rename = await write({ method: 'PATCH', url: `/use_cases/${other.id}`, payload: { name: 'chatbot' } })
+    expect(rename.statusCode).toBe(422)
+    expect(rename.json().existing_id).toBe(first.json().id)
     expect((await t.as('globex', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Chatbot' } })).statusCode).toBe(201)
   })
 
@@ -53,7 +56,7 @@ describeEachDialect('use cases', (dialect) => {
     const fields = res.json().errors.map((e: { field: string }) => e.field).sort()
     expect(fields).toEqual(['name', 'regions', 'risk_category_level', 'workflow_stage_id'])
     expect((await create({ description: 'no name' })).json().errors).toEqual([{ field: 'name', message: 'is required' }])
-    expect((await create({ name: 'x'.repeat(201) })).statusCode).toBe(422)
+    expect((await create({ name: 'x'.repeat(513) })).statusCode).toBe(422)
     expect((await create({ name: 42 })).statusCode).toBe(422)
   })
 

@@ -85,6 +85,10 @@ describeEachDialect('webhooks', (dialect) => {
     await bad({ url: 'https://example.com/x', events: [] }, 'events')
     await bad({ url: 'https://example.com/x', events: ['use_case.*.x'] }, 'events')
     await bad({ url: 'https://example.com/x', events: ['*'], secret: 'mine' }, 'secret')
+    const long = `https://hooks.example.com/${'x'.repeat(2000)}`
+    const accepted = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url: long, events: ['*'] } })
+    expect(accepted.statusCode, accepted.body).toBe(201)
+    await admin({ method: 'DELETE', url: `/webhook_endpoints/${accepted.json().id}` })
     const writer = t.as('acme', 'write')
     expect((await writer({ method: 'GET', url: '/webhook_endpoints' })).statusCode).toBe(403)
     const mine = await endpoint('https://hooks.example.com/y')

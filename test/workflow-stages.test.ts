@@ -44,7 +44,7 @@ describeEachDialect('workflow stages', (dialect) => {
     await db.deleteFrom('workflow_stages').where('tenant_id', '=', 'legacy').execute()
     const ucId = legacyUseCase.json().id
     const unplaced = (await t.as('legacy', 'read')({ method: 'GET', url: `/use_cases/${ucId}/workflow` })).json()
-    expect(unplaced).toEqual({ stage: null, step: null, rejection_reason: null })
+    expect(unplaced).toEqual({ workflow_stage: null, workflow_stage_step: null, rejection_reason: null })
     expect((await t.as('legacy', 'write')({ method: 'POST', url: `/use_cases/${ucId}/workflow/advance` })).statusCode).toBe(409)
 
     // createDeps runs the ensure at every start (bootstrap, CLI, workers, tests).
@@ -52,7 +52,7 @@ describeEachDialect('workflow stages', (dialect) => {
     const stages = await stagesOf('legacy')
     expect(stages.map((s) => s.type)).toEqual(['start', 'end'])
     const placed = (await t.as('legacy', 'read')({ method: 'GET', url: `/use_cases/${ucId}/workflow` })).json()
-    expect(placed).toMatchObject({ stage: { id: stages[0].id }, step: 'assessment' })
+    expect(placed).toMatchObject({ workflow_stage: { id: stages[0].id }, workflow_stage_step: 'assessment' })
     const moved = (await t.as('legacy', 'read')({ method: 'GET', url: `/audit_logs?use_case_id=${ucId}&action=use_case.workflow_moved` })).json().items
     expect(moved).toHaveLength(1)
     expect(moved[0].changes).toEqual({ workflow_stage_id: [null, stages[0].id], workflow_stage_step: [null, 'assessment'] })
@@ -163,16 +163,18 @@ describeEachDialect('workflow stages', (dialect) => {
     expect((await write({ method: 'DELETE', url: `/workflow_stages/${stage.id}` })).statusCode).toBe(204)
   })
 
-  it('keeps names unique per tenant, case-insensitively (409), also against the system stages', async () => {
-    await createStage('names', { name: 'Review' })
+  it('keeps names unique per tenant, case-insensitively (422 already_exists), also against the system stages', async () => {
+    const review = await createStage('names', { name: 'Review' })
     const write = t.as('names', 'write')
     for (const name of [' review ', 'REVIEW', 'start', 'End']) {
       const res = await write({ method: 'POST', url: '/workflow_stages', payload: { name } })
-      expect(res.statusCode).toBe(409)
-      expect(res.json().detail).toContain('already exists')
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toMatchObject({ code: 'already_exists', existing_id: expect.stringMatching(/^ws_/), errors: [{ field: 'name' }] })
     }
     const other = await createStage('names', { name: 'Other' })
-    expect((await write({ method: 'PATCH', url: `/workflow_stages/${other.id}`, payload: { name: 'reVIEW' } })).statusCode).toBe(409)
+    const rename = await write({ method: 'PATCH', url: `/workflow_stages/${other.id}`, payload: { name: 'reVIEW' } })
+    expect(rename.statusCode).toBe(422)
+    expect(rename.json().existing_id).toBe(review.id)
     await createStage('names-elsewhere', { name: 'Review' })
   })
 

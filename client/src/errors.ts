@@ -6,6 +6,7 @@ export type ErrorKind =
   | 'authorization'
   | 'not_found'
   | 'conflict'
+  | 'already_exists'
   | 'validation'
   | 'rate_limit'
   | 'server'
@@ -24,6 +25,8 @@ export interface ClientError {
   requestId?: string
   /** The problem body, when the service sent one. */
   details?: Problem
+  /** already_exists only: the id of the record that already has this name or key. */
+  existingId?: string
   /** rate_limit only: seconds to wait before retrying. */
   retryAfter?: number
   /** rate_limit only: requests allowed per window. */
@@ -48,7 +51,9 @@ export class ClientRequestError extends Error {
 export const ok = <T>(data: T): Result<T> => ({ data, error: null })
 export const fail = <T = never>(error: ClientError): Result<T> => ({ data: null, error })
 
-export function kindOfStatus(status: number): ErrorKind {
+export function kindOfStatus(status: number, code?: string): ErrorKind {
+  // A duplicate is a 422 like a validation failure; its code tells them apart.
+  if (code === 'already_exists') return 'already_exists'
   if (status === 401) return 'authentication'
   if (status === 403) return 'authorization'
   if (status === 404) return 'not_found'
@@ -81,12 +86,13 @@ export function errorFromResponse(response: Response, body: unknown): ClientErro
   const requestId = response.headers.get('x-request-id') ?? undefined
   const problem = isProblem(body) ? body : undefined
   const error: ClientError = {
-    kind: kindOfStatus(status),
+    kind: kindOfStatus(status, problem?.code),
     status,
     message: problem?.detail ?? problem?.title ?? `HTTP ${status} ${response.statusText}`.trim(),
     requestId: requestId ?? problem?.request_id,
     details: problem ? camelize(problem) : undefined,
   }
+  if (error.kind === 'already_exists' && typeof problem?.existing_id === 'string') error.existingId = problem.existing_id
   if (error.kind === 'rate_limit') {
     const headers = response.headers
     error.retryAfter = parseRetryAfter(headers.get('retry-after')) ?? numberOrUndefined(problem?.retry_after)

@@ -48,7 +48,7 @@ describe('client against a real service', () => {
     expect(counter.exchanges()).toBe(1)
   })
 
-  it('maps error statuses to kinds: validation (422, 400) and conflict (409), with the problem body', async () => {
+  it('maps error statuses to kinds: validation (422, 400), already_exists (422 with its code) and conflict (409), with the problem body', async () => {
     const client = clientFor()
     const missing = await client.useCases.create({ description: 'no name' } as never)
     expect(missing.error).toMatchObject({ kind: 'validation', status: 422, details: { code: 'validation_failed' } })
@@ -57,9 +57,14 @@ describe('client against a real service', () => {
     const badCursor = await client.useCases.list({ pageAfter: '%%%' })
     expect(badCursor.error).toMatchObject({ kind: 'validation', status: 400 })
 
-    await client.vendors.create({ name: 'Dup vendor' })
+    const first = await client.vendors.create({ name: 'Dup vendor' })
     const dup = await client.vendors.create({ name: 'dup VENDOR' })
-    expect(dup.error).toMatchObject({ kind: 'conflict', status: 409, message: expect.any(String) })
+    expect(dup.error).toMatchObject({ kind: 'already_exists', status: 422, existingId: first.data!.id, details: { existingId: first.data!.id } })
+
+    const uc = await client.useCases.create({ name: 'Conflict kind' })
+    for (let i = 0; i < 3; i++) await client.useCases.workflow.advance(uc.data!.id)
+    const pastEnd = await client.useCases.workflow.advance(uc.data!.id)
+    expect(pastEnd.error).toMatchObject({ kind: 'conflict', status: 409, message: expect.any(String) })
   })
 
   it('keeps free-form maps (audit changes and metadata) as the service wrote them', async () => {
@@ -125,11 +130,12 @@ describe('client against a real service', () => {
     expect((await client.useCases.models.unlink(uc.id, model.id)).error).toBeNull()
 
     const before = (await client.useCases.workflow.get(uc.id)).data!
-    expect(before.step).toBe('assessment')
+    expect(before.workflowStageStep).toBe('assessment')
+    expect(before.workflowStage).toMatchObject({ type: 'start', position: 0 })
     const advanced = await client.useCases.workflow.advance(uc.id)
-    expect(advanced.data?.step).toBe('evidence_collection')
+    expect(advanced.data?.workflowStageStep).toBe('evidence_collection')
     const rejected = await client.useCases.workflow.reject(uc.id, 'no legal basis')
-    expect(rejected.data?.step).toBe('rejected')
+    expect(rejected.data?.workflowStageStep).toBe('rejected')
 
     const stages = (await client.workflowStages.list()).data!.items
     const moved = await client.useCases.workflow.set(uc.id, stages[0].id)

@@ -8,6 +8,7 @@ import * as workflowSystemStages from './migrations/2026-11-22T03-workflow-syste
 import * as idempotency from './migrations/2026-11-22T05-idempotency.js'
 import * as auditSourceIndex from './migrations/2026-11-22T06-audit-source-index.js'
 import * as auditNameSearch from './migrations/2026-11-22T07-audit-name-search.js'
+import * as longerNames from './migrations/2026-11-23T12-longer-names.js'
 import * as webhooks from './migrations/2026-11-23T16-webhooks.js'
 
 /** Every migration, by name; names sort in the order they apply. */
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T05-idempotency': idempotency,
   '2026-11-22T06-audit-source-index': auditSourceIndex,
   '2026-11-22T07-audit-name-search': auditNameSearch,
+  '2026-11-23T12-longer-names': longerNames,
   '2026-11-23T16-webhooks': webhooks,
 }
 

@@ -9,6 +9,8 @@ export const ERROR_CODES = {
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   validation_failed: { status: 422, title: 'Unprocessable Content' },
+  // 422 as the original interface answers a duplicate: its integrations read 422 on create as "exists, skip".
+  already_exists: { status: 422, title: 'Unprocessable Content' },
   rate_limited: { status: 429, title: 'Too Many Requests' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },
@@ -39,3 +41,12 @@ export const notFound = (what: string, id: string) => new AppError('not_found', 
 export const conflict = (detail: string) => new AppError('conflict', detail)
 export const invalid = (field: string, message: string) =>
   new AppError('validation_failed', `${field}: ${message}`, [{ field, message }])
+
+/** A duplicate name or key: 422 naming the field, with the id of the record that holds it. */
+export const alreadyExists = (what: string, field: 'name' | 'key', value: string, existingId: string | undefined) =>
+  new AppError(
+    'already_exists',
+    `a ${what} ${field === 'name' ? 'named' : 'with key'} "${value}" already exists in this tenant${existingId ? ` (${existingId})` : ''}`,
+    [{ field, message: `already exists${existingId ? ` (${existingId})` : ''}` }],
+    existingId ? { existing_id: existingId } : undefined,
+  )

@@ -1,5 +1,8 @@
+import { type Kysely, sql } from 'kysely'
 import { isUniqueViolation } from '../db/create-db.js'
-import { conflict } from '../http/errors.js'
+import type { Tables } from '../db/tables.js'
+import { alreadyExists, conflict } from '../http/errors.js'
+import type { Ctx } from './context.js'
 import { nameKey } from './search.js'
 
 /** Helpers for the named records every catalog family stores (name + name_key, 0/1 flags, JSON lists). */
@@ -9,17 +12,42 @@ export function nameColumns(name: string): { name: string; name_key: string } {
   return { name: name.trim(), name_key: nameKey(name) }
 }
 
+/** A tenant-unique field of a table: a record's name (compared by its name_key) or its key (compared as is). */
+export interface UniqueField {
+  table: 'use_cases' | 'models' | 'vendors' | 'risk_types' | 'risk_scenarios' | 'workflow_stages' | 'policy_control_bases'
+  /** What the record is called in messages: "use case". */
+  what: string
+  field?: 'name' | 'key'
+}
+
 /**
- * Runs a write whose only unique constraint is the tenant's case-insensitive name,
- * turning a clash into 409. `name` is the name being written (undefined when the write keeps it).
+ * Runs a write whose only unique constraint is the tenant's name (or key), turning a clash into 422
+ * `already_exists` with the existing record's id, so a sync can skip it without a second lookup.
+ * `value` is the name or key being written (undefined when the write keeps it).
  */
-export async function uniqueName<T>(what: string, name: string | undefined, work: () => Promise<T>): Promise<T> {
-  try {
-    return await work()
-  } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`a ${what} named "${name?.trim() ?? ''}" already exists in this tenant`)
-    throw err
+export async function uniqueName<T>(db: Kysely<Tables>, ctx: Ctx, unique: UniqueField, value: string | undefined, work: () => Promise<T>): Promise<T> {
+  // The clashing record may vanish between the failed write and the lookup: then the write is tried again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err
+      if (value === undefined) throw conflict(`this ${unique.what} clashes with another one in this tenant`)
+      const existingId = await findExisting(db, ctx.tenantId, unique, value)
+      if (existingId !== undefined || attempt === 3) throw alreadyExists(unique.what, unique.field ?? 'name', value.trim(), existingId)
+    }
   }
+}
+
+async function findExisting(db: Kysely<Tables>, tenantId: string, unique: UniqueField, value: string): Promise<string | undefined> {
+  const [column, key] = unique.field === 'key' ? ['key', value] : ['name_key', nameKey(value)]
+  const row = await (db as unknown as Kysely<Record<string, { id: string; tenant_id: string }>>)
+    .selectFrom(unique.table)
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where(sql.ref(column), '=', key)
+    .executeTakeFirst()
+  return row?.id
 }
 
 /**

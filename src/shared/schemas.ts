@@ -6,7 +6,11 @@ export const Nullable = <T extends TSchema>(schema: T, options: Record<string, u
 
 export const Text = (maxLength: number) => Type.String({ maxLength })
 
-export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S', examples: ['Credit scoring'] })
+/** Up to 512: intake systems prefix ticket keys to summaries of up to 255 characters. */
+export const Name = Type.String({ minLength: 1, maxLength: 512, pattern: '\\S', examples: ['Credit scoring'] })
+
+/** A record's long text (description, summary): up to 100 000 characters. */
+export const Description = (options: Record<string, unknown> = {}) => Nullable(Text(100_000), options)
 
 export const StringList = (maxItems: number, maxLength: number) => Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems })
 

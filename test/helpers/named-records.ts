@@ -10,7 +10,7 @@ export interface NamedRecordSpec {
 
 /**
  * Rules every named catalog collection shares beyond the contract: case-insensitive unique names
- * (409 on create and rename), `q` search, and `sort` by name in both directions.
+ * (422 already_exists with the existing id, on create and on rename), `q` search, and `sort` by name in both directions.
  */
 export function namedRecordTests(dialect: DialectName, spec: NamedRecordSpec): void {
   let t: TestApp
@@ -26,14 +26,15 @@ export function namedRecordTests(dialect: DialectName, spec: NamedRecordSpec): v
     return res.json() as { id: string; name: string }
   }
 
-  it('answers 409 on a case-insensitive duplicate name, on create and on rename, and allows it in another tenant', async () => {
-    await create('acme', 'Fraud Shield')
+  it('answers 422 already_exists with the existing id on a case-insensitive duplicate name, on create and on rename, and allows it in another tenant', async () => {
+    const first = await create('acme', 'Fraud Shield')
     const dup = await t.as('acme', 'write')({ method: 'POST', url: base, payload: { name: '  fraud SHIELD ', ...spec.extra } })
-    expect(dup.statusCode).toBe(409)
-    expect(dup.json().code).toBe('conflict')
+    expect(dup.statusCode).toBe(422)
+    expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: first.id, errors: [{ field: 'name', message: expect.stringContaining('already exists') }] })
     const other = await create('acme', 'Other name')
     const rename = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${other.id}`, payload: { name: 'FRAUD shield' } })
-    expect(rename.statusCode).toBe(409)
+    expect(rename.statusCode).toBe(422)
+    expect(rename.json().existing_id).toBe(first.id)
     expect((await t.as('acme', 'read')({ method: 'GET', url: `${base}/${other.id}` })).json().name).toBe('Other name')
     const audit = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${other.id}` })
     expect(audit.json().items).toHaveLength(1)

@@ -1352,7 +1352,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -1373,6 +1373,8 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description `already_exists` only: the id of the record that already has this name or key. */
+            existing_id?: string;
         };
     };
     responses: never;
@@ -1562,7 +1564,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1580,7 +1582,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1589,7 +1591,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2033,7 +2035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2051,7 +2053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2060,7 +2062,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2277,7 +2279,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2540,7 +2542,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2558,7 +2560,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2567,7 +2569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2787,7 +2789,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2919,7 +2921,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2937,7 +2939,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -2946,7 +2948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3090,7 +3092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3244,7 +3246,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3527,7 +3529,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3850,6 +3852,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -3926,7 +3935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3944,7 +3953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -3953,7 +3962,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4184,7 +4193,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4268,6 +4277,13 @@ export interface operations {
                     /** @example credit-risk-team@example.com */
                     owner?: string | null;
                     creator_id?: string | null;
+                    /**
+                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+                     * @example [
+                     *       "AI-INTAKE+1"
+                     *     ]
+                     */
+                    questionnaire_ids?: string[];
                 };
             };
         };
@@ -4344,7 +4360,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4362,7 +4378,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4371,7 +4387,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4694,7 +4710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4712,7 +4728,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -4721,7 +4737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5308,7 +5324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5326,7 +5342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5335,7 +5351,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5561,7 +5577,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5703,7 +5719,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5721,7 +5737,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -5730,7 +5746,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5990,7 +6006,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6008,7 +6024,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6017,7 +6033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6240,7 +6256,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6373,7 +6389,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6391,7 +6407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6400,7 +6416,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6653,7 +6669,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6671,7 +6687,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -6680,7 +6696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6902,7 +6918,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7031,7 +7047,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7049,7 +7065,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7058,7 +7074,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7351,7 +7367,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7369,7 +7385,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7378,7 +7394,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7604,7 +7620,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7760,7 +7776,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7778,7 +7794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -7787,7 +7803,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8076,7 +8092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8094,7 +8110,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8103,7 +8119,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8216,7 +8232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8496,7 +8512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8514,7 +8530,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8523,7 +8539,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8636,7 +8652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8934,7 +8950,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8952,7 +8968,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -8961,7 +8977,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9074,7 +9090,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9354,7 +9370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9372,7 +9388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -9381,7 +9397,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9494,7 +9510,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10059,7 +10075,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10077,7 +10093,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10086,7 +10102,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10336,7 +10352,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10507,7 +10523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10525,7 +10541,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10534,7 +10550,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10592,60 +10608,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10757,60 +10746,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -10851,7 +10813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10869,7 +10831,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -10878,7 +10840,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10939,60 +10901,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -11051,7 +10986,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11136,60 +11071,33 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "stage": {
+                     *       "workflow_stage": {
                      *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
                      *         "name": "Legal review",
-                     *         "description": null,
                      *         "type": "intermediate",
-                     *         "position": 1,
-                     *         "assessment_required": true,
-                     *         "evidence_collection_required": false,
-                     *         "created_at": "2026-11-22T09:30:00.000Z",
-                     *         "updated_at": "2026-11-22T09:30:00.000Z"
+                     *         "position": 1
                      *       },
-                     *       "step": "assessment",
+                     *       "workflow_stage_step": "assessment",
                      *       "rejection_reason": null
                      *     }
                      */
                     "application/json": {
                         /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        stage: {
+                        workflow_stage: {
                             /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
                             id: string;
-                            /** @example Credit scoring */
+                            /** @example Legal review */
                             name: string;
-                            description: string | null;
                             /**
                              * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
                              * @enum {unknown}
                              */
                             type: "start" | "intermediate" | "end";
-                            /** @example 1 */
                             position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
                         } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. */
-                        step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `step` is `rejected`. */
+                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
+                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
                         rejection_reason: string | null;
                     };
                 };
@@ -11230,7 +11138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11248,7 +11156,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11257,7 +11165,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11517,7 +11425,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11535,7 +11443,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11544,7 +11452,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -11788,7 +11696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11806,7 +11714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -11815,7 +11723,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12115,7 +12023,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12133,7 +12041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12142,7 +12050,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12418,7 +12326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12436,7 +12344,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -12445,7 +12353,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -12592,7 +12500,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13160,7 +13068,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13178,7 +13086,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13187,7 +13095,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13555,7 +13463,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13573,7 +13481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -13582,7 +13490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13802,7 +13710,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14203,7 +14111,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14221,7 +14129,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14230,7 +14138,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -14589,7 +14497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14607,7 +14515,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -14616,7 +14524,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15000,7 +14908,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15018,7 +14926,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15027,7 +14935,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15249,7 +15157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15493,7 +15401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflict with the current state (duplicate name, record in use, immutable record). */
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15511,7 +15419,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -15520,7 +15428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body failed validation; `errors` names each field. */
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -15742,7 +15650,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is not application/json. */
+            /** @description The body is not empty and not application/json. */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -20,6 +20,7 @@ export const Problem = Type.Object(
     limit: Type.Optional(Type.Integer({ description: '429 only: requests allowed per window.' })),
     remaining: Type.Optional(Type.Integer({ description: '429 only: requests left in the window.' })),
     reset_time: Type.Optional(Type.String({ format: 'date-time', description: '429 only: when the window resets.' })),
+    existing_id: Type.Optional(Type.String({ description: '`already_exists` only: the id of the record that already has this name or key.' })),
   },
   { description: 'RFC 9457 problem details.' },
 )
@@ -49,15 +50,15 @@ function addErrorResponses(route: RouteOptions): void {
   if (!isPublic) add(403, 'The API key role is too low, or X-Tenant does not match the token.')
   if (!isPublic) add(404, 'No such record in this tenant.')
   if (hasBody) {
-    add(409, 'Conflict with the current state (duplicate name, record in use, immutable record).')
+    add(409, 'Conflict with the current state (record in use, published version, system-managed stage, end of the workflow).')
     add(413, 'The body is larger than 1 MiB.')
-    add(415, 'The body is not application/json.')
-    add(422, 'The body failed validation; `errors` names each field.')
+    add(415, 'The body is not empty and not application/json.')
+    add(422, 'The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`.')
   } else if (route.method !== 'GET') {
     add(409, 'Conflict with the current state.')
     // A body sent anyway is still read: too large or not JSON is refused before the route runs.
     add(413, 'The body is larger than 1 MiB.')
-    add(415, 'The body is not application/json.')
+    add(415, 'The body is not empty and not application/json.')
   }
   // An Idempotency-Key already used with another body answers 422 on bodiless POSTs too.
   if (route.method === 'POST' && !isPublic) add(422, 'The body failed validation, or the Idempotency-Key was used with another request.')

@@ -47,6 +47,10 @@ export function sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppEr
 export function toAppError(err: FastifyError | AppError | Error, req: FastifyRequest): AppError {
   if (err instanceof AppError) return err
   const fe = err as FastifyError
+  // An empty body (of any content type) on a route that needs one: name the body, whatever schema it failed.
+  if (fe.validation && fe.validationContext === 'body' && req.body === undefined) {
+    return new AppError('validation_failed', 'this request needs a JSON body', [{ field: '(body)', message: 'is required' }])
+  }
   if (fe.validation) {
     const errors = fieldErrors(fe.validation as unknown as ErrorObject[])
     const part = fe.validationContext

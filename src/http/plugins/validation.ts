@@ -86,7 +86,7 @@ function describe(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>
   switch (e.keyword) {
     case 'type':
-      return `must be ${p.type === 'integer' ? 'an integer' : `a ${p.type}`}`
+      return `must be ${/^[aeiou]/.test(String(p.type)) ? 'an' : 'a'} ${p.type}`
     case 'enum':
       return `must be one of ${(p.allowedValues as unknown[]).join(', ')}`
     case 'const':

@@ -1,11 +1,11 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 export const ModelStatus = Type.Enum(['none', 'in_development', 'in_production', 'retired'])
 
 const editable = {
-  summary: Type.Optional(Nullable(Text(10_000), { examples: ['Gradient-boosted trees over bureau and application data.'] })),
+  summary: Type.Optional(Description({ examples: ['Gradient-boosted trees over bureau and application data.'] })),
   source: Type.Optional(Nullable(Text(200), { examples: ['sagemaker'] })),
   status: Type.Optional(Nullable(ModelStatus, { description: '`null` means `none`.' })),
   provider: Type.Optional(Nullable(Text(200), { examples: ['in-house'] })),

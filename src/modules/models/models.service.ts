@@ -47,7 +47,7 @@ export function createModelsService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return uniqueName('model', input.name, () =>
+      return uniqueName(db, ctx, { table: 'models', what: 'model' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           await repo.insertModel(tx, row)
           const created = toModel(row)
@@ -60,7 +60,7 @@ export function createModelsService(deps: Pick<Deps, 'database'>) {
     },
 
     async update(ctx: Ctx, id: string, input: ModelUpdate): Promise<Model> {
-      return uniqueName('model', input.name, () =>
+      return uniqueName(db, ctx, { table: 'models', what: 'model' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findModel(tx, ctx.tenantId, id)
           if (!current) throw notFound('model', id)

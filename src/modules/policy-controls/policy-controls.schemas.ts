@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Key, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const VersionStatus = Type.Enum(['draft', 'published'])
 
@@ -83,7 +83,7 @@ export type PolicyControlVersion = Static<typeof PolicyControlVersion>
 
 const versionEditable = {
   name: Type.Optional(Name),
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['A person with authority can stop or override the system.'] })),
+  description: Type.Optional(Description({ examples: ['A person with authority can stop or override the system.'] })),
   evidence_requirements: Type.Optional(Nullable(Type.Array(EvidenceRequirementInput, { maxItems: 50 }))),
   risk_type_ids: Type.Optional(Nullable(RiskTypeIds)),
 }

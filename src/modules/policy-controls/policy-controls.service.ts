@@ -6,6 +6,7 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import * as repo from './policy-controls.repo.js'
 import type {
@@ -37,14 +38,12 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
     },
 
     async createBase(ctx: Ctx, input: PolicyControlBaseCreate): Promise<PolicyControlBase> {
-      try {
-        return await runMutation(database, ctx, async (tx) => {
+      return uniqueName(db, ctx, { table: 'policy_control_bases', what: 'policy control', field: 'key' }, input.key, () =>
+        runMutation(database, ctx, async (tx) => {
           const { row, audit } = await newBase(tx, ctx, input.key, input.name)
           return { result: toBase(row), audit }
-        })
-      } catch (err) {
-        throw isUniqueViolation(err) ? conflict(`a policy control with key "${input.key}" already exists in this tenant`) : err
-      }
+        }),
+      )
     },
 
     async updateBase(ctx: Ctx, id: string, input: PolicyControlBaseUpdate): Promise<PolicyControlBase> {

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Key, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const PolicyPackControl = Type.Object({
   key: Key,
@@ -26,7 +26,7 @@ export const PolicyPackCreate = Type.Object(
   {
     key: Key,
     name: Name,
-    description: Type.Optional(Nullable(Text(10_000))),
+    description: Type.Optional(Description()),
     controls: Type.Array(
       Type.Object(
         {

@@ -70,6 +70,10 @@ export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId:
   return applyKeyset(attached(db, tenantId, kind, ownerId), ks).execute()
 }
 
+export function allAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string): Promise<AttachedRow[]> {
+  return attached(db, tenantId, kind, ownerId).execute()
+}
+
 export function findAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string): Promise<AttachedRow | undefined> {
   return attached(db, tenantId, kind, ownerId).where('key', '=', key).executeTakeFirst()
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Key, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 export const MAX_QUESTIONS = 200
 
@@ -66,7 +66,7 @@ export const QuestionnaireCreate = Type.Object(
   {
     key: Key,
     name: Name,
-    description: Type.Optional(Nullable(Text(10_000))),
+    description: Type.Optional(Description()),
     target: QuestionnaireTarget,
     sections: Type.Array(SectionInput, { minItems: 1, maxItems: 50 }),
   },

@@ -108,6 +108,46 @@ function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: str
   }
 }
 
+/** "KEY+version", or "KEY" for the latest version. */
+const QUESTIONNAIRE_REF = /^(.+?)(?:\+([1-9][0-9]{0,8}))?$/
+
+/**
+ * Makes the questionnaires attached to an owner exactly `refs` ("KEY+version" or "KEY"), inside the caller's
+ * transaction: detaches the others, attaches the new ones, and moves a key to another version. Invalid entries are
+ * one 422 naming each (`questionnaire_ids/1`). Returns the audit entries of what changed.
+ */
+export async function replaceAttachedQuestionnaires(
+  tx: Tx, ctx: Ctx, kind: repo.OwnerKind, parent: { id: string; name: string }, refs: readonly string[],
+): Promise<AuditEntry[]> {
+  const errors: FieldError[] = []
+  const wanted = new Map<string, QuestionnaireRow>()
+  for (const [i, ref] of refs.entries()) {
+    const field = `questionnaire_ids/${i}`
+    const [, key, version] = QUESTIONNAIRE_REF.exec(ref) ?? []
+    const q = key === undefined ? undefined : await repo.findQuestionnaireByKey(tx, ctx.tenantId, key, version === undefined ? undefined : Number(version))
+    if (!q) errors.push({ field, message: `no questionnaire "${ref}" in this tenant` })
+    else if (q.target !== kind) errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
+    else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
+    else wanted.set(q.key, q)
+  }
+  if (errors.length > 0) throw new AppError('validation_failed', `questionnaire_ids: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+  const audit: AuditEntry[] = []
+  for (const current of await repo.allAttached(tx, ctx.tenantId, kind, parent.id)) {
+    if (wanted.get(current.key)?.id === current.id) {
+      wanted.delete(current.key)
+      continue
+    }
+    await repo.detach(tx, ctx.tenantId, kind, parent.id, current.key)
+    audit.push(attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)))
+  }
+  const at = now()
+  for (const q of wanted.values()) {
+    await repo.attach(tx, ctx.tenantId, kind, parent.id, q, at)
+    audit.push(attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)))
+  }
+  return audit
+}
+
 /** Inserts the next version of a questionnaire after checking its content. Shared with the starter library. */
 export async function publishQuestionnaireVersion(tx: Tx, ctx: Ctx, input: QuestionnaireCreate): Promise<{ row: QuestionnaireRow; audit: AuditEntry }> {
   const sections = checkSections(input.sections)

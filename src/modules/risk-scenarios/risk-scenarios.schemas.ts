@@ -1,9 +1,9 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, StringList, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['A credit model systematically scores one group lower.'] })),
+  description: Type.Optional(Description({ examples: ['A credit model systematically scores one group lower.'] })),
   risk_type_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'Ids of risk types of this tenant; each must exist.' }), { examples: [['rt_01jd3k8m9v4q2w6e8r0t2y4u6i']] })),
   domains: Type.Optional(Nullable(StringList(50, 100), { examples: [['lending']] })),
   industries: Type.Optional(Nullable(StringList(50, 100), { examples: [['financial_services']] })),

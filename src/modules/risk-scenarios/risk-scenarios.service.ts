@@ -31,9 +31,9 @@ async function checkedRiskTypeIds(tx: Tx, tenantId: string, ids: readonly string
   return unique
 }
 
-/** Duplicate names are 409; a risk type deleted while the scenario was written is 422 like any missing one. */
-async function guardedWrite<T>(name: string | undefined, work: () => Promise<T>): Promise<T> {
-  return uniqueName('risk scenario', name, async () => {
+/** Duplicate names are 422 already_exists; a risk type deleted while the scenario was written is 422 like any missing one. */
+async function guardedWrite<T>(db: Tx, ctx: Ctx, name: string | undefined, work: () => Promise<T>): Promise<T> {
+  return uniqueName(db, ctx, { table: 'risk_scenarios', what: 'risk scenario' }, name, async () => {
     try {
       return await work()
     } catch (err) {
@@ -74,7 +74,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return guardedWrite(input.name, () =>
+      return guardedWrite(db, ctx, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const riskTypeIds = await checkedRiskTypeIds(tx, ctx.tenantId, input.risk_type_ids ?? [])
           await repo.insertRiskScenario(tx, row)
@@ -89,7 +89,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
     },
 
     async update(ctx: Ctx, id: string, input: RiskScenarioUpdate): Promise<RiskScenario> {
-      return guardedWrite(input.name, () =>
+      return guardedWrite(db, ctx, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findRiskScenario(tx, ctx.tenantId, id)
           if (!current) throw notFound('risk scenario', id)

@@ -1,9 +1,9 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['Outputs that disadvantage a protected group.'] })),
+  description: Type.Optional(Description({ examples: ['Outputs that disadvantage a protected group.'] })),
   custom: Type.Optional(Nullable(Type.Boolean({ description: 'Defined by this tenant rather than the starter library. `null` means true.' }))),
   hidden: Type.Optional(Nullable(Type.Boolean({ description: 'Hidden from pickers. `null` means false.' }))),
 }

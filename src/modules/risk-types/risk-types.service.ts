@@ -43,7 +43,7 @@ export function createRiskTypesService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return uniqueName('risk type', input.name, () =>
+      return uniqueName(db, ctx, { table: 'risk_types', what: 'risk type' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           await repo.insertRiskType(tx, row)
           const created = toRiskType(row)
@@ -56,7 +56,7 @@ export function createRiskTypesService(deps: Pick<Deps, 'database'>) {
     },
 
     async update(ctx: Ctx, id: string, input: RiskTypeUpdate): Promise<RiskType> {
-      return uniqueName('risk type', input.name, () =>
+      return uniqueName(db, ctx, { table: 'risk_types', what: 'risk type' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findRiskType(tx, ctx.tenantId, id)
           if (!current) throw notFound('risk type', id)

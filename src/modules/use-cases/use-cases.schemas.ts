@@ -1,12 +1,12 @@
 import { type Static, Type } from 'typebox'
 import { PageQuery, PageOf, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
 
 export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
 export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
+  description: Type.Optional(Description({ examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
   ai_type: Type.Optional(Nullable(Text(100), { examples: ['machine_learning'] })),
   system_type: Type.Optional(Nullable(Text(100), { examples: ['decision_support'] })),
   risk_category_level: Type.Optional(Nullable(RiskCategoryLevel)),
@@ -15,6 +15,12 @@ const editable = {
   source: Type.Optional(Nullable(Text(200), { examples: ['jira'] })),
   owner: Type.Optional(Nullable(Text(200), { examples: ['credit-risk-team@example.com'] })),
   creator_id: Type.Optional(Nullable(Text(200))),
+  questionnaire_ids: Type.Optional(
+    Type.Array(
+      Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]*)?$', description: '"KEY+version", or "KEY" for the latest version.' }),
+      { maxItems: 50, description: 'The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).', examples: [['AI-INTAKE+1']] },
+    ),
+  ),
 }
 
 export const UseCase = Type.Object({

@@ -8,6 +8,7 @@ import { auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameColumns, presentFields, uniqueName } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
+import { replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import * as repo from './use-cases.repo.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
@@ -61,41 +62,48 @@ export function createUseCasesService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return uniqueName('use case', input.name, () =>
+      return uniqueName(db, ctx, { table: 'use_cases', what: 'use case' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           // A new use case starts in the tenant's start stage, at its first step.
           const row: UseCaseRow = { ...fields, ...(await workflowStart(tx, ctx.tenantId)) }
           await repo.insertUseCase(tx, row)
           const created = toUseCase(row)
+          const attached = input.questionnaire_ids ? await replaceAttachedQuestionnaires(tx, ctx, 'use_case', row, input.questionnaire_ids) : []
           return {
-            result: created,
-            audit: {
-              action: 'use_case.created',
-              resourceType: 'use_case',
-              resourceId: row.id,
-              resourceName: row.name,
-              useCaseId: row.id,
-              changes: diff(blankUseCase, created, AUDITED_FIELDS),
-            },
+            result: attached.length > 0 ? (await withQuestionnaireIds(tx, ctx.tenantId, [created]))[0] : created,
+            audit: [
+              {
+                action: 'use_case.created',
+                resourceType: 'use_case',
+                resourceId: row.id,
+                resourceName: row.name,
+                useCaseId: row.id,
+                changes: diff(blankUseCase, created, AUDITED_FIELDS),
+              },
+              ...attached,
+            ],
           }
         }),
       )
     },
 
     async update(ctx: Ctx, id: string, input: UseCaseUpdate): Promise<UseCase> {
-      return uniqueName('use case', input.name, () =>
+      return uniqueName(db, ctx, { table: 'use_cases', what: 'use case' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findUseCase(tx, ctx.tenantId, id)
           if (!current) throw notFound('use case', id)
           const changes = rowChanges(input)
           const [before] = await withQuestionnaireIds(tx, ctx.tenantId, [toUseCase(current)])
           const after = { ...toUseCase({ ...current, ...changes }), questionnaire_ids: before.questionnaire_ids }
-          return auditedUpdate(
+          const updated = await auditedUpdate(
             { before, after, fields: AUDITED_FIELDS, audit: { action: 'use_case.updated', resourceType: 'use_case', resourceId: id, resourceName: after.name, useCaseId: id } },
             async (updatedAt) => {
               await repo.updateUseCase(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
             },
           )
+          if (input.questionnaire_ids === undefined) return updated
+          const attached = await replaceAttachedQuestionnaires(tx, ctx, 'use_case', after, input.questionnaire_ids)
+          return { result: (await withQuestionnaireIds(tx, ctx.tenantId, [updated.result]))[0], audit: [updated.audit, ...attached].flat() }
         }),
       )
     },

@@ -1,11 +1,11 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
 export const VendorStatus = Type.Enum(['active', 'under_review', 'inactive'])
 
 const editable = {
-  description: Type.Optional(Nullable(Text(10_000), { examples: ['Hosted LLM provider.'] })),
+  description: Type.Optional(Description({ examples: ['Hosted LLM provider.'] })),
   website: Type.Optional(Nullable(Text(500), { examples: ['https://vendor.example.com'] })),
   status: Type.Optional(Nullable(VendorStatus, { description: '`null` means `active`.' })),
 }

@@ -44,7 +44,7 @@ export function createVendorsService(deps: Pick<Deps, 'database'>) {
         created_at: at,
         updated_at: at,
       }
-      return uniqueName('vendor', input.name, () =>
+      return uniqueName(db, ctx, { table: 'vendors', what: 'vendor' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           await repo.insertVendor(tx, row)
           const created = toVendor(row)
@@ -57,7 +57,7 @@ export function createVendorsService(deps: Pick<Deps, 'database'>) {
     },
 
     async update(ctx: Ctx, id: string, input: VendorUpdate): Promise<Vendor> {
-      return uniqueName('vendor', input.name, () =>
+      return uniqueName(db, ctx, { table: 'vendors', what: 'vendor' }, input.name, () =>
         runMutation(database, ctx, async (tx) => {
           const current = await repo.findVendor(tx, ctx.tenantId, id)
           if (!current) throw notFound('vendor', id)

@@ -13,7 +13,7 @@ import { SERVICE_VERSION } from '../../version.js'
 import { toAuditLog } from '../audit-logs/audit-logs.service.js'
 import { decryptSecret, signWebhook } from './webhook-secrets.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
-import { newDelivery } from './webhooks.service.js'
+import { auditName, newDelivery } from './webhooks.service.js'
 
 /** Returns a resource as its GET does; throws AppError not_found when it is gone. */
 export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<unknown>
@@ -407,7 +407,7 @@ export class WebhookDispatcher {
       await tx.updateTable('webhook_endpoints').set({ enabled: 0, disabled_reason: reason, updated_at: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
       return {
         result: undefined,
-        audit: { action: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: endpoint.id, resourceName: endpoint.url, changes: { enabled: [true, false] }, metadata: { reason } },
+        audit: { action: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: endpoint.id, resourceName: auditName(endpoint.url), changes: { enabled: [true, false] }, metadata: { reason } },
       }
     })
     this.deps.log.warn({ endpoint: endpoint.id, tenant: endpoint.tenant_id, reason }, 'webhook endpoint disabled')

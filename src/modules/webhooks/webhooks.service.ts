@@ -85,7 +85,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         const endpoint = toEndpoint(row)
         return {
           result: { ...endpoint, secret },
-          audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: row.url, metadata: { events: input.events, enabled: endpoint.enabled } },
+          audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: auditName(row.url), metadata: { events: input.events, enabled: endpoint.enabled } },
         }
       })
     },
@@ -104,7 +104,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         }
         const enabling = !before.enabled && after.enabled
         return auditedUpdate(
-          { before, after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after, fields: AUDITED_FIELDS, audit: { action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: after.url } },
+          { before, after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after, fields: AUDITED_FIELDS, audit: { action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(after.url) } },
           async (updatedAt) => {
             await repo.updateEndpoint(tx, ctx.tenantId, id, {
               url: after.url,
@@ -124,7 +124,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       await runMutation(database, ctx, async (tx) => {
         const row = await requireEndpoint(ctx, id, tx)
         await repo.deleteEndpoint(tx, ctx.tenantId, id)
-        return { result: undefined, audit: { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, resourceName: row.url } }
+        return { result: undefined, audit: { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url) } }
       })
     },
 
@@ -143,7 +143,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         await repo.updateEndpoint(tx, ctx.tenantId, id, set)
         return {
           result: { ...toEndpoint({ ...row, ...set }), secret },
-          audit: { action: 'webhook_endpoint.secret_rotated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: row.url, metadata: { previous_secret_expires_at: set.previous_secret_expires_at } },
+          audit: { action: 'webhook_endpoint.secret_rotated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url), metadata: { previous_secret_expires_at: set.previous_secret_expires_at } },
         }
       })
     },
@@ -161,7 +161,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
           payload: JSON.stringify(payload),
         }
         await repo.insertDelivery(tx, row)
-        return { result: toDelivery(row), audit: { action: 'webhook_endpoint.tested', resourceType: 'webhook_endpoint', resourceId: id, resourceName: endpoint.url, subObjectType: 'webhook_delivery', subObjectId: row.id } }
+        return { result: toDelivery(row), audit: { action: 'webhook_endpoint.tested', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: row.id } }
       })
     },
 
@@ -203,7 +203,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         await repo.updateDelivery(tx, ctx.tenantId, deliveryId, set)
         return {
           result: toDelivery({ ...row, ...set }),
-          audit: { action: 'webhook_delivery.retried', resourceType: 'webhook_endpoint', resourceId: endpointId, resourceName: endpoint.url, subObjectType: 'webhook_delivery', subObjectId: deliveryId, subObjectName: row.event_type },
+          audit: { action: 'webhook_delivery.retried', resourceType: 'webhook_endpoint', resourceId: endpointId, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: deliveryId, subObjectName: row.event_type },
         }
       })
     },
@@ -211,6 +211,11 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
 }
 
 export type EndpointHealth = WebhookEndpoint & { pending: number; succeeded: number; failed: number; last_success_at: string | null }
+
+/** An endpoint's name in its audit records: its URL, cut to what an audit record's name holds. */
+export function auditName(url: string): string {
+  return url.length <= 512 ? url : `${url.slice(0, 511)}…`
+}
 
 export function newDelivery(tenantId: string, endpointId: string, auditId: string | null, eventType: string, at: string): WebhookDeliveryRow {
   return {

@@ -1,23 +1,29 @@
 import { type Static, Type } from 'typebox'
 import { Nullable } from '../../shared/schemas.js'
 import { WorkflowStep } from '../use-cases/use-cases.schemas.js'
-import { WorkflowStage } from './workflow-stages.schemas.js'
+import { StageType } from './workflow-stages.schemas.js'
+
+/** The stage as the original interface's SDK reads it (it decides "cleared" from `type`). */
+export const WorkflowStageRef = Type.Object({
+  id: Type.String({ examples: ['ws_01jd3k8m9v4q2w6e8r0t2y4u6i'] }),
+  name: Type.String({ examples: ['Legal review'] }),
+  type: StageType,
+  position: Type.Integer({ minimum: 0 }),
+})
+export type WorkflowStageRef = Static<typeof WorkflowStageRef>
 
 export const UseCaseWorkflow = Type.Object(
   {
-    stage: Nullable(WorkflowStage, { description: 'The stage the use case is in (null only for a use case not yet placed in the workflow).' }),
-    step: Nullable(WorkflowStep, {
-      description: 'assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected.',
+    workflow_stage: Nullable(WorkflowStageRef, { description: 'The stage the use case is in (null only for a use case not yet placed in the workflow).' }),
+    workflow_stage_step: Nullable(WorkflowStep, {
+      description: 'assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`.',
     }),
-    rejection_reason: Nullable(Type.String(), { description: 'Why it was rejected, while `step` is `rejected`.' }),
+    rejection_reason: Nullable(Type.String(), { description: 'Why it was rejected, while `workflow_stage_step` is `rejected`.' }),
   },
   {
     examples: [{
-      stage: {
-        id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Legal review', description: null, type: 'intermediate', position: 1,
-        assessment_required: true, evidence_collection_required: false, created_at: '2026-11-22T09:30:00.000Z', updated_at: '2026-11-22T09:30:00.000Z',
-      },
-      step: 'assessment',
+      workflow_stage: { id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Legal review', type: 'intermediate', position: 1 },
+      workflow_stage_step: 'assessment',
       rejection_reason: null,
     }],
   },

@@ -5,9 +5,8 @@ import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { findUseCase, updateUseCase } from '../use-cases/use-cases.repo.js'
-import type { UseCaseWorkflow, UseCaseWorkflowReject, UseCaseWorkflowSet } from './use-case-workflow.schemas.js'
+import type { UseCaseWorkflow, UseCaseWorkflowReject, UseCaseWorkflowSet, WorkflowStageRef } from './use-case-workflow.schemas.js'
 import * as stages from './workflow-stages.repo.js'
-import { toWorkflowStage } from './workflow-stages.service.js'
 import { firstStep, nextStepInStage, type WorkflowStep } from './workflow-steps.js'
 
 export type UseCaseWorkflowService = ReturnType<typeof createUseCaseWorkflowService>
@@ -119,5 +118,9 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
 }
 
 function view(stage: WorkflowStageRow | undefined, step: WorkflowStep | null, reason: string | null): UseCaseWorkflow {
-  return { stage: stage ? toWorkflowStage(stage) : null, step: stage ? step : null, rejection_reason: reason }
+  return {
+    workflow_stage: stage ? { id: stage.id, name: stage.name, type: stage.type as WorkflowStageRef['type'], position: stage.position } : null,
+    workflow_stage_step: stage ? step : null,
+    rejection_reason: reason,
+  }
 }

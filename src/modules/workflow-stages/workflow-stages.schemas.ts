@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
-import { Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const StageType = Type.Enum(['start', 'intermediate', 'end'], {
   description: '`start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.',
@@ -38,7 +38,7 @@ export const WorkflowStage = Type.Object(
 )
 export type WorkflowStage = Static<typeof WorkflowStage>
 
-const description = Type.Optional(Nullable(Text(10_000), { examples: ['Counsel checks the contractual basis.'] }))
+const description = Type.Optional(Description({ examples: ['Counsel checks the contractual basis.'] }))
 
 export const WorkflowStageCreate = Type.Object(
   {

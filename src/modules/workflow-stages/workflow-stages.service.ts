@@ -6,6 +6,7 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { auditedUpdate, type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import { updateUseCase } from '../use-cases/use-cases.repo.js'
 import * as repo from './workflow-stages.repo.js'
@@ -20,7 +21,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
   const { db } = database
 
-  const duplicateName = (name: string) => new AppError('conflict', `a workflow stage named "${name}" already exists in this tenant`)
+  const unique = { table: 'workflow_stages', what: 'workflow stage' } as const
 
   /** Locks the tenant's stages for this transaction and returns its end stage (always there once provisioned). */
   async function lock(tx: Tx, tenantId: string): Promise<WorkflowStageRow> {
@@ -46,8 +47,8 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
 
     async create(ctx: Ctx, input: WorkflowStageCreate): Promise<WorkflowStage> {
       const name = input.name.trim()
-      try {
-        return await runMutation(database, ctx, async (tx) => {
+      return uniqueName(db, ctx, unique, name, () =>
+        runMutation(database, ctx, async (tx) => {
           const end = await lock(tx, ctx.tenantId)
           const position = input.position ?? end.position
           if (position > end.position) throw outOfRange(end)
@@ -69,15 +70,13 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
           await repo.insertStage(tx, row)
           const created = toWorkflowStage(row)
           return { result: created, audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)) }
-        })
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateName(name) : err
-      }
+        }),
+      )
     },
 
     async update(ctx: Ctx, id: string, input: WorkflowStageUpdate): Promise<WorkflowStage> {
-      try {
-        return await runMutation(database, ctx, async (tx) => {
+      return uniqueName(db, ctx, unique, input.name, () =>
+        runMutation(database, ctx, async (tx) => {
           const end = await lock(tx, ctx.tenantId)
           const current = await repo.findStage(tx, ctx.tenantId, id)
           if (!current) throw notFound('workflow stage', id)
@@ -93,10 +92,8 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
               await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
             },
           )
-        })
-      } catch (err) {
-        throw isUniqueViolation(err) ? duplicateName(input.name?.trim() ?? '') : err
-      }
+        }),
+      )
     },
 
     async delete(ctx: Ctx, id: string): Promise<void> {
