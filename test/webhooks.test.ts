@@ -1,6 +1,8 @@
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { encryptSecret } from '../src/modules/webhooks/webhook-secrets.js'
+import { WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
+import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
 
@@ -71,6 +73,15 @@ describeEachDialect('webhooks', (dialect) => {
     expect(JSON.stringify(audit)).not.toContain(body.secret.slice(6))
     expect((await admin({ method: 'DELETE', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(204)
     expect((await admin({ method: 'GET', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(404)
+  })
+
+  it('keeps no copy of a secret for Idempotency-Key replays', async () => {
+    const send = () => admin({ method: 'POST', url: '/webhook_endpoints', headers: { 'idempotency-key': 'hook-once' }, payload: { url: 'https://hooks.example.com/i', events: ['*'] } })
+    const [first, second] = [await send(), await send()]
+    expect(first.statusCode).toBe(201)
+    expect(second.headers['idempotent-replayed']).toBeUndefined()
+    const stored = await t.deps.database.db.selectFrom('idempotency_records').select('response').execute()
+    for (const secret of [first.json().secret, second.json().secret]) expect(JSON.stringify(stored)).not.toContain(secret.slice(6))
   })
 
   it('refuses bad input, other roles and other tenants', async () => {
@@ -206,6 +217,25 @@ describeEachDialect('webhooks', (dialect) => {
     expect(String(event.headers['webhook-signature']).split(' ')).toHaveLength(2)
     expect(new Webhook(fresh).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
     expect(new Webhook(old).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
+  })
+
+  it('keeps the delivery log 30 days', async () => {
+    const { id } = await endpoint('https://hooks.example.com/old', ['nothing.matches'])
+    const day = 24 * 3600_000
+    const row = (deliveryId: string, ageMs: number) => {
+      const at = new Date(Date.now() - ageMs).toISOString()
+      return { ...newDelivery('acme', id, null, 'ping', at), id: deliveryId, status: 'succeeded' as const, next_attempt_at: null }
+    }
+    await t.deps.database.db.insertInto('webhook_deliveries').values([row('whd_01jd3k8m9v4q2w6e8r0t2y4u61', 31 * day), row('whd_01jd3k8m9v4q2w6e8r0t2y4u62', 29 * day)]).execute()
+    // A fresh dispatcher cleans up as it starts (then hourly).
+    const dispatcher = new WebhookDispatcher(t.deps, async () => null)
+    dispatcher.start()
+    try {
+      await eventually(async () => (await deliveries(id)).length === 1)
+      expect((await deliveries(id))[0].id).toBe('whd_01jd3k8m9v4q2w6e8r0t2y4u62')
+    } finally {
+      await dispatcher.stop()
+    }
   })
 
   it('keeps delivering to a fast endpoint while another hangs', async () => {

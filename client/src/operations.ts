@@ -127,10 +127,11 @@ export const OPERATIONS = {
 
   listWebhookEndpoints: { method: 'GET', path: '/webhook_endpoints', response: 'page' },
   getWebhookEndpoint: { method: 'GET', path: '/webhook_endpoints/{id}', response: 'json' },
-  createWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints', idempotencyKey: true, response: 'json' },
+  // Their answers hold a one-time secret the service never stores for replays: not retried.
+  createWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints', response: 'json' },
   updateWebhookEndpoint: { method: 'PATCH', path: '/webhook_endpoints/{id}', response: 'json' },
   deleteWebhookEndpoint: { method: 'DELETE', path: '/webhook_endpoints/{id}', response: 'empty' },
-  rotateWebhookEndpointSecret: { method: 'POST', path: '/webhook_endpoints/{id}/rotate_secret', idempotencyKey: true, response: 'json' },
+  rotateWebhookEndpointSecret: { method: 'POST', path: '/webhook_endpoints/{id}/rotate_secret', response: 'json' },
   testWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints/{id}/test', idempotencyKey: true, response: 'json' },
   listWebhookDeliveries: { method: 'GET', path: '/webhook_endpoints/{id}/deliveries', response: 'page' },
   retryWebhookDelivery: { method: 'POST', path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry', idempotencyKey: true, response: 'json' },

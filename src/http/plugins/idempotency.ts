@@ -4,6 +4,10 @@ import type { IdempotencyStore } from '../../shared/idempotency.js'
 import { AppError } from '../errors.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The answer carries a one-time secret: it is never stored, so Idempotency-Key does not replay it. */
+    returnsSecret?: boolean
+  }
   interface FastifyRequest {
     idempotency: { id: string; fingerprint: string } | null
   }
@@ -37,7 +41,7 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
 
   api.addHook('preHandler', async (req, reply) => {
     const key = req.headers['idempotency-key']
-    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return
+    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public || req.routeOptions.config.returnsSecret) return
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
       throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
     }
