@@ -24,9 +24,9 @@ export const SEND_TIMEOUT_MS = 10_000
 const LEASE_MS = SEND_TIMEOUT_MS + 5_000
 const POLL_MS = 1000
 const FANOUT_BATCH = 500
-const CONCURRENCY = 64
+const CONCURRENCY = 128
 /** Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. */
-const PER_ENDPOINT = 4
+export const PER_ENDPOINT = 16
 const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
