@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
-import { encryptSecret } from '../src/modules/webhooks/webhook-secrets.js'
+import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
 import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
@@ -217,6 +217,20 @@ describeEachDialect('webhooks', (dialect) => {
     expect(String(event.headers['webhook-signature']).split(' ')).toHaveLength(2)
     expect(new Webhook(fresh).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
     expect(new Webhook(old).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
+  })
+
+  it('records a secret it cannot decrypt (the key setting changed) as a failed attempt', async () => {
+    const r = await receiver()
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    const otherKey = webhookEncryptionKey('another-key-material-that-is-32-bytes-long')
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ secret: encryptSecret(otherKey, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw') }).where('id', '=', id).execute()
+    await useCase('Undecryptable')
+    const [failed] = await eventually(async () => {
+      const items = await deliveries(id)
+      return items[0]?.attempts === 1 && items
+    })
+    expect(failed.last_error).toContain('cannot be decrypted')
+    expect(r.received).toHaveLength(0)
   })
 
   it('keeps the delivery log 30 days', async () => {

@@ -312,9 +312,14 @@ export class WebhookDispatcher {
       }
     }
     const timestamp = Math.floor(Date.now() / 1000)
-    const secrets = [decryptSecret(webhookKey, endpoint.secret)]
-    if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
-      secrets.push(decryptSecret(webhookKey, endpoint.previous_secret))
+    const secrets: string[] = []
+    try {
+      secrets.push(decryptSecret(webhookKey, endpoint.secret))
+      if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
+        secrets.push(decryptSecret(webhookKey, endpoint.previous_secret))
+      }
+    } catch {
+      return { error: 'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret' }
     }
     const headers = {
       'content-type': 'application/json',
