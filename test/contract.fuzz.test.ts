@@ -5,6 +5,7 @@ import type { LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
+import { dereference } from './helpers/openapi.js'
 import { type JsonSchema, oddUnicode, valueFor } from './helpers/schema-arbitrary.js'
 
 // Fuzzing from the contract: requests for every operation in /openapi.json, valid and broken, each checked
@@ -88,7 +89,8 @@ describe('contract fuzzing from /openapi.json', () => {
 
   beforeAll(async () => {
     t = await startTestApp('sqlite', { SERVICE_STARTER_LIBRARY: 'true' })
-    doc = (await t.app.inject({ url: '/openapi.json' })).json()
+    // Operations carry their schemas inline here, so generated values and validators need no reference resolution.
+    doc = dereference((await t.app.inject({ url: '/openapi.json' })).json())
     ops = []
     for (const [path, methods] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(methods)) {

@@ -23,34 +23,10 @@ export function documentEnv(databaseUrl) {
   }
 }
 
-/**
- * The server inlines its RFC 9457 problem schema in every error response (86% of the document);
- * identical copies become one `components.schemas.Problem` so the generated file stays readable.
- */
-export function shareProblemSchema(document) {
-  const doc = structuredClone(document)
-  const problemKey = JSON.stringify
-  let problem
-  for (const item of Object.values(doc.paths ?? {})) {
-    for (const operation of Object.values(item)) {
-      for (const response of Object.values(operation.responses ?? {})) {
-        const media = response.content?.['application/problem+json']
-        if (!media?.schema) continue
-        problem ??= media.schema
-        if (problemKey(media.schema) === problemKey(problem)) media.schema = { $ref: '#/components/schemas/Problem' }
-      }
-    }
-  }
-  if (problem) {
-    doc.components ??= {}
-    doc.components.schemas = { ...doc.components.schemas, Problem: problem }
-  }
-  return doc
-}
-
 /** TypeScript source for an OpenAPI document. */
 export async function renderTypes(document) {
-  const ast = await openapiTS(shareProblemSchema(document), { alphabetize: false, immutable: false })
+  // A field with a default is still optional to send (the server fills it in).
+  const ast = await openapiTS(document, { alphabetize: false, immutable: false, defaultNonNullable: false })
   return HEADER + astToString(ast)
 }
 

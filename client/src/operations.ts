@@ -136,7 +136,8 @@ export const OPERATIONS = {
   listWebhookDeliveries: { method: 'GET', path: '/webhook_endpoints/{id}/deliveries', response: 'page' },
   retryWebhookDelivery: { method: 'POST', path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry', idempotencyKey: true, response: 'json' },
   streamEvents: { method: 'GET', path: '/events', response: 'text' },
-} as const satisfies { [K in keyof operations]: OperationSpec }
+// receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
+} as const satisfies { [K in Exclude<keyof operations, 'receiveWebhookEvent'>]: OperationSpec }
 
 export type OperationId = keyof typeof OPERATIONS
 

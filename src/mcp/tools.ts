@@ -72,7 +72,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_use_case', title: 'Create a use case', write: true,
-    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
+    description: 'Register a new AI use case. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error carrying the existing record id as existing_id). It starts in the first workflow stage. Returns the created use case with its uc_… id.',
     input: args(UseCaseCreate),
     run: (api, a) => api.createUseCase(a),
   }),
@@ -198,7 +198,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_model', title: 'Register a model', write: true,
-    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
+    description: 'Register a new AI model. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id). Returns the model with its mdl_… id; link it to a use case with link_use_case_model.',
     input: args(ModelCreate),
     run: (api, a) => api.createModel(a),
   }),
@@ -242,7 +242,7 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'create_vendor', title: 'Register a vendor', write: true,
-    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive). Returns the vendor with its vnd_… id.',
+    description: 'Register a new vendor. Only name is required (unique per tenant, case-insensitive: a duplicate is an already_exists error with existing_id). Returns the vendor with its vnd_… id.',
     input: args(VendorCreate),
     run: (api, a) => api.createVendor(a),
   }),

@@ -14,7 +14,8 @@ export function nameColumns(name: string): { name: string; name_key: string } {
 
 /** A tenant-unique field of a table: a record's name (compared by its name_key) or its key (compared as is). */
 export interface UniqueField {
-  table: 'use_cases' | 'models' | 'vendors' | 'risk_types' | 'risk_scenarios' | 'workflow_stages' | 'policy_control_bases'
+  /** A table with `id`, `tenant_id` and `name_key` (or `key`), unique per tenant. */
+  table: keyof Tables & string
   /** What the record is called in messages: "use case". */
   what: string
   field?: 'name' | 'key'

@@ -1248,92 +1248,7 @@ export interface webhooks {
          * An event, POSTed to each subscribed webhook endpoint
          * @description Signed per Standard Webhooks: verify `webhook-signature` (space-separated `v1,<base64 HMAC-SHA256>` values, one per active secret) over `<webhook-id>.<webhook-timestamp>.<raw body>` with the endpoint secret (base64 after `whsec_`), and refuse old timestamps. Answer 2xx within 10 s to acknowledge; anything else is retried with backoff for 24 h (Retry-After is honoured). 410 Gone disables the endpoint. Delivery is at least once: drop duplicates by `webhook-id`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The event id; the same on every retry. */
-                    "webhook-id": string;
-                    /** @description Seconds since the epoch when this attempt was signed. */
-                    "webhook-timestamp": string;
-                    /** @description `v1,<base64>` signatures, space-separated. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description `evt_` + the audit record id; the same on every retry (use it to drop duplicates).
-                         * @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i
-                         */
-                        id: string;
-                        /**
-                         * @description The audit action, or `ping` for a test.
-                         * @example use_case.created
-                         */
-                        type: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        tenant: string;
-                        sequence: number | null;
-                        data: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description The resource as its GET returns it when sent; null when deleted. */
-                            resource: {
-                                [key: string]: unknown;
-                            } | null;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx acknowledges the event. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Gone: the service disables the endpoint. */
-                410: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
+        post: operations["receiveWebhookEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1343,6 +1258,831 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        ApiKey: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "jira-intake",
+         *       "role": "write",
+         *       "expires_at": "2027-06-30T00:00:00Z"
+         *     }
+         */
+        ApiKeyCreate: {
+            /** @example jira-intake */
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            expires_at?: string | null;
+        };
+        ApiKeyCreated: {
+            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            name: string;
+            role: components["schemas"]["RoleEnum"];
+            /**
+             * @description The first characters of the secret, to recognise it.
+             * @example sk_4fQ9x2
+             */
+            key_prefix: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            expires_at: string | null;
+            revoked_at: string | null;
+            /**
+             * @description The secret. Shown once, never again.
+             * @example sk_4fQ9x2…
+             */
+            key: string;
+        };
+        ApiKeyListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @default false */
+            include_revoked?: boolean;
+        };
+        ApiKeyPage: {
+            items: components["schemas"]["ApiKey"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        AppliedPolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            due_date: string | null;
+            /** Format: date-time */
+            applied_at: string;
+        };
+        AppliedPolicyPackPage: {
+            items: components["schemas"]["AppliedPolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.
+         * @example {
+         *       "key": "EU-AI-ACT-HIGH-RISK",
+         *       "due_date": "2027-08-02"
+         *     }
+         */
+        ApplyPolicyPack: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+            due_date?: string | null;
+        };
+        AttachedQuestionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example AI-INTAKE+1 */
+            questionnaire_id: string;
+            /** @example Credit scoring */
+            name: string;
+            target: components["schemas"]["QuestionnaireTarget"];
+            /** Format: date-time */
+            attached_at: string;
+        };
+        AttachedQuestionnairePage: {
+            items: components["schemas"]["AttachedQuestionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).
+         * @example {
+         *       "key": "AI-INTAKE"
+         *     }
+         */
+        AttachQuestionnaire: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version?: number | null;
+        };
+        AuditLog: {
+            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @example use_case.created */
+            action: string;
+            /** @example use_case */
+            resource_type: string;
+            resource_id: string | null;
+            resource_name: string | null;
+            sub_object_type: string | null;
+            sub_object_id: string | null;
+            sub_object_name: string | null;
+            use_case_id: string | null;
+            actor: {
+                /** @enum {unknown} */
+                type: "api_key" | "system";
+                id: string | null;
+                name: string | null;
+            };
+            source: components["schemas"]["SourceEnum"];
+            request_id: string | null;
+            changes: {
+                [key: string]: unknown[];
+            } | null;
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+        };
+        AuditLogExportQuery: {
+            /**
+             * @default ndjson
+             * @enum {unknown}
+             */
+            format?: "ndjson" | "csv";
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditLogPage: {
+            items: components["schemas"]["AuditLog"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "action": [
+         *         "use_case.created",
+         *         "use_case.updated"
+         *       ],
+         *       "start_time": "2026-11-01T00:00:00Z",
+         *       "page_limit": 100
+         *     }
+         */
+        AuditLogQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            resource_id?: string;
+            use_case_id?: string;
+            actor_id?: string;
+            source?: components["schemas"]["SourceEnum"];
+            /**
+             * Format: date-time
+             * @description Records at or after this time.
+             */
+            start_time?: string;
+            /**
+             * Format: date-time
+             * @description Records before this time.
+             */
+            end_time?: string;
+            /** @description Case-insensitive substring of the resource name. */
+            q?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "created_at" | "-created_at";
+        };
+        AuditVerification: {
+            /** @description True when every record matches its hash and links to the one before. */
+            ok: boolean;
+            /** @description Records checked. */
+            checked: number;
+            first_bad_id: string | null;
+        };
+        /** @enum {unknown} */
+        ControlStatus: "pending" | "in_progress" | "implemented" | "not_applicable";
+        /**
+         * @description pending: waiting for its next attempt; failed: gave up after 24 h.
+         * @enum {unknown}
+         */
+        DeliveryStatus: "pending" | "succeeded" | "failed";
+        EventStreamHeaders: {
+            /** @description Sent by a reconnecting client: resume after this record (wins over `after`). */
+            "last-event-id"?: string;
+        };
+        EventStreamQuery: {
+            /** @description An audit record id: stream the records committed after it. */
+            after?: string;
+            /** @description One or more actions, e.g. use_case.created. */
+            action?: string | string[];
+            /** @description One or more resource types, e.g. use_case. */
+            resource_type?: string | string[];
+            use_case_id?: string;
+        };
+        EvidenceRequirement: {
+            /** @enum {unknown} */
+            type: "text" | "file" | "link" | "metric";
+            description: string;
+            required: boolean;
+        };
+        /** @enum {unknown} */
+        EvidenceType: "text" | "number" | "boolean" | "select" | "file";
+        /**
+         * @example {
+         *       "as_of": "2027-09-01",
+         *       "use_cases": {
+         *         "total": 3,
+         *         "by_risk_level": {
+         *           "high": 1,
+         *           "medium": 1,
+         *           "low": 0,
+         *           "none": 0,
+         *           "unset": 1
+         *         },
+         *         "by_workflow_stage": [
+         *           {
+         *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *             "stage_name": "Intake",
+         *             "position": 0,
+         *             "total": 3,
+         *             "by_step": {
+         *               "assessment": 3
+         *             }
+         *           }
+         *         ]
+         *       },
+         *       "controls": {
+         *         "total": 8,
+         *         "by_status": {
+         *           "pending": 5,
+         *           "in_progress": 1,
+         *           "implemented": 2,
+         *           "not_applicable": 0
+         *         },
+         *         "overdue": 4
+         *       },
+         *       "overdue_use_cases": [
+         *         {
+         *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *           "name": "Credit scoring",
+         *           "risk_category_level": "high",
+         *           "overdue_controls": 4,
+         *           "earliest_due_date": "2027-08-02"
+         *         }
+         *       ],
+         *       "overdue_use_cases_total": 1
+         *     }
+         */
+        GovernanceSummary: {
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            as_of: string;
+            use_cases: {
+                total: number;
+                by_risk_level: {
+                    high: number;
+                    medium: number;
+                    low: number;
+                    none: number;
+                    unset: number;
+                };
+                /** @description In workflow order; only stages holding use cases. */
+                by_workflow_stage: {
+                    stage_id: string | null;
+                    stage_name: string | null;
+                    position: number | null;
+                    total: number;
+                    /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
+                    by_step: {
+                        [key: string]: number;
+                    };
+                }[];
+            };
+            controls: {
+                total: number;
+                by_status: {
+                    pending: number;
+                    in_progress: number;
+                    implemented: number;
+                    not_applicable: number;
+                };
+                /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
+                overdue: number;
+            };
+            /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
+            overdue_use_cases: components["schemas"]["OverdueUseCase"][];
+            overdue_use_cases_total: number;
+        };
+        GovernanceSummaryQuery: {
+            /**
+             * Format: date
+             * @description The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.
+             */
+            as_of?: string;
+            /**
+             * @description How many use cases with overdue controls to list (1-100).
+             * @default 50
+             */
+            overdue_limit?: number;
+        };
+        /**
+         * @example {
+         *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        LinkBody: {
+            /** @description The id of the record to link. */
+            id: string;
+        };
+        Model: {
+            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            summary: string | null;
+            source: string | null;
+            status: components["schemas"]["ModelStatus"];
+            provider: string | null;
+            model_type: string | null;
+            version: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Credit risk GBM",
+         *       "summary": "Scores retail credit applications.",
+         *       "status": "in_production",
+         *       "provider": "in-house",
+         *       "version": "3.2.0"
+         *     }
+         */
+        ModelCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        ModelListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["ModelStatus"];
+        };
+        ModelPage: {
+            items: components["schemas"]["Model"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        ModelStatus: "none" | "in_development" | "in_production" | "retired";
+        /**
+         * @example {
+         *       "status": "retired",
+         *       "version": null
+         *     }
+         */
+        ModelUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Gradient-boosted trees over bureau and application data. */
+            summary?: string | null;
+            /** @example sagemaker */
+            source?: string | null;
+            /** @description `null` means `none`. */
+            status?: components["schemas"]["ModelStatus"] | null;
+            /** @example in-house */
+            provider?: string | null;
+            /** @example classification */
+            model_type?: string | null;
+            /** @example 3.2.0 */
+            version?: string | null;
+        };
+        OverdueUseCase: {
+            id: string;
+            name: string;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            overdue_controls: number;
+            /**
+             * Format: date
+             * @description YYYY-MM-DD
+             * @example 2027-08-02
+             */
+            earliest_due_date: string;
+        };
+        OwnerPageQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+        };
+        Pagination: {
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        Ping: {
+            /** @enum {string} */
+            message: "pong";
+            tenant: string;
+            key_id: string | null;
+        };
+        /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+        PolicyControl: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            version_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            deprecated: boolean;
+            /** Format: date-time */
+            published_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyControlBase: {
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            archived: boolean;
+            deprecated: boolean;
+            /** @description The highest published version, or null before the first publish. */
+            latest_version: number | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "name": "Human oversight"
+         *     }
+         */
+        PolicyControlBaseCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        PolicyControlBaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            archived?: boolean;
+        };
+        PolicyControlBasePage: {
+            items: components["schemas"]["PolicyControlBase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "deprecated": true
+         *     }
+         */
+        PolicyControlBaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            archived?: boolean;
+            deprecated?: boolean;
+        };
+        PolicyControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Controls addressing this risk type. */
+            risk_type_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+        };
+        PolicyControlPage: {
+            items: components["schemas"]["PolicyControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        PolicyControlVersion: {
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            base_id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            status: components["schemas"]["VersionStatus"];
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            evidence_requirements: components["schemas"]["EvidenceRequirement"][];
+            risk_type_ids: string[];
+            published_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name.
+         * @example {
+         *       "key": "HUMAN-OVERSIGHT",
+         *       "description": "Name who can stop the system.",
+         *       "evidence_requirements": [
+         *         {
+         *           "type": "file",
+         *           "description": "Oversight procedure",
+         *           "required": true
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyControlVersionCreate: {
+            /** @description The base; give this or `key`. */
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyControlVersionListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            base_id?: string;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            status?: components["schemas"]["VersionStatus"];
+        };
+        PolicyControlVersionPage: {
+            items: components["schemas"]["PolicyControlVersion"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @description Drafts only; a published version answers 409.
+         * @example {
+         *       "description": "Changed wording."
+         *     }
+         */
+        PolicyControlVersionUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            risk_type_ids?: string[] | null;
+        };
+        PolicyPack: {
+            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            controls: components["schemas"]["PolicyPackControl"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        PolicyPackControl: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version.
+         * @example {
+         *       "key": "MODEL-RISK",
+         *       "name": "Model risk essentials",
+         *       "controls": [
+         *         {
+         *           "key": "HUMAN-OVERSIGHT"
+         *         },
+         *         {
+         *           "key": "LOGGING",
+         *           "version": 2
+         *         }
+         *       ]
+         *     }
+         */
+        PolicyPackCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            controls: {
+                /** @example EU-AIA-ART9 */
+                key: string;
+                version?: number | null;
+            }[];
+        };
+        PolicyPackListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        PolicyPackPage: {
+            items: components["schemas"]["PolicyPack"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         /** @description RFC 9457 problem details. */
         Problem: {
             /** @example https://aigov.dev/problems/not-found */
@@ -1376,6 +2116,1041 @@ export interface components {
             /** @description `already_exists` only: the id of the record that already has this name or key. */
             existing_id?: string;
         };
+        Question: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            question: string;
+            evidence_type: components["schemas"]["EvidenceType"];
+            multiple: boolean;
+            select_options: string[];
+            required: boolean;
+        };
+        Questionnaire: {
+            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example EU-AIA-ART9 */
+            key: string;
+            version: number;
+            /**
+             * @description KEY+version, as use cases list it.
+             * @example AI-INTAKE+1
+             */
+            questionnaire_id: string;
+            /** @description True on the newest version of this key. */
+            latest: boolean;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: components["schemas"]["Section"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target.
+         * @example {
+         *       "key": "VENDOR-DD",
+         *       "name": "Vendor due diligence",
+         *       "target": "vendor",
+         *       "sections": [
+         *         {
+         *           "id": "security",
+         *           "title": "Security",
+         *           "questions": [
+         *             {
+         *               "id": "soc2",
+         *               "question": "Do you hold a current SOC 2 Type II report?",
+         *               "evidence_type": "file",
+         *               "required": true
+         *             },
+         *             {
+         *               "id": "hosting",
+         *               "question": "Where is customer data hosted?",
+         *               "evidence_type": "select",
+         *               "select_options": [
+         *                 "EU",
+         *                 "US",
+         *                 "Other"
+         *               ],
+         *               "multiple": true
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        QuestionnaireCreate: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: {
+                /** @description Unique within the questionnaire version. */
+                id: string;
+                title: string;
+                description?: string | null;
+                questions: {
+                    /** @description Unique within the questionnaire version. */
+                    id: string;
+                    question: string;
+                    evidence_type: components["schemas"]["EvidenceType"];
+                    /**
+                     * @description More than one answer (select) or file.
+                     * @default false
+                     */
+                    multiple?: boolean;
+                    select_options?: string[] | null;
+                    /** @default false */
+                    required?: boolean;
+                }[];
+            }[];
+        };
+        QuestionnaireListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "key" | "-key" | "name" | "-name" | "created_at" | "-created_at";
+            /**
+             * @description Every version, not only the latest of each key.
+             * @default false
+             */
+            all_versions?: boolean;
+            /** @example EU-AIA-ART9 */
+            key?: string;
+            target?: components["schemas"]["QuestionnaireTarget"];
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        QuestionnairePage: {
+            items: components["schemas"]["Questionnaire"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        QuestionnaireTarget: "use_case" | "model" | "vendor";
+        Readiness: {
+            message: boolean;
+            /** @description Per dependency: ok, failing or timeout. */
+            checks?: {
+                [key: string]: string;
+            };
+        };
+        /** @enum {unknown} */
+        RiskCategoryLevel: "high" | "medium" | "low" | "none";
+        RiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Discriminatory credit decisions",
+         *       "description": "Scores one group systematically lower.",
+         *       "domains": [
+         *         "lending"
+         *       ],
+         *       "regions": [
+         *         "EU"
+         *       ]
+         *     }
+         */
+        RiskScenarioCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        /**
+         * @example {
+         *       "risk_scenario_id": "rs_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "likelihood": 3,
+         *       "impact": 4
+         *     }
+         */
+        RiskScenarioLinkBody: {
+            risk_scenario_id: string;
+            likelihood?: number | null;
+            impact?: number | null;
+        };
+        RiskScenarioListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /** @description Only scenarios of this risk type. */
+            risk_type_id?: string;
+            archived?: boolean;
+        };
+        RiskScenarioPage: {
+            items: components["schemas"]["RiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "archived": true
+         *     }
+         */
+        RiskScenarioUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /**
+             * @example [
+             *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
+             *     ]
+             */
+            risk_type_ids?: string[] | null;
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        RiskType: {
+            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            custom: boolean;
+            hidden: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Bias and fairness",
+         *       "description": "Outputs that disadvantage a protected group."
+         *     }
+         */
+        RiskTypeCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        RiskTypeListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+        };
+        RiskTypePage: {
+            items: components["schemas"]["RiskType"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "hidden": true
+         *     }
+         */
+        RiskTypeUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        /**
+         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
+         * @enum {unknown}
+         */
+        RoleEnum: "read" | "write" | "admin";
+        Section: {
+            /** @description Unique within the questionnaire version. */
+            id: string;
+            title: string;
+            description: string | null;
+            questions: components["schemas"]["Question"][];
+        };
+        /** @enum {unknown} */
+        SourceEnum: "api" | "mcp" | "cli" | "system";
+        /**
+         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
+         * @enum {unknown}
+         */
+        StageType: "start" | "intermediate" | "end";
+        SystemInfo: {
+            /** @example aigov-integration-service */
+            service: string;
+            /** @example 0.1.0 */
+            version: string;
+            /** @example v1 */
+            api_version: string;
+            /** @example default */
+            tenant: string;
+            /** @enum {unknown} */
+            database: "sqlite" | "postgres";
+            features: {
+                mcp: boolean;
+                mcp_read_only: boolean;
+                redis: boolean;
+                starter_library: boolean;
+                upstream: boolean;
+            };
+        };
+        /**
+         * @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.
+         * @example {
+         *       "api_key": "sk_4fQ9x2…",
+         *       "tenant": "default"
+         *     }
+         */
+        TokenRequest: {
+            /** @description Alternative to the X-API-Key header. */
+            api_key?: string;
+            /** @description Alternative to the X-Tenant header. */
+            tenant?: string;
+        };
+        TokenResponse: {
+            /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /**
+             * @description Seconds until the token expires.
+             * @example 3600
+             */
+            expires_in: number;
+        };
+        UseCase: {
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            ai_type: string | null;
+            system_type: string | null;
+            risk_category_level: components["schemas"]["RiskCategoryLevel"] | null;
+            regions: string[];
+            industries: string[];
+            source: string | null;
+            owner: string | null;
+            workflow_stage_id: string | null;
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            questionnaire_ids: string[];
+            creator_id: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControl: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_id: string;
+            /** @example EU-AIA-ART9 */
+            control_key: string;
+            control_version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key: string;
+            policy_pack_version: number;
+            status: components["schemas"]["ControlStatus"];
+            due_date: string | null;
+            notes: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        UseCaseControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            status?: components["schemas"]["ControlStatus"];
+            /** @example EU-AIA-ART9 */
+            policy_pack_key?: string;
+        };
+        UseCaseControlPage: {
+            items: components["schemas"]["UseCaseControl"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "status": "implemented",
+         *       "notes": "Override switch tested on 2026-11-20."
+         *     }
+         */
+        UseCaseControlUpdate: {
+            status?: components["schemas"]["ControlStatus"];
+            notes?: string | null;
+            due_date?: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "Credit scoring",
+         *       "description": "Scores retail credit applications.",
+         *       "risk_category_level": "high"
+         *     }
+         */
+        UseCaseCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+        };
+        UseCaseListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"];
+            /** Format: date-time */
+            created_after?: string;
+            /** Format: date-time */
+            created_before?: string;
+        };
+        UseCasePage: {
+            items: components["schemas"]["UseCase"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        UseCaseRiskScenario: {
+            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            /** @description In id (creation) order. */
+            risk_type_ids: string[];
+            domains: string[];
+            industries: string[];
+            regions: string[];
+            archived: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            likelihood: number | null;
+            impact: number | null;
+        };
+        UseCaseRiskScenarioPage: {
+            items: components["schemas"]["UseCaseRiskScenario"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "risk_category_level": "medium",
+         *       "owner": null
+         *     }
+         */
+        UseCaseUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Scores retail credit applications with a gradient-boosted model. */
+            description?: string | null;
+            /** @example machine_learning */
+            ai_type?: string | null;
+            /** @example decision_support */
+            system_type?: string | null;
+            risk_category_level?: components["schemas"]["RiskCategoryLevel"] | null;
+            /**
+             * @example [
+             *       "EU",
+             *       "US"
+             *     ]
+             */
+            regions?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /** @example jira */
+            source?: string | null;
+            /** @example credit-risk-team@example.com */
+            owner?: string | null;
+            creator_id?: string | null;
+            /**
+             * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
+             * @example [
+             *       "AI-INTAKE+1"
+             *     ]
+             */
+            questionnaire_ids?: string[];
+        };
+        /**
+         * @example {
+         *       "workflow_stage": {
+         *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *         "name": "Legal review",
+         *         "type": "intermediate",
+         *         "position": 1
+         *       },
+         *       "workflow_stage_step": "assessment",
+         *       "rejection_reason": null
+         *     }
+         */
+        UseCaseWorkflow: {
+            /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
+            workflow_stage: components["schemas"]["WorkflowStageRef"] | null;
+            /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
+            workflow_stage_step: components["schemas"]["WorkflowStep"] | null;
+            /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
+            rejection_reason: string | null;
+        };
+        /**
+         * @example {
+         *       "reason": "No legal basis for processing biometric data."
+         *     }
+         */
+        UseCaseWorkflowReject: {
+            /**
+             * @description Why; kept on the use case and in the audit record.
+             * @example No legal basis for processing biometric data.
+             */
+            reason: string;
+        };
+        /**
+         * @example {
+         *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
+         *     }
+         */
+        UseCaseWorkflowSet: {
+            /**
+             * @description The ws_… id of the stage to move to.
+             * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
+             */
+            stage_id: string;
+        };
+        Vendor: {
+            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            website: string | null;
+            status: components["schemas"]["VendorStatus"];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Acme AI",
+         *       "description": "Hosted LLM provider.",
+         *       "website": "https://acme-ai.example.com",
+         *       "status": "under_review"
+         *     }
+         */
+        VendorCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        VendorListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            status?: components["schemas"]["VendorStatus"];
+        };
+        VendorPage: {
+            items: components["schemas"]["Vendor"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /** @enum {unknown} */
+        VendorStatus: "active" | "under_review" | "inactive";
+        /**
+         * @example {
+         *       "status": "inactive",
+         *       "website": null
+         *     }
+         */
+        VendorUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Hosted LLM provider. */
+            description?: string | null;
+            /** @example https://vendor.example.com */
+            website?: string | null;
+            /** @description `null` means `active`. */
+            status?: components["schemas"]["VendorStatus"] | null;
+        };
+        /** @enum {unknown} */
+        VersionStatus: "draft" | "published";
+        WebhookDelivery: {
+            /** @example whd_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            endpoint_id: string;
+            /** @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            event_id: string;
+            /** @example use_case.created */
+            event_type: string;
+            status: components["schemas"]["DeliveryStatus"];
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            last_attempt_at: string | null;
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        WebhookDeliveryListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            status?: components["schemas"]["DeliveryStatus"];
+            event_type?: string;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WebhookEndpoint: {
+            /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /**
+             * @description An https:// (or http://) address that receives POSTed events.
+             * @example https://hooks.example.com/aigov
+             */
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            disabled_reason: string | null;
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/aigov",
+         *       "description": "Jira sync",
+         *       "events": [
+         *         "use_case.*"
+         *       ]
+         *     }
+         */
+        WebhookEndpointCreate: {
+            /**
+             * @description An https:// (or http://) address that receives POSTed events.
+             * @example https://hooks.example.com/aigov
+             */
+            url: string;
+            description?: string | null;
+            events: string[];
+            /** @default true */
+            enabled?: boolean;
+        };
+        WebhookEndpointPage: {
+            items: components["schemas"]["WebhookEndpoint"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WebhookEndpointUpdate: {
+            /**
+             * @description An https:// (or http://) address that receives POSTed events.
+             * @example https://hooks.example.com/aigov
+             */
+            url?: string;
+            description?: string | null;
+            events?: string[];
+            /** @description Re-enabling an endpoint the service disabled clears its failure record. */
+            enabled?: boolean;
+        };
+        WebhookEndpointWithSecret: {
+            /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /**
+             * @description An https:// (or http://) address that receives POSTed events.
+             * @example https://hooks.example.com/aigov
+             */
+            url: string;
+            description: string | null;
+            events: string[];
+            enabled: boolean;
+            disabled_reason: string | null;
+            failing_since: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            /**
+             * @description The signing secret (Standard Webhooks). Shown once, never again.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        WebhookEvent: {
+            /**
+             * @description `evt_` + the audit record id; the same on every retry (use it to drop duplicates).
+             * @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i
+             */
+            id: string;
+            /**
+             * @description The audit action, or `ping` for a test.
+             * @example use_case.created
+             */
+            type: string;
+            /** Format: date-time */
+            created_at: string;
+            tenant: string;
+            sequence: number | null;
+            data: {
+                /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                id: string;
+                /** Format: date-time */
+                created_at: string;
+                /** @example use_case.created */
+                action: string;
+                /** @example use_case */
+                resource_type: string;
+                resource_id: string | null;
+                resource_name: string | null;
+                sub_object_type: string | null;
+                sub_object_id: string | null;
+                sub_object_name: string | null;
+                use_case_id: string | null;
+                actor: {
+                    /** @enum {unknown} */
+                    type: "api_key" | "system";
+                    id: string | null;
+                    name: string | null;
+                };
+                source: components["schemas"]["SourceEnum"];
+                request_id: string | null;
+                changes: {
+                    [key: string]: unknown[];
+                } | null;
+                metadata: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description The resource as its GET returns it when sent; null when deleted. */
+                resource: {
+                    [key: string]: unknown;
+                } | null;
+            };
+        };
+        /**
+         * @example {
+         *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "type": "intermediate",
+         *       "position": 1,
+         *       "assessment_required": true,
+         *       "evidence_collection_required": false,
+         *       "created_at": "2026-11-22T09:30:00.000Z",
+         *       "updated_at": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        WorkflowStage: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Credit scoring */
+            name: string;
+            description: string | null;
+            type: components["schemas"]["StageType"];
+            /** @example 1 */
+            position: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * @example {
+         *       "name": "Legal review",
+         *       "description": "Counsel checks the contractual basis.",
+         *       "evidence_collection_required": false
+         *     }
+         */
+        WorkflowStageCreate: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Only intermediate stages can be created; may be omitted.
+             * @enum {string}
+             */
+            type?: "intermediate";
+            /** @description Absent or null: last, just before the end stage. */
+            position?: number | null;
+            /** @description Default true. */
+            assessment_required?: boolean | null;
+            /** @description Default true. */
+            evidence_collection_required?: boolean | null;
+        };
+        /** @description Default order: by position (start first, end last). */
+        WorkflowStageListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            type?: components["schemas"]["StageType"];
+        };
+        WorkflowStagePage: {
+            items: components["schemas"]["WorkflowStage"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        WorkflowStageRef: {
+            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example Legal review */
+            name: string;
+            type: components["schemas"]["StageType"];
+            position: number;
+        };
+        /**
+         * @example {
+         *       "name": "Legal and privacy review",
+         *       "position": 2
+         *     }
+         */
+        WorkflowStageUpdate: {
+            /** @example Credit scoring */
+            name?: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /**
+             * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
+             * @example 1
+             */
+            position?: number;
+            /**
+             * @description Use cases in this stage go through the `assessment` step.
+             * @example true
+             */
+            assessment_required?: boolean;
+            /**
+             * @description Use cases in this stage go through the `evidence_collection` step.
+             * @example true
+             */
+            evidence_collection_required?: boolean;
+        };
+        /** @enum {unknown} */
+        WorkflowStep: "assessment" | "evidence_collection" | "clear" | "rejected";
     };
     responses: never;
     parameters: never;
@@ -1400,13 +3175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1453,13 +3222,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1486,13 +3249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        message: boolean;
-                        /** @description Per dependency: ok, failing or timeout. */
-                        checks?: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -1500,17 +3257,11 @@ export interface operations {
     createToken: {
         parameters: {
             query?: never;
-            header?: {
-                /** @description The API key secret. */
-                "x-api-key"?: string;
-                /** @description The tenant the key belongs to. */
-                "x-tenant"?: string;
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body. */
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -1518,12 +3269,7 @@ export interface operations {
                  *       "tenant": "default"
                  *     }
                  */
-                "application/json": {
-                    /** @description Alternative to the X-API-Key header. */
-                    api_key?: string;
-                    /** @description Alternative to the X-Tenant header. */
-                    tenant?: string;
-                };
+                "application/json": components["schemas"]["TokenRequest"];
             };
         };
         responses: {
@@ -1533,17 +3279,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9… */
-                        access_token: string;
-                        /** @enum {string} */
-                        token_type: "Bearer";
-                        /**
-                         * @description Seconds until the token expires.
-                         * @example 3600
-                         */
-                        expires_in: number;
-                    };
+                    "application/json": components["schemas"]["TokenResponse"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1644,25 +3380,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example aigov-integration-service */
-                        service: string;
-                        /** @example 0.1.0 */
-                        version: string;
-                        /** @example v1 */
-                        api_version: string;
-                        /** @example default */
-                        tenant: string;
-                        /** @enum {unknown} */
-                        database: "sqlite" | "postgres";
-                        features: {
-                            mcp: boolean;
-                            mcp_read_only: boolean;
-                            redis: boolean;
-                            starter_library: boolean;
-                            upstream: boolean;
-                        };
-                    };
+                    "application/json": components["schemas"]["SystemInfo"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1745,12 +3463,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        message: "pong";
-                        tenant: string;
-                        key_id: string | null;
-                    };
+                    "application/json": components["schemas"]["Ping"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1839,33 +3552,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            name: string;
-                            /**
-                             * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                             * @enum {unknown}
-                             */
-                            role: "read" | "write" | "admin";
-                            /**
-                             * @description The first characters of the secret, to recognise it.
-                             * @example sk_4fQ9x2
-                             */
-                            key_prefix: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                            expires_at: string | null;
-                            revoked_at: string | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ApiKeyPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -1952,16 +3639,7 @@ export interface operations {
                  *       "expires_at": "2027-06-30T00:00:00Z"
                  *     }
                  */
-                "application/json": {
-                    /** @example jira-intake */
-                    name: string;
-                    /**
-                     * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                     * @enum {unknown}
-                     */
-                    role: "read" | "write" | "admin";
-                    expires_at?: string | null;
-                };
+                "application/json": components["schemas"]["ApiKeyCreate"];
             };
         };
         responses: {
@@ -1971,32 +3649,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                        /**
-                         * @description The secret. Shown once, never again.
-                         * @example sk_4fQ9x2…
-                         */
-                        key: string;
-                    };
+                    "application/json": components["schemas"]["ApiKeyCreated"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2118,27 +3771,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        name: string;
-                        /**
-                         * @description read: GET only; write: also create/update/delete records; admin: also API key management.
-                         * @enum {unknown}
-                         */
-                        role: "read" | "write" | "admin";
-                        /**
-                         * @description The first characters of the secret, to recognise it.
-                         * @example sk_4fQ9x2
-                         */
-                        key_prefix: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** Format: date-time */
-                        updated_at: string;
-                        expires_at: string | null;
-                        revoked_at: string | null;
-                    };
+                    "application/json": components["schemas"]["ApiKey"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2337,36 +3970,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /**
-                             * @description An https:// (or http://) address that receives POSTed events.
-                             * @example https://hooks.example.com/aigov
-                             */
-                            url: string;
-                            description: string | null;
-                            events: string[];
-                            enabled: boolean;
-                            disabled_reason: string | null;
-                            failing_since: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2455,17 +4059,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description An https:// (or http://) address that receives POSTed events.
-                     * @example https://hooks.example.com/aigov
-                     */
-                    url: string;
-                    description?: string | null;
-                    events: string[];
-                    /** @default true */
-                    enabled?: boolean;
-                };
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
             };
         };
         responses: {
@@ -2475,35 +4069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /**
-                         * @description An https:// (or http://) address that receives POSTed events.
-                         * @example https://hooks.example.com/aigov
-                         */
-                        url: string;
-                        description: string | null;
-                        events: string[];
-                        enabled: boolean;
-                        disabled_reason: string | null;
-                        failing_since: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        /**
-                         * @description The signing secret (Standard Webhooks). Shown once, never again.
-                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-                         */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2625,30 +4191,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /**
-                         * @description An https:// (or http://) address that receives POSTed events.
-                         * @example https://hooks.example.com/aigov
-                         */
-                        url: string;
-                        description: string | null;
-                        events: string[];
-                        enabled: boolean;
-                        disabled_reason: string | null;
-                        failing_since: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -2839,17 +4382,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description An https:// (or http://) address that receives POSTed events.
-                     * @example https://hooks.example.com/aigov
-                     */
-                    url?: string;
-                    description?: string | null;
-                    events?: string[];
-                    /** @description Re-enabling an endpoint the service disabled clears its failure record. */
-                    enabled?: boolean;
-                };
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
             };
         };
         responses: {
@@ -2859,30 +4392,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /**
-                         * @description An https:// (or http://) address that receives POSTed events.
-                         * @example https://hooks.example.com/aigov
-                         */
-                        url: string;
-                        description: string | null;
-                        events: string[];
-                        enabled: boolean;
-                        disabled_reason: string | null;
-                        failing_since: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3007,35 +4517,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /**
-                         * @description An https:// (or http://) address that receives POSTed events.
-                         * @example https://hooks.example.com/aigov
-                         */
-                        url: string;
-                        description: string | null;
-                        events: string[];
-                        enabled: boolean;
-                        disabled_reason: string | null;
-                        failing_since: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        /**
-                         * @description The signing secret (Standard Webhooks). Shown once, never again.
-                         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
-                         */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3160,36 +4642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        endpoint_id: string;
-                        /** @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        event_id: string;
-                        /** @example use_case.created */
-                        event_type: string;
-                        /**
-                         * @description pending: waiting for its next attempt; failed: gave up after 24 h.
-                         * @enum {unknown}
-                         */
-                        status: "pending" | "succeeded" | "failed";
-                        attempts: number;
-                        last_status_code: number | null;
-                        last_error: string | null;
-                        last_attempt_at: string | null;
-                        next_attempt_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3300,8 +4753,7 @@ export interface operations {
                 page_limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 page_after?: string;
-                /** @description pending: waiting for its next attempt; failed: gave up after 24 h. */
-                status?: "pending" | "succeeded" | "failed";
+                status?: components["schemas"]["DeliveryStatus"];
                 event_type?: string;
             };
             header?: never;
@@ -3319,42 +4771,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example whd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            endpoint_id: string;
-                            /** @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            event_id: string;
-                            /** @example use_case.created */
-                            event_type: string;
-                            /**
-                             * @description pending: waiting for its next attempt; failed: gave up after 24 h.
-                             * @enum {unknown}
-                             */
-                            status: "pending" | "succeeded" | "failed";
-                            attempts: number;
-                            last_status_code: number | null;
-                            last_error: string | null;
-                            last_attempt_at: string | null;
-                            next_attempt_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3443,36 +4860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example whd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        endpoint_id: string;
-                        /** @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        event_id: string;
-                        /** @example use_case.created */
-                        event_type: string;
-                        /**
-                         * @description pending: waiting for its next attempt; failed: gave up after 24 h.
-                         * @enum {unknown}
-                         */
-                        status: "pending" | "succeeded" | "failed";
-                        attempts: number;
-                        last_status_code: number | null;
-                        last_error: string | null;
-                        last_attempt_at: string | null;
-                        next_attempt_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -3681,7 +5069,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                risk_category_level?: "high" | "medium" | "low" | "none";
+                risk_category_level?: components["schemas"]["RiskCategoryLevel"];
                 created_after?: string;
                 created_before?: string;
             };
@@ -3697,40 +5085,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -3824,42 +5179,7 @@ export interface operations {
                  *       "risk_category_level": "high"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                };
+                "application/json": components["schemas"]["UseCaseCreate"];
             };
         };
         responses: {
@@ -3869,34 +5189,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4018,34 +5311,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4249,42 +5515,7 @@ export interface operations {
                  *       "owner": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Scores retail credit applications with a gradient-boosted model. */
-                    description?: string | null;
-                    /** @example machine_learning */
-                    ai_type?: string | null;
-                    /** @example decision_support */
-                    system_type?: string | null;
-                    risk_category_level?: ("high" | "medium" | "low" | "none") | null;
-                    /**
-                     * @example [
-                     *       "EU",
-                     *       "US"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /** @example jira */
-                    source?: string | null;
-                    /** @example credit-risk-team@example.com */
-                    owner?: string | null;
-                    creator_id?: string | null;
-                    /**
-                     * @description The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
-                     * @example [
-                     *       "AI-INTAKE+1"
-                     *     ]
-                     */
-                    questionnaire_ids?: string[];
-                };
+                "application/json": components["schemas"]["UseCaseUpdate"];
             };
         };
         responses: {
@@ -4294,34 +5525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        ai_type: string | null;
-                        system_type: string | null;
-                        risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                        regions: string[];
-                        industries: string[];
-                        source: string | null;
-                        owner: string | null;
-                        workflow_stage_id: string | null;
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        questionnaire_ids: string[];
-                        creator_id: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4439,7 +5643,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -4461,43 +5665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -4594,38 +5762,7 @@ export interface operations {
                  *       "page_limit": 100
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Records per page (1-100).
-                     * @default 50
-                     */
-                    page_limit?: number;
-                    /** @description The `next_cursor` of the previous page. */
-                    page_after?: string;
-                    /** @description One or more actions, e.g. use_case.created. */
-                    action?: string | string[];
-                    /** @description One or more resource types, e.g. use_case. */
-                    resource_type?: string | string[];
-                    resource_id?: string;
-                    use_case_id?: string;
-                    actor_id?: string;
-                    /** @enum {unknown} */
-                    source?: "api" | "mcp" | "cli" | "system";
-                    /**
-                     * Format: date-time
-                     * @description Records at or after this time.
-                     */
-                    start_time?: string;
-                    /**
-                     * Format: date-time
-                     * @description Records before this time.
-                     */
-                    end_time?: string;
-                    /** @description Case-insensitive substring of the resource name. */
-                    q?: string;
-                    /** @description Sort field, `-` prefix for descending. Default: creation order. */
-                    sort?: "created_at" | "-created_at";
-                };
+                "application/json": components["schemas"]["AuditLogQuery"];
             };
         };
         responses: {
@@ -4635,43 +5772,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @example use_case.created */
-                            action: string;
-                            /** @example use_case */
-                            resource_type: string;
-                            resource_id: string | null;
-                            resource_name: string | null;
-                            sub_object_type: string | null;
-                            sub_object_id: string | null;
-                            sub_object_name: string | null;
-                            use_case_id: string | null;
-                            actor: {
-                                /** @enum {unknown} */
-                                type: "api_key" | "system";
-                                id: string | null;
-                                name: string | null;
-                            };
-                            /** @enum {unknown} */
-                            source: "api" | "mcp" | "cli" | "system";
-                            request_id: string | null;
-                            changes: {
-                                [key: string]: unknown[];
-                            } | null;
-                            metadata: {
-                                [key: string]: unknown;
-                            } | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AuditLogPage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4786,7 +5887,7 @@ export interface operations {
                 resource_id?: string;
                 use_case_id?: string;
                 actor_id?: string;
-                source?: "api" | "mcp" | "cli" | "system";
+                source?: components["schemas"]["SourceEnum"];
                 /** @description Records at or after this time. */
                 start_time?: string;
                 /** @description Records before this time. */
@@ -4892,13 +5993,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description True when every record matches its hash and links to the one before. */
-                        ok: boolean;
-                        /** @description Records checked. */
-                        checked: number;
-                        first_bad_id: string | null;
-                    };
+                    "application/json": components["schemas"]["AuditVerification"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -4984,37 +6079,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** Format: date-time */
-                        created_at: string;
-                        /** @example use_case.created */
-                        action: string;
-                        /** @example use_case */
-                        resource_type: string;
-                        resource_id: string | null;
-                        resource_name: string | null;
-                        sub_object_type: string | null;
-                        sub_object_id: string | null;
-                        sub_object_name: string | null;
-                        use_case_id: string | null;
-                        actor: {
-                            /** @enum {unknown} */
-                            type: "api_key" | "system";
-                            id: string | null;
-                            name: string | null;
-                        };
-                        /** @enum {unknown} */
-                        source: "api" | "mcp" | "cli" | "system";
-                        request_id: string | null;
-                        changes: {
-                            [key: string]: unknown[];
-                        } | null;
-                        metadata: {
-                            [key: string]: unknown;
-                        } | null;
-                    };
+                    "application/json": components["schemas"]["AuditLog"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5100,7 +6165,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "none" | "in_development" | "in_production" | "retired";
+                status?: components["schemas"]["ModelStatus"];
             };
             header?: never;
             path?: never;
@@ -5114,35 +6179,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5238,22 +6275,7 @@ export interface operations {
                  *       "version": "3.2.0"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelCreate"];
             };
         };
         responses: {
@@ -5263,29 +6285,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5407,29 +6407,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5633,22 +6611,7 @@ export interface operations {
                  *       "version": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Gradient-boosted trees over bureau and application data. */
-                    summary?: string | null;
-                    /** @example sagemaker */
-                    source?: string | null;
-                    /** @description `null` means `none`. */
-                    status?: ("none" | "in_development" | "in_production" | "retired") | null;
-                    /** @example in-house */
-                    provider?: string | null;
-                    /** @example classification */
-                    model_type?: string | null;
-                    /** @example 3.2.0 */
-                    version?: string | null;
-                };
+                "application/json": components["schemas"]["ModelUpdate"];
             };
         };
         responses: {
@@ -5658,29 +6621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -5795,7 +6736,7 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                status?: "active" | "under_review" | "inactive";
+                status?: components["schemas"]["VendorStatus"];
             };
             header?: never;
             path?: never;
@@ -5809,32 +6750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -5929,16 +6845,7 @@ export interface operations {
                  *       "status": "under_review"
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorCreate"];
             };
         };
         responses: {
@@ -5948,26 +6855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6089,26 +6977,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6312,16 +7181,7 @@ export interface operations {
                  *       "website": null
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Hosted LLM provider. */
-                    description?: string | null;
-                    /** @example https://vendor.example.com */
-                    website?: string | null;
-                    /** @description `null` means `active`. */
-                    status?: ("active" | "under_review" | "inactive") | null;
-                };
+                "application/json": components["schemas"]["VendorUpdate"];
             };
         };
         responses: {
@@ -6331,26 +7191,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6478,31 +7319,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            custom: boolean;
-                            hidden: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskTypePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6595,14 +7412,7 @@ export interface operations {
                  *       "description": "Outputs that disadvantage a protected group."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeCreate"];
             };
         };
         responses: {
@@ -6612,25 +7422,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -6752,25 +7544,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -6973,14 +7747,7 @@ export interface operations {
                  *       "hidden": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Outputs that disadvantage a protected group. */
-                    description?: string | null;
-                    custom?: boolean | null;
-                    hidden?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskTypeUpdate"];
             };
         };
         responses: {
@@ -6990,25 +7757,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rt_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        custom: boolean;
-                        hidden: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskType"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7139,35 +7888,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["RiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7266,37 +7987,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioCreate"];
             };
         };
         responses: {
@@ -7306,29 +7997,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7450,29 +8119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7675,37 +8322,7 @@ export interface operations {
                  *       "archived": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A credit model systematically scores one group lower. */
-                    description?: string | null;
-                    /**
-                     * @example [
-                     *       "rt_01jd3k8m9v4q2w6e8r0t2y4u6i"
-                     *     ]
-                     */
-                    risk_type_ids?: string[] | null;
-                    /**
-                     * @example [
-                     *       "lending"
-                     *     ]
-                     */
-                    domains?: string[] | null;
-                    /**
-                     * @example [
-                     *       "financial_services"
-                     *     ]
-                     */
-                    industries?: string[] | null;
-                    /**
-                     * @example [
-                     *       "EU"
-                     *     ]
-                     */
-                    regions?: string[] | null;
-                    archived?: boolean | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioUpdate"];
             };
         };
         responses: {
@@ -7715,29 +8332,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["RiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -7864,35 +8459,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -7987,10 +8554,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -8000,29 +8564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Default Response */
@@ -8031,29 +8573,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        summary: string | null;
-                        source: string | null;
-                        /** @enum {unknown} */
-                        status: "none" | "in_development" | "in_production" | "retired";
-                        provider: string | null;
-                        model_type: string | null;
-                        version: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Model"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -8293,32 +8813,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8413,10 +8908,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -8426,26 +8918,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -8454,26 +8927,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -8713,37 +9167,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @description In id (creation) order. */
-                            risk_type_ids: string[];
-                            domains: string[];
-                            industries: string[];
-                            regions: string[];
-                            archived: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                            likelihood: number | null;
-                            impact: number | null;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenarioPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -8840,11 +9264,7 @@ export interface operations {
                  *       "impact": 4
                  *     }
                  */
-                "application/json": {
-                    risk_scenario_id: string;
-                    likelihood?: number | null;
-                    impact?: number | null;
-                };
+                "application/json": components["schemas"]["RiskScenarioLinkBody"];
             };
         };
         responses: {
@@ -8854,31 +9274,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Default Response */
@@ -8887,31 +9283,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example rs_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @description In id (creation) order. */
-                        risk_type_ids: string[];
-                        domains: string[];
-                        industries: string[];
-                        regions: string[];
-                        archived: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        likelihood: number | null;
-                        impact: number | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseRiskScenario"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9151,32 +9523,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            website: string | null;
-                            /** @enum {unknown} */
-                            status: "active" | "under_review" | "inactive";
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["VendorPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9271,10 +9618,7 @@ export interface operations {
                  *       "id": "mdl_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /** @description The id of the record to link. */
-                    id: string;
-                };
+                "application/json": components["schemas"]["LinkBody"];
             };
         };
         responses: {
@@ -9284,26 +9628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Default Response */
@@ -9312,26 +9637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        website: string | null;
-                        /** @enum {unknown} */
-                        status: "active" | "under_review" | "inactive";
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Vendor"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -9571,40 +9877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            ai_type: string | null;
-                            system_type: string | null;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            regions: string[];
-                            industries: string[];
-                            source: string | null;
-                            owner: string | null;
-                            workflow_stage_id: string | null;
-                            workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                            questionnaire_ids: string[];
-                            creator_id: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9702,35 +9975,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            summary: string | null;
-                            source: string | null;
-                            /** @enum {unknown} */
-                            status: "none" | "in_development" | "in_production" | "retired";
-                            provider: string | null;
-                            model_type: string | null;
-                            version: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9816,8 +10061,7 @@ export interface operations {
                 sort?: "position" | "-position" | "name" | "-name" | "created_at" | "-created_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
-                /** @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted. */
-                type?: "start" | "intermediate" | "end";
+                type?: components["schemas"]["StageType"];
             };
             header?: never;
             path?: never;
@@ -9831,46 +10075,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            /** @example 1 */
-                            position: number;
-                            /**
-                             * @description Use cases in this stage go through the `assessment` step.
-                             * @example true
-                             */
-                            assessment_required: boolean;
-                            /**
-                             * @description Use cases in this stage go through the `evidence_collection` step.
-                             * @example true
-                             */
-                            evidence_collection_required: boolean;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["WorkflowStagePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -9964,23 +10169,7 @@ export interface operations {
                  *       "evidence_collection_required": false
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Only intermediate stages can be created; may be omitted.
-                     * @enum {string}
-                     */
-                    type?: "intermediate";
-                    /** @description Absent or null: last, just before the end stage. */
-                    position?: number | null;
-                    /** @description Default true. */
-                    assessment_required?: boolean | null;
-                    /** @description Default true. */
-                    evidence_collection_required?: boolean | null;
-                };
+                "application/json": components["schemas"]["WorkflowStageCreate"];
             };
         };
         responses: {
@@ -9990,53 +10179,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10158,53 +10301,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10408,27 +10505,7 @@ export interface operations {
                  *       "position": 2
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example Counsel checks the contractual basis. */
-                    description?: string | null;
-                    /**
-                     * @description Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.
-                     * @example 1
-                     */
-                    position?: number;
-                    /**
-                     * @description Use cases in this stage go through the `assessment` step.
-                     * @example true
-                     */
-                    assessment_required?: boolean;
-                    /**
-                     * @description Use cases in this stage go through the `evidence_collection` step.
-                     * @example true
-                     */
-                    evidence_collection_required?: boolean;
-                };
+                "application/json": components["schemas"]["WorkflowStageUpdate"];
             };
         };
         responses: {
@@ -10438,53 +10515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *       "name": "Legal review",
-                     *       "description": "Counsel checks the contractual basis.",
-                     *       "type": "intermediate",
-                     *       "position": 1,
-                     *       "assessment_required": true,
-                     *       "evidence_collection_required": false,
-                     *       "created_at": "2026-11-22T09:30:00.000Z",
-                     *       "updated_at": "2026-11-22T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": {
-                        /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /**
-                         * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                         * @enum {unknown}
-                         */
-                        type: "start" | "intermediate" | "end";
-                        /** @example 1 */
-                        position: number;
-                        /**
-                         * @description Use cases in this stage go through the `assessment` step.
-                         * @example true
-                         */
-                        assessment_required: boolean;
-                        /**
-                         * @description Use cases in this stage go through the `evidence_collection` step.
-                         * @example true
-                         */
-                        evidence_collection_required: boolean;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WorkflowStage"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10606,37 +10637,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -10728,13 +10729,7 @@ export interface operations {
                  *       "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i"
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description The ws_… id of the stage to move to.
-                     * @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i
-                     */
-                    stage_id: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowSet"];
             };
         };
         responses: {
@@ -10744,37 +10739,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -10899,37 +10864,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11053,13 +10988,7 @@ export interface operations {
                  *       "reason": "No legal basis for processing biometric data."
                  *     }
                  */
-                "application/json": {
-                    /**
-                     * @description Why; kept on the use case and in the audit record.
-                     * @example No legal basis for processing biometric data.
-                     */
-                    reason: string;
-                };
+                "application/json": components["schemas"]["UseCaseWorkflowReject"];
             };
         };
         responses: {
@@ -11069,37 +10998,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "workflow_stage": {
-                     *         "id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *         "name": "Legal review",
-                     *         "type": "intermediate",
-                     *         "position": 1
-                     *       },
-                     *       "workflow_stage_step": "assessment",
-                     *       "rejection_reason": null
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The stage the use case is in (null only for a use case not yet placed in the workflow). */
-                        workflow_stage: {
-                            /** @example ws_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example Legal review */
-                            name: string;
-                            /**
-                             * @description `start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.
-                             * @enum {unknown}
-                             */
-                            type: "start" | "intermediate" | "end";
-                            position: number;
-                        } | null;
-                        /** @description assessment → evidence_collection → clear, skipping the steps the stage does not require; or rejected. Cleared for good: an end-type stage at `clear`. */
-                        workflow_stage_step: ("assessment" | "evidence_collection" | "clear" | "rejected") | null;
-                        /** @description Why it was rejected, while `workflow_stage_step` is `rejected`. */
-                        rejection_reason: string | null;
-                    };
+                    "application/json": components["schemas"]["UseCaseWorkflow"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11230,34 +11129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            archived: boolean;
-                            deprecated: boolean;
-                            /** @description The highest published version, or null before the first publish. */
-                            latest_version: number | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlBasePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11350,12 +11222,7 @@ export interface operations {
                  *       "name": "Human oversight"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseCreate"];
             };
         };
         responses: {
@@ -11365,28 +11232,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11508,28 +11354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11621,12 +11446,7 @@ export interface operations {
                  *       "deprecated": true
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    archived?: boolean;
-                    deprecated?: boolean;
-                };
+                "application/json": components["schemas"]["PolicyControlBaseUpdate"];
             };
         };
         responses: {
@@ -11636,28 +11456,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        archived: boolean;
-                        deprecated: boolean;
-                        /** @description The highest published version, or null before the first publish. */
-                        latest_version: number | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlBase"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -11771,7 +11570,7 @@ export interface operations {
                 base_id?: string;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                status?: "draft" | "published";
+                status?: components["schemas"]["VersionStatus"];
             };
             header?: never;
             path?: never;
@@ -11785,44 +11584,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            base_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @enum {unknown} */
-                            status: "draft" | "published";
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            published_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersionPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -11907,7 +11669,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name. */
         requestBody: {
             content: {
                 /**
@@ -11923,27 +11684,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @description The base; give this or `key`. */
-                    base_id?: string;
-                    /** @example EU-AIA-ART9 */
-                    key?: string;
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionCreate"];
             };
         };
         responses: {
@@ -11953,38 +11694,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12106,38 +11816,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12222,7 +11901,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Drafts only; a published version answers 409. */
         requestBody: {
             content: {
                 /**
@@ -12230,23 +11908,7 @@ export interface operations {
                  *       "description": "Changed wording."
                  *     }
                  */
-                "application/json": {
-                    /** @example Credit scoring */
-                    name?: string;
-                    /** @example A person with authority can stop or override the system. */
-                    description?: string | null;
-                    evidence_requirements?: {
-                        /** @enum {unknown} */
-                        type: "text" | "file" | "link" | "metric";
-                        description: string;
-                        /**
-                         * @description Default true.
-                         * @default true
-                         */
-                        required?: boolean;
-                    }[] | null;
-                    risk_type_ids?: string[] | null;
-                };
+                "application/json": components["schemas"]["PolicyControlVersionUpdate"];
             };
         };
         responses: {
@@ -12256,38 +11918,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12412,38 +12043,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        base_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @enum {unknown} */
-                        status: "draft" | "published";
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        published_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControlVersion"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -12575,44 +12175,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            version_id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            evidence_requirements: {
-                                /** @enum {unknown} */
-                                type: "text" | "file" | "link" | "metric";
-                                description: string;
-                                required: boolean;
-                            }[];
-                            risk_type_ids: string[];
-                            deprecated: boolean;
-                            /** Format: date-time */
-                            published_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12699,44 +12262,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
+            /** @description Default Response */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pcb_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        version_id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        evidence_requirements: {
-                            /** @enum {unknown} */
-                            type: "text" | "file" | "link" | "metric";
-                            description: string;
-                            required: boolean;
-                        }[];
-                        risk_type_ids: string[];
-                        deprecated: boolean;
-                        /** Format: date-time */
-                        published_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12839,43 +12371,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            controls: {
-                                /** @example EU-AIA-ART9 */
-                                key: string;
-                                version: number;
-                                /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                                control_version_id: string;
-                                /** @example Credit scoring */
-                                name: string;
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["PolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -12960,7 +12456,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version. */
         requestBody: {
             content: {
                 /**
@@ -12978,18 +12473,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    controls: {
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version?: number | null;
-                    }[];
-                };
+                "application/json": components["schemas"]["PolicyPackCreate"];
             };
         };
         responses: {
@@ -12999,37 +12483,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13154,37 +12608,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        controls: {
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["PolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13282,25 +12706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            due_date: string | null;
-                            /** Format: date-time */
-                            applied_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPackPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13388,7 +12794,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version. */
         requestBody: {
             content: {
                 /**
@@ -13397,12 +12802,7 @@ export interface operations {
                  *       "due_date": "2027-08-02"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["ApplyPolicyPack"];
             };
         };
         responses: {
@@ -13412,19 +12812,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -13548,19 +12936,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example pp_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        due_date: string | null;
-                        /** Format: date-time */
-                        applied_at: string;
-                    };
+                    "application/json": components["schemas"]["AppliedPolicyPack"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13755,7 +13131,7 @@ export interface operations {
                 page_limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 page_after?: string;
-                status?: "pending" | "in_progress" | "implemented" | "not_applicable";
+                status?: components["schemas"]["ControlStatus"];
                 /** @example EU-AIA-ART9 */
                 policy_pack_key?: string;
             };
@@ -13774,42 +13150,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            use_case_id: string;
-                            /** @example EU-AIA-ART9 */
-                            control_key: string;
-                            control_version: number;
-                            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            control_version_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @example EU-AIA-ART9 */
-                            policy_pack_key: string;
-                            policy_pack_version: number;
-                            /** @enum {unknown} */
-                            status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                            due_date: string | null;
-                            notes: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["UseCaseControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -13904,36 +13245,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14028,12 +13340,7 @@ export interface operations {
                  *       "notes": "Override switch tested on 2026-11-20."
                  *     }
                  */
-                "application/json": {
-                    /** @enum {unknown} */
-                    status?: "pending" | "in_progress" | "implemented" | "not_applicable";
-                    notes?: string | null;
-                    due_date?: string | null;
-                };
+                "application/json": components["schemas"]["UseCaseControlUpdate"];
             };
         };
         responses: {
@@ -14043,36 +13350,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        use_case_id: string;
-                        /** @example EU-AIA-ART9 */
-                        control_key: string;
-                        control_version: number;
-                        /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        control_version_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @example EU-AIA-ART9 */
-                        policy_pack_key: string;
-                        policy_pack_version: number;
-                        /** @enum {unknown} */
-                        status: "pending" | "in_progress" | "implemented" | "not_applicable";
-                        due_date: string | null;
-                        notes: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["UseCaseControl"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14189,7 +13467,7 @@ export interface operations {
                 all_versions?: boolean;
                 /** @example EU-AIA-ART9 */
                 key?: string;
-                target?: "use_case" | "model" | "vendor";
+                target?: components["schemas"]["QuestionnaireTarget"];
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
             };
@@ -14205,57 +13483,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /**
-                             * @description KEY+version, as use cases list it.
-                             * @example AI-INTAKE+1
-                             */
-                            questionnaire_id: string;
-                            /** @description True on the newest version of this key. */
-                            latest: boolean;
-                            /** @example Credit scoring */
-                            name: string;
-                            description: string | null;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            sections: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                title: string;
-                                description: string | null;
-                                questions: {
-                                    /** @description Unique within the questionnaire version. */
-                                    id: string;
-                                    question: string;
-                                    /** @enum {unknown} */
-                                    evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                    multiple: boolean;
-                                    select_options: string[];
-                                    required: boolean;
-                                }[];
-                            }[];
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-11-22T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["QuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14340,7 +13568,6 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target. */
         requestBody: {
             content: {
                 /**
@@ -14375,36 +13602,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    /** @example Credit scoring */
-                    name: string;
-                    description?: string | null;
-                    /** @enum {unknown} */
-                    target: "use_case" | "model" | "vendor";
-                    sections: {
-                        /** @description Unique within the questionnaire version. */
-                        id: string;
-                        title: string;
-                        description?: string | null;
-                        questions: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            question: string;
-                            /** @enum {unknown} */
-                            evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                            /**
-                             * @description More than one answer (select) or file.
-                             * @default false
-                             */
-                            multiple?: boolean;
-                            select_options?: string[] | null;
-                            /** @default false */
-                            required?: boolean;
-                        }[];
-                    }[];
-                };
+                "application/json": components["schemas"]["QuestionnaireCreate"];
             };
         };
         responses: {
@@ -14414,51 +13612,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14583,51 +13737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /**
-                         * @description KEY+version, as use cases list it.
-                         * @example AI-INTAKE+1
-                         */
-                        questionnaire_id: string;
-                        /** @description True on the newest version of this key. */
-                        latest: boolean;
-                        /** @example Credit scoring */
-                        name: string;
-                        description: string | null;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        sections: {
-                            /** @description Unique within the questionnaire version. */
-                            id: string;
-                            title: string;
-                            description: string | null;
-                            questions: {
-                                /** @description Unique within the questionnaire version. */
-                                id: string;
-                                question: string;
-                                /** @enum {unknown} */
-                                evidence_type: "text" | "number" | "boolean" | "select" | "file";
-                                multiple: boolean;
-                                select_options: string[];
-                                required: boolean;
-                            }[];
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-11-22T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["Questionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14725,27 +13835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -14833,7 +13923,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -14841,11 +13930,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -14855,21 +13940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -14993,21 +14064,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15218,27 +14275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                            id: string;
-                            /** @example EU-AIA-ART9 */
-                            key: string;
-                            version: number;
-                            /** @example AI-INTAKE+1 */
-                            questionnaire_id: string;
-                            /** @example Credit scoring */
-                            name: string;
-                            /** @enum {unknown} */
-                            target: "use_case" | "model" | "vendor";
-                            /** Format: date-time */
-                            attached_at: string;
-                        }[];
-                        pagination: {
-                            has_more: boolean;
-                            next_cursor: string | null;
-                        };
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnairePage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15326,7 +14363,6 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409). */
         requestBody: {
             content: {
                 /**
@@ -15334,11 +14370,7 @@ export interface operations {
                  *       "key": "AI-INTAKE"
                  *     }
                  */
-                "application/json": {
-                    /** @example EU-AIA-ART9 */
-                    key: string;
-                    version?: number | null;
-                };
+                "application/json": components["schemas"]["AttachQuestionnaire"];
             };
         };
         responses: {
@@ -15348,21 +14380,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -15486,21 +14504,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
-                        id: string;
-                        /** @example EU-AIA-ART9 */
-                        key: string;
-                        version: number;
-                        /** @example AI-INTAKE+1 */
-                        questionnaire_id: string;
-                        /** @example Credit scoring */
-                        name: string;
-                        /** @enum {unknown} */
-                        target: "use_case" | "model" | "vendor";
-                        /** Format: date-time */
-                        attached_at: string;
-                    };
+                    "application/json": components["schemas"]["AttachedQuestionnaire"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */
@@ -15708,106 +14712,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "as_of": "2027-09-01",
-                     *       "use_cases": {
-                     *         "total": 3,
-                     *         "by_risk_level": {
-                     *           "high": 1,
-                     *           "medium": 1,
-                     *           "low": 0,
-                     *           "none": 0,
-                     *           "unset": 1
-                     *         },
-                     *         "by_workflow_stage": [
-                     *           {
-                     *             "stage_id": "ws_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *             "stage_name": "Intake",
-                     *             "position": 0,
-                     *             "total": 3,
-                     *             "by_step": {
-                     *               "assessment": 3
-                     *             }
-                     *           }
-                     *         ]
-                     *       },
-                     *       "controls": {
-                     *         "total": 8,
-                     *         "by_status": {
-                     *           "pending": 5,
-                     *           "in_progress": 1,
-                     *           "implemented": 2,
-                     *           "not_applicable": 0
-                     *         },
-                     *         "overdue": 4
-                     *       },
-                     *       "overdue_use_cases": [
-                     *         {
-                     *           "id": "uc_01jd3k8m9v4q2w6e8r0t2y4u6i",
-                     *           "name": "Credit scoring",
-                     *           "risk_category_level": "high",
-                     *           "overdue_controls": 4,
-                     *           "earliest_due_date": "2027-08-02"
-                     *         }
-                     *       ],
-                     *       "overdue_use_cases_total": 1
-                     *     }
-                     */
-                    "application/json": {
-                        /**
-                         * Format: date
-                         * @description YYYY-MM-DD
-                         * @example 2027-08-02
-                         */
-                        as_of: string;
-                        use_cases: {
-                            total: number;
-                            by_risk_level: {
-                                high: number;
-                                medium: number;
-                                low: number;
-                                none: number;
-                                unset: number;
-                            };
-                            /** @description In workflow order; only stages holding use cases. */
-                            by_workflow_stage: {
-                                stage_id: string | null;
-                                stage_name: string | null;
-                                position: number | null;
-                                total: number;
-                                /** @description Use cases in this stage per step (assessment, evidence_collection, clear, rejected). */
-                                by_step: {
-                                    [key: string]: number;
-                                };
-                            }[];
-                        };
-                        controls: {
-                            total: number;
-                            by_status: {
-                                pending: number;
-                                in_progress: number;
-                                implemented: number;
-                                not_applicable: number;
-                            };
-                            /** @description Controls whose due date is before as_of and whose status is neither implemented nor not_applicable. */
-                            overdue: number;
-                        };
-                        /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
-                        overdue_use_cases: {
-                            id: string;
-                            name: string;
-                            risk_category_level: ("high" | "medium" | "low" | "none") | null;
-                            overdue_controls: number;
-                            /**
-                             * Format: date
-                             * @description YYYY-MM-DD
-                             * @example 2027-08-02
-                             */
-                            earliest_due_date: string;
-                        }[];
-                        overdue_use_cases_total: number;
-                    };
+                    "application/json": components["schemas"]["GovernanceSummary"];
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -15872,6 +14777,92 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    receiveWebhookEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description `v1,<base64>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `evt_` + the audit record id; the same on every retry (use it to drop duplicates).
+                     * @example evt_al_01jd3k8m9v4q2w6e8r0t2y4u6i
+                     */
+                    id: string;
+                    /**
+                     * @description The audit action, or `ping` for a test.
+                     * @example use_case.created
+                     */
+                    type: string;
+                    /** Format: date-time */
+                    created_at: string;
+                    tenant: string;
+                    sequence: number | null;
+                    data: {
+                        /** @example al_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                        id: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** @example use_case.created */
+                        action: string;
+                        /** @example use_case */
+                        resource_type: string;
+                        resource_id: string | null;
+                        resource_name: string | null;
+                        sub_object_type: string | null;
+                        sub_object_id: string | null;
+                        sub_object_name: string | null;
+                        use_case_id: string | null;
+                        actor: {
+                            /** @enum {unknown} */
+                            type: "api_key" | "system";
+                            id: string | null;
+                            name: string | null;
+                        };
+                        /** @enum {unknown} */
+                        source: "api" | "mcp" | "cli" | "system";
+                        request_id: string | null;
+                        changes: {
+                            [key: string]: unknown[];
+                        } | null;
+                        metadata: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description The resource as its GET returns it when sent; null when deleted. */
+                        resource: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: the service disables the endpoint. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -5,6 +5,7 @@ import { SERVICE_VERSION } from '../../version.js'
 import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
 import { webhooksDocument } from '../../modules/webhooks/webhooks.schemas.js'
+import { buildComponents, type Components } from '../openapi-components.js'
 
 export const Problem = Type.Object(
   {
@@ -67,7 +68,89 @@ function addErrorResponses(route: RouteOptions): void {
   add(503, 'A dependency (database) is unavailable; retry later.')
 }
 
+/** The tags of the document, in the order the reference shows them. */
+const TAGS = [
+  { name: 'auth', description: 'Exchange an API key for a bearer token (the only route that takes the key itself).' },
+  { name: 'api keys', description: 'Create, list and revoke API keys (admin role). A secret is shown once, on create.' },
+  { name: 'system', description: 'What this service is and which tenant and key a token speaks for.' },
+  { name: 'health', description: 'Liveness and readiness probes, without authentication.' },
+  { name: 'use cases', description: 'AI use cases: risk level, regions, owner, workflow position and attached questionnaires.' },
+  { name: 'use case workflow', description: 'Move a use case through the review stages: advance, reject, or put it in a stage.' },
+  { name: 'use case policies', description: 'Policy packs applied to a use case and the controls they create.' },
+  { name: 'models', description: 'The models in use, their vendors and questionnaires.' },
+  { name: 'vendors', description: 'The vendors that supply models and services.' },
+  { name: 'risk types', description: 'The risk taxonomy.' },
+  { name: 'risk scenarios', description: 'Concrete risks, typed by risk types, linked to use cases with likelihood and impact.' },
+  { name: 'workflow stages', description: "The tenant's review pipeline: a system start and end stage, your stages between." },
+  { name: 'policy controls', description: 'Controls, versioned: drafts are editable, published versions immutable.' },
+  { name: 'policy packs', description: 'Versioned sets of published controls (EU AI Act, NIST AI RMF, ISO/IEC 42001 in the starter library).' },
+  { name: 'questionnaires', description: 'Versioned questionnaires for use cases and models, and their attachments.' },
+  { name: 'governance summary', description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.' },
+  { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
+  { name: 'webhooks', description: 'Endpoints that receive the audit records they subscribe to as signed POSTs (Standard Webhooks), and their delivery log (admin role).' },
+  { name: 'events', description: 'The audit records as a live server-sent event stream, resumable by Last-Event-ID.' },
+]
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The body may be left out entirely (the document marks it optional). */
+    optionalBody?: boolean
+  }
+}
+
+type RouteSchema = Record<string, unknown> & { hide?: boolean; body?: unknown; response?: Record<string, unknown> }
+
+/**
+ * The route's schema as the document shows it: every use of a named component as a `$ref`. Validation and
+ * serialization keep the route's own objects.
+ */
+function documented(components: Components, schema: RouteSchema): RouteSchema {
+  if (schema.hide) return schema
+  const out: RouteSchema = { ...schema }
+  for (const part of ['querystring', 'params', 'headers', 'body'] as const) if (schema[part]) out[part] = components.refify(schema[part], part !== 'body')
+  if (schema.response) {
+    out.response = Object.fromEntries(Object.entries(schema.response).map(([status, response]) => {
+      const r = response as { content?: Record<string, { schema: unknown }>; description?: string }
+      if (!r.content) {
+        const refified = components.refify(response) as Record<string, unknown>
+        // @fastify/swagger takes a response's description from its schema; keep it beside the $ref.
+        return [status, r.description && '$ref' in refified ? { ...refified, 'x-response-description': r.description } : refified]
+      }
+      const content = Object.fromEntries(Object.entries(r.content).map(([type, media]) => [type, { ...media, schema: components.refify(media.schema) }]))
+      return [status, { ...r, content }]
+    }))
+  }
+  return out
+}
+
+interface DocumentedOperation {
+  operationId?: string
+  security?: Record<string, string[]>[]
+  parameters?: { in: string; name: string }[]
+  requestBody?: { required?: boolean; content: Record<string, { example?: unknown; schema: unknown }> }
+}
+
+/**
+ * What @fastify/swagger cannot say from a route schema: a body's example once the body is a `$ref` (it lifts
+ * examples from inline schemas only), an optional body (it marks every body required), and header parameters
+ * that an API-key security scheme of the operation already describes.
+ */
+function finishOperation(operation: DocumentedOperation, route: { bodyExample?: unknown; optionalBody: boolean }, securitySchemes: Record<string, { type: string; in?: string; name?: string }>): void {
+  const media = operation.requestBody?.content['application/json']
+  if (media && route.bodyExample !== undefined) media.example ??= route.bodyExample
+  if (operation.requestBody && route.optionalBody) operation.requestBody.required = false
+  const schemeHeaders = new Set((operation.security ?? []).flatMap((alternative) => Object.keys(alternative))
+    .map((name) => securitySchemes[name])
+    .filter((scheme) => scheme?.type === 'apiKey' && scheme.in === 'header')
+    .map((scheme) => scheme.name!.toLowerCase()))
+  if (operation.parameters && schemeHeaders.size > 0) {
+    operation.parameters = operation.parameters.filter((p) => !(p.in === 'header' && schemeHeaders.has(p.name.toLowerCase())))
+  }
+}
+
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
+  const components = buildComponents({ Problem })
+  const routes = new Map<string, { bodyExample?: unknown; optionalBody: boolean }>()
   app.addHook('onRoute', (route) => {
     if ((route.schema as { hide?: boolean } | undefined)?.hide) return
     // The HEAD twin of a GET shares its schema object; treating it as a bodiless non-GET gave every GET a 409.
@@ -83,18 +166,44 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         description:
           'The integration door to the AI-governance registry: use cases, models, vendors, policies, questionnaires, workflow and audit logs. ' +
           'Exchange an API key for a token at POST /api/v1/integration/auth/token, then send `Authorization: Bearer <token>`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
+      tags: TAGS,
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /api/v1/integration/auth/token.' },
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key secret (sk_…); only POST /api/v1/integration/auth/token takes it.' },
+          tenantHeader: { type: 'apiKey', in: 'header', name: 'X-Tenant', description: 'The tenant the API key belongs to; sent with X-API-Key.' },
         },
+        schemas: components.schemas,
       },
       security: [{ bearerAuth: [] }],
       // TypeBox schemas are JSON Schema objects carrying symbols the OpenAPI types do not declare.
       webhooks: webhooksDocument as unknown as Record<string, object>,
     },
+    transform: ({ schema, url, route }) => {
+      const body = (schema as RouteSchema | undefined)?.body as { examples?: unknown[] } | undefined
+      if (schema?.operationId) routes.set(schema.operationId as string, { bodyExample: body?.examples?.[0], optionalBody: route.config?.optionalBody === true })
+      return { schema: schema ? (documented(components, schema as RouteSchema) as typeof schema) : schema, url }
+    },
+    transformObject: (document) => {
+      const { openapiObject } = document as Extract<typeof document, { openapiObject: unknown }>
+      const securitySchemes = (openapiObject.components?.securitySchemes ?? {}) as Record<string, { type: string; in?: string; name?: string }>
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item as Record<string, DocumentedOperation>)) {
+          const route = routes.get(operation.operationId ?? '')
+          if (route) finishOperation(operation, route, securitySchemes)
+        }
+      }
+      return openapiObject
+    },
   })
-  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async () => app.swagger())
+  app.get('/openapi.json', { schema: { hide: true }, config: { public: true } }, async (req, reply) => {
+    // Generators take the base address from `servers`: the address this request reached, as the client sees it.
+    reply.header('Vary', 'Host, X-Forwarded-Proto')
+    const { openapi, info, ...rest } = app.swagger() as Record<string, unknown>
+    return { openapi, info, servers: [{ url: requestOrigin(req) }], ...rest }
+  })
   installDocs(app)
 }
 
@@ -138,6 +247,16 @@ function installDocs(app: FastifyInstance): void {
   }
   app.get('/docs', { schema: { hide: true }, config: { public: true } }, forward)
   app.get('/docs/*', { schema: { hide: true }, config: { public: true } }, forward)
+}
+
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/
+
+/** The scheme and host the request came to; a relative server ("/") when the Host header is not a plain host. */
+function requestOrigin(req: FastifyRequest): string {
+  const forwarded = req.headers['x-forwarded-proto']
+  const protocol = forwarded === 'https' || forwarded === 'http' ? forwarded : req.protocol
+  const host = req.headers.host
+  return host && HOST.test(host) ? `${protocol}://${host}` : '/'
 }
 
 const HOP_BY_HOP = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])

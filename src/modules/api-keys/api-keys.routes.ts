@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { created } from '../../http/responses.js'
-import { PageOf } from '../../shared/pagination.js'
 import { IdParam } from '../../shared/schemas.js'
-import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery } from './api-keys.schemas.js'
+import { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery, ApiKeyPage } from './api-keys.schemas.js'
 import type { ApiKeysService } from './api-keys.service.js'
 
 const tags = ['api keys']
@@ -13,7 +12,7 @@ export function apiKeyRoutes(apiKeys: ApiKeysService): FastifyPluginAsyncTypebox
   return async (app) => {
     app.get('/api_keys', {
       config,
-      schema: { operationId: 'listApiKeys', summary: 'List API keys (admin)', tags, querystring: ApiKeyListQuery, response: { 200: PageOf(ApiKey) } },
+      schema: { operationId: 'listApiKeys', summary: 'List API keys (admin)', tags, querystring: ApiKeyListQuery, response: { 200: ApiKeyPage } },
     }, async (req) => apiKeys.list(req.ctx, req.query))
 
     app.get('/api_keys/:id', {

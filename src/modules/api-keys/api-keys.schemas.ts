@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { PageQuery } from '../../shared/pagination.js'
+import { PageOf, PageQuery } from '../../shared/pagination.js'
 
 export const RoleEnum = Type.Enum(['read', 'write', 'admin'], { description: 'read: GET only; write: also create/update/delete records; admin: also API key management.' })
 
@@ -36,3 +36,5 @@ export const ApiKeyListQuery = Type.Object(
   { additionalProperties: false },
 )
 export type ApiKeyListQuery = Static<typeof ApiKeyListQuery>
+
+export const ApiKeyPage = PageOf(ApiKey)

@@ -10,7 +10,7 @@ export function authRoutes(auth: AuthService, config: Config): FastifyPluginAsyn
     app.post(
       '/auth/token',
       {
-        config: { public: true, rateLimit: tokenRateLimit(config) },
+        config: { public: true, optionalBody: true, rateLimit: tokenRateLimit(config) },
         // The header form sends no body at all; give the schema an empty object to check.
         preValidation: async (req) => {
           req.body ??= {}
@@ -20,7 +20,8 @@ export function authRoutes(auth: AuthService, config: Config): FastifyPluginAsyn
           summary: 'Exchange an API key for an access token',
           description: 'Credentials come from the `X-API-Key` and `X-Tenant` headers (no body), or from a JSON body. Any wrong, revoked or expired credential gives the same 401.',
           tags: ['auth'],
-          security: [],
+          // The key and tenant headers, or no scheme at all when they come in the body.
+          security: [{ apiKeyHeader: [], tenantHeader: [] }, {}],
           headers: Type.Object({
             'x-api-key': Type.Optional(Type.String({ description: 'The API key secret.' })),
             'x-tenant': Type.Optional(Type.String({ description: 'The tenant the key belongs to.' })),

@@ -1,26 +1,21 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
+import { Readiness } from './health.schemas.js'
 
 /** A readiness probe: resolves when the dependency answers, rejects otherwise. */
 export type ReadinessCheck = (signal: AbortSignal) => Promise<void>
 
 export const READINESS_TIMEOUT_MS = 1000
 
-const Ready = Type.Object({
-  message: Type.Boolean(),
-  checks: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per dependency: ok, failing or timeout.' })),
-})
-
 export function healthRoutes(checks: Record<string, ReadinessCheck>): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/livez', {
       config: { public: true },
-      schema: { operationId: 'getLiveness', summary: 'Liveness: the process answers', tags: ['health'], security: [], response: { 200: Ready } },
+      schema: { operationId: 'getLiveness', summary: 'Liveness: the process answers', tags: ['health'], security: [], response: { 200: Readiness } },
     }, async () => ({ message: true }))
 
     app.get('/readyz', {
       config: { public: true },
-      schema: { operationId: 'getReadiness', summary: 'Readiness: database, Redis and upstream answer within 1 s', tags: ['health'], security: [], response: { 200: Ready, 503: Ready } },
+      schema: { operationId: 'getReadiness', summary: 'Readiness: database, Redis and upstream answer within 1 s', tags: ['health'], security: [], response: { 200: Readiness, 503: Readiness } },
     }, async (_req, reply) => {
       const results = await runChecks(checks)
       const ok = Object.values(results).every((r) => r === 'ok')

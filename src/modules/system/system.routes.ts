@@ -1,26 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from 'typebox'
 import type { Deps } from '../../shared/deps.js'
 import { SERVICE_NAME, SERVICE_VERSION } from '../../version.js'
-
-export const API_VERSION = 'v1'
-
-const SystemInfo = Type.Object({
-  service: Type.String({ examples: [SERVICE_NAME] }),
-  version: Type.String({ examples: ['0.1.0'] }),
-  api_version: Type.String({ examples: [API_VERSION] }),
-  tenant: Type.String({ examples: ['default'] }),
-  database: Type.Enum(['sqlite', 'postgres']),
-  features: Type.Object({
-    mcp: Type.Boolean(),
-    mcp_read_only: Type.Boolean(),
-    redis: Type.Boolean(),
-    starter_library: Type.Boolean(),
-    upstream: Type.Boolean(),
-  }),
-})
-
-const Ping = Type.Object({ message: Type.Literal('pong'), tenant: Type.String(), key_id: Type.Union([Type.String(), Type.Null()]) })
+import { API_VERSION, Ping, SystemInfo } from './system.schemas.js'
 
 export function systemRoutes(deps: Pick<Deps, 'config' | 'database'>): FastifyPluginAsyncTypebox {
   const { config, database } = deps

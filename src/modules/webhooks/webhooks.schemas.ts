@@ -101,6 +101,7 @@ export type WebhookEvent = Static<typeof WebhookEvent>
 export const webhooksDocument = {
   event: {
     post: {
+      operationId: 'receiveWebhookEvent',
       summary: 'An event, POSTed to each subscribed webhook endpoint',
       description:
         'Signed per Standard Webhooks: verify `webhook-signature` (space-separated `v1,<base64 HMAC-SHA256>` values, one per active secret) over `<webhook-id>.<webhook-timestamp>.<raw body>` with the endpoint secret (base64 after `whsec_`), and refuse old timestamps. Answer 2xx within 10 s to acknowledge; anything else is retried with backoff for 24 h (Retry-After is honoured). 410 Gone disables the endpoint. Delivery is at least once: drop duplicates by `webhook-id`.',
