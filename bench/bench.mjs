@@ -3,11 +3,12 @@
 //
 //   --duration <s>      BENCH_DURATION      seconds per endpoint (default 10)
 //   --connections <n>   BENCH_CONNECTIONS   concurrent connections (default 50)
-//   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,create,token,uncached
+//   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,create,webhooks,token,uncached
 //   --profile           BENCH_PROFILE=1     write a CPU profile of the service (node --cpu-prof) to bench/results/
 //   --heap-mb <n>       BENCH_HEAP_MB       the service's V8 heap cap (--max-old-space-size); default: what `npm start` uses, 0 = none
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
 import { fork } from 'node:child_process'
+import { createServer } from 'node:http'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -26,6 +27,7 @@ const GET = 'GET /use_cases/{id}'
 const UNCACHED = '— read cache off'
 const TARGETS = {
   list_ratio: 0.4, get_ratio: 0.6, read_p99_ms: 10, peak_rss_mb: 200, start_ms: 1000,
+  webhook_create_drop_percent: 10, webhook_lag_p99_ms: 1000,
 }
 
 const database = await freshDatabase()
@@ -35,7 +37,8 @@ console.log(`bench: ${database.dialect}, ${connections} connections, ${duration}
 const cold = await startService(database.url)
 await cold.stop()
 const nodeArgs = [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), ...heapArgs(heapMb)]
-const service = await startService(database.url, {}, nodeArgs)
+// Private targets allowed: the webhook receiver of the events run is on this machine.
+const service = await startService(database.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, nodeArgs)
 const base = service.base
 const bearer = await token(base)
 const auth = { authorization: `Bearer ${bearer}` }
@@ -79,10 +82,49 @@ await run(LIST, { url: listUrl, headers: auth }, 200, 'list')
 await run(GET, { url: `${base}${P}/use_cases/${ids[30]}`, headers: auth }, 200, 'get')
 await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }) }, 200, 'query')
 let n = 0
-await run('POST /use_cases', {
+const createOptions = {
   url: `${base}${P}/use_cases`, method: 'POST', headers: json,
   requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
-}, 201, 'create')
+}
+const createRun = await run('POST /use_cases', createOptions, 201, 'create')
+
+// Events: the same creates with an endpoint subscribed to every event, then the delivery lag at a steady 500 creates/s.
+let webhookFigures
+if (only.length === 0 || only.includes('webhooks')) {
+  const lags = []
+  let received = 0
+  const receiver = createServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk) => (body += chunk))
+    req.on('end', () => {
+      received++
+      const event = JSON.parse(body)
+      if (event.type === 'use_case.created' && event.tenant === 'bench') lags.push(Date.now() - Date.parse(event.created_at))
+      res.writeHead(204).end()
+    })
+  })
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${receiver.address().port}/`, events: ['*'] }) })).json()
+  const withHook = await run('POST /use_cases — with a * webhook', createOptions, 201, 'webhooks')
+  // Waits until no event has arrived for 2 s: everything queued so far is delivered.
+  const settle = async () => {
+    for (let last = -1; received !== last; await new Promise((r) => setTimeout(r, 2000))) last = received
+  }
+  await settle()
+  lags.length = 0
+  const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
+  await settle()
+  lags.sort((a, b) => a - b)
+  const lagAt = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? null
+  webhookFigures = {
+    create_drop: createRun ? Math.round((1 - withHook.requests_per_s / createRun.requests_per_s) * 1000) / 10 : null,
+    lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
+    delivered: lags.length, created: steady.total,
+  }
+  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${webhookFigures.delivered} of ${webhookFigures.created} events at 500/s)`)
+  await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: auth })
+  receiver.close()
+}
 await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } }, 200, 'token')
 
 let peakRssMb = Math.round(service.peakRssMb())
@@ -113,6 +155,12 @@ const targets = [
   ['read p99 ≤ 10 ms', `${readP99} ms`, readP99 <= TARGETS.read_p99_ms],
   ['peak RSS ≤ 200 MB', `${peakRssMb} MB`, peakRssMb <= TARGETS.peak_rss_mb],
   ['start to ready ≤ 1 s', `${Math.round(service.readyMs)} ms`, service.readyMs <= TARGETS.start_ms],
+  ...(webhookFigures
+    ? [
+        ['create with a * webhook ≥ 90 % of without', `${webhookFigures.create_drop} % lower`, webhookFigures.create_drop !== null && webhookFigures.create_drop <= TARGETS.webhook_create_drop_percent],
+        ['webhook delivery lag p99 < 1 s at 500 creates/s', `${webhookFigures.lag_p99_ms} ms (${webhookFigures.delivered}/${webhookFigures.created} delivered)`, webhookFigures.lag_p99_ms !== null && webhookFigures.lag_p99_ms < TARGETS.webhook_lag_p99_ms && webhookFigures.delivered === webhookFigures.created],
+      ]
+    : []),
 ]
 const report = {
   date: new Date().toISOString(),
@@ -124,6 +172,7 @@ const report = {
   start_to_ready_ms: { first_start: Math.round(cold.readyMs), restart: Math.round(service.readyMs) },
   peak_rss_mb: peakRssMb,
   runs,
+  webhooks: webhookFigures,
   targets: Object.fromEntries(targets.map(([name, value, met]) => [name, { value, met }])),
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')

@@ -59,6 +59,13 @@ import { dossierRoutes } from './modules/dossier/dossier.routes.js'
 import { createDossierService } from './modules/dossier/dossier.service.js'
 import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
 import { createEvidenceService } from './modules/evidence/evidence.service.js'
+import { eventRoutes } from './modules/events/events.routes.js'
+import { AuditFeed } from './modules/events/events.feed.js'
+import { createEventsService } from './modules/events/events.service.js'
+import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
+import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
+import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
+import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 
 export const API_PREFIX = '/api/v1/integration'
@@ -104,6 +111,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await installOpenApi(app)
 
   const services = createServices(deps)
+  const feed = new AuditFeed(deps.database, deps.redis)
 
   await app.register(healthRoutes(readinessChecks(deps)))
   await app.register(
@@ -115,6 +123,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(authRoutes(services.auth, deps.config))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
+      await api.register(webhookRoutes(services.webhooks))
+      await api.register(eventRoutes(services.events, feed))
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
         installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) => deps.metrics.readCache.inc({ outcome }))
@@ -141,6 +151,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
+  const dispatcher = new WebhookDispatcher(deps, resourceResolver(services))
+  app.addHook('onReady', async () => {
+    dispatcher.start()
+    feed.start()
+  })
+  // preClose: open event streams must end before the server waits for its connections to close.
+  app.addHook('preClose', async () => feed.stop())
+  app.addHook('onClose', async () => dispatcher.stop())
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
     const { mcpHttpRoutes } = await import('./mcp/http.js')
@@ -174,8 +192,29 @@ export function createServices(deps: Deps) {
     teams: createTeamsService(deps),
     customFields: createCustomFieldsService(deps),
     evidence: createEvidenceService(deps),
+    webhooks: createWebhooksService(deps),
+    events: createEventsService(deps),
   }
   return { ...services, dossier: createDossierService(deps, services) }
+}
+
+/** What an event carries as `data.resource`: the audited record as its GET answers now. */
+function resourceResolver(services: Services): ResourceResolver {
+  const getters: Record<string, (ctx: Ctx, id: string) => Promise<unknown>> = {
+    use_case: services.useCases.get,
+    model: services.models.get,
+    vendor: services.vendors.get,
+    risk_type: services.riskTypes.get,
+    risk_scenario: services.riskScenarios.get,
+    workflow_stage: services.workflowStages.get,
+    policy_control_base: services.policyControls.getBase,
+    policy_control_version: services.policyControls.getVersion,
+    policy_pack: services.policyPacks.get,
+    questionnaire: services.questionnaires.get,
+    api_key: services.apiKeys.get,
+    webhook_endpoint: services.webhooks.get,
+  }
+  return async (ctx, type, id) => (getters[type] ? getters[type](ctx, id) : null)
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

@@ -39,6 +39,10 @@ export type Config = Readonly<{
   metricsToken: string | undefined
   /** Serve /metrics on this port only (unauthenticated, bind it privately) instead of the service's port. */
   metricsPort: number | undefined
+  /** Encrypts webhook signing secrets at rest; derived from the JWT secret when unset. */
+  webhookSecretKey: string | undefined
+  /** Lets webhooks target loopback, private and link-local addresses (tests, closed networks). */
+  webhookAllowPrivateNetworks: boolean
 }>
 
 export class ConfigError extends Error {
@@ -106,6 +110,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseConnectTimeoutSeconds: integer(env, 'DATABASE_CONNECT_TIMEOUT_S', 30, 0, 3600),
     metricsToken: metricsToken(env),
     metricsPort: optionalString(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535),
+    webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
+    webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
   })
 }
 
@@ -136,6 +142,12 @@ function isEd25519PrivateKey(pem: string): boolean {
 function optionalString(env: Env, name: string): string | undefined {
   const value = env[name]?.trim()
   return value === undefined || value === '' ? undefined : value
+}
+
+function secretSetting(env: Env, name: string): string | undefined {
+  const value = optionalString(env, name)
+  if (value !== undefined && Buffer.byteLength(value) < 32) throw new ConfigError(name, 'must be at least 32 bytes long')
+  return value
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -15,6 +15,7 @@ import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
+import { webhookEncryptionKey } from './modules/webhooks/webhook-secrets.js'
 import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
@@ -99,13 +100,14 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   const secret = await signingSecret(config, database)
   const tokens = new TokenService(secret, config.tokenTtlSeconds)
   database.audit = auditKeys(config, secret)
+  const webhookKey = webhookEncryptionKey(config.webhookSecretKey ?? secret)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
   await ensureSystemStages(database)
   const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener }
+  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey }
 }
 
 /** Releases what createDeps opened. */

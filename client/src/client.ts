@@ -1,5 +1,6 @@
 import { type CallOptions, type Core, createCore } from './core.js'
 import { ClientRequestError, type Result } from './errors.js'
+import { type StreamOptions, streamEvents } from './events.js'
 import type { Body, Data, Item, OperationId, Query } from './operations.js'
 
 export interface ClientOptions {
@@ -326,6 +327,28 @@ function namespaces(core: Core) {
       delete: (id: string, o?: O) => call('deleteEvidence', [id], {}, o),
       /** The content as a stream of bytes (read it, or cancel it); errors come back as usual before any byte. */
       download: (id: string, o?: O) => call('downloadEvidence', [id], {}, o) as unknown as Promise<Result<ReadableStream<Uint8Array>>>,
+    },
+    webhookEndpoints: {
+      list: (query?: Query<'listWebhookEndpoints'>, o?: O) => call('listWebhookEndpoints', [], { query }, o),
+      listAll: (query?: WalkQuery<'listWebhookEndpoints'>, o?: O) => walk<Item<'listWebhookEndpoints'>>((pageAfter) => call('listWebhookEndpoints', [], { query: { ...query, pageAfter } }, o)),
+      get: (id: string, o?: O) => call('getWebhookEndpoint', [id], {}, o),
+      /** The result carries the signing `secret`, shown this once. */
+      create: (body: Body<'createWebhookEndpoint'>, o?: O) => call('createWebhookEndpoint', [], { body }, o),
+      update: (id: string, body: Body<'updateWebhookEndpoint'>, o?: O) => call('updateWebhookEndpoint', [id], { body }, o),
+      delete: (id: string, o?: O) => call('deleteWebhookEndpoint', [id], {}, o),
+      /** A new secret; the previous one also signs for 24 h. */
+      rotateSecret: (id: string, o?: O) => call('rotateWebhookEndpointSecret', [id], {}, o),
+      /** Queues a `ping` event. */
+      test: (id: string, o?: O) => call('testWebhookEndpoint', [id], {}, o),
+      deliveries: {
+        list: (id: string, query?: Query<'listWebhookDeliveries'>, o?: O) => call('listWebhookDeliveries', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listWebhookDeliveries'>, o?: O) => walk<Item<'listWebhookDeliveries'>>((pageAfter) => call('listWebhookDeliveries', [id], { query: { ...query, pageAfter } }, o)),
+        retry: (id: string, deliveryId: string, o?: O) => call('retryWebhookDelivery', [id, deliveryId], {}, o),
+      },
+    },
+    events: {
+      /** The tenant's audit records as they commit, as an endless async iterator that resumes after a disconnect. */
+      stream: (query?: Omit<Query<'streamEvents'>, 'after'>, options?: StreamOptions) => streamEvents(core, query, options),
     },
     governanceSummary: {
       /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */

@@ -49,6 +49,8 @@ export interface Core {
   invoke<K extends OperationId>(operationId: K, pathArgs: readonly string[], input?: CallInput<K>, options?: CallOptions): Promise<Result<Data<K>>>
   /** A fresh token exchange (shared with concurrent callers); the client uses the new token from then on. */
   exchangeToken(): Promise<Result<Data<'createToken'>>>
+  /** An authenticated GET whose body the caller reads as it arrives (event streams): the open response, or the error. */
+  openStream(path: string, query: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Result<Response>>
 }
 
 export function createCore(options: CoreOptions): Core {
@@ -178,7 +180,31 @@ export function createCore(options: CoreOptions): Core {
     }
   }
 
-  return { invoke, exchangeToken }
+  async function openStream(path: string, query: unknown, extra: Record<string, string>, signal?: AbortSignal): Promise<Result<Response>> {
+    const url = baseUrl + API_PREFIX + path + queryString(query)
+    for (let refreshed = false; ; refreshed = true) {
+      const token = await currentToken()
+      if (token.error) return token
+      const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers, ...extra, authorization: `Bearer ${token.data}` }
+      if (options.tenant !== undefined) headers['x-tenant'] = options.tenant
+      let response: Response
+      try {
+        response = await options.fetch(url, { headers, signal })
+      } catch (err) {
+        if (signal?.aborted) return fail(abortedByCaller())
+        return fail({ kind: 'connection', message: `GET ${url} failed: ${describe(err)}` })
+      }
+      if (response.ok) return ok(response)
+      const text = await response.text()
+      if (response.status === 401 && options.accessToken === undefined && !refreshed) {
+        if (cached?.token === token.data) cached = undefined
+        continue
+      }
+      return fail(errorFromResponse(response, parseJson(response, text)))
+    }
+  }
+
+  return { invoke, exchangeToken, openStream }
 }
 
 /** The result of a finished exchange: an error, or the JSON/text/nothing the operation answers, camelCased. */

@@ -4,6 +4,8 @@ export { type ClientError, ClientRequestError, type ErrorKind, type Problem, typ
 export { type Camelize, camelize, snakify, type Snakify } from './case.js'
 export type { Body, Data, Item, OperationId, Query } from './operations.js'
 export { OPERATIONS } from './operations.js'
+export { type AuditEvent, type StreamOptions } from './events.js'
+export { verifyWebhook, type WebhookEvent, WebhookVerificationError } from './webhooks.js'
 export type { components, operations, paths } from './generated/openapi.js'
 
 import type { Data, Item } from './operations.js'
@@ -33,4 +35,7 @@ export type AuditLog = Data<'getAuditLog'>
 export type ApiKey = Data<'getApiKey'>
 export type ApiKeyCreated = Data<'createApiKey'>
 export type SystemInfo = Data<'getSystem'>
+export type WebhookEndpoint = Data<'getWebhookEndpoint'>
+export type WebhookEndpointCreated = Data<'createWebhookEndpoint'>
+export type WebhookDelivery = Item<'listWebhookDeliveries'>
 export type Page<T> = { items: T[]; pagination: { hasMore: boolean; nextCursor: string | null } }

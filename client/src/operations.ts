@@ -164,13 +164,26 @@ export const OPERATIONS = {
   createCustomField: { method: 'POST', path: '/custom_fields', idempotencyKey: true, response: 'json' },
   updateCustomField: { method: 'PATCH', path: '/custom_fields/{id}', response: 'json' },
   deleteCustomField: { method: 'DELETE', path: '/custom_fields/{id}', response: 'empty' },
-} as const satisfies { [K in keyof operations]: OperationSpec }
+
+  listWebhookEndpoints: { method: 'GET', path: '/webhook_endpoints', response: 'page' },
+  getWebhookEndpoint: { method: 'GET', path: '/webhook_endpoints/{id}', response: 'json' },
+  // Their answers hold a one-time secret the service never stores for replays: not retried.
+  createWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints', response: 'json' },
+  updateWebhookEndpoint: { method: 'PATCH', path: '/webhook_endpoints/{id}', response: 'json' },
+  deleteWebhookEndpoint: { method: 'DELETE', path: '/webhook_endpoints/{id}', response: 'empty' },
+  rotateWebhookEndpointSecret: { method: 'POST', path: '/webhook_endpoints/{id}/rotate_secret', response: 'json' },
+  testWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints/{id}/test', idempotencyKey: true, response: 'json' },
+  listWebhookDeliveries: { method: 'GET', path: '/webhook_endpoints/{id}/deliveries', response: 'page' },
+  retryWebhookDelivery: { method: 'POST', path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry', idempotencyKey: true, response: 'json' },
+  streamEvents: { method: 'GET', path: '/events', response: 'text' },
+// receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
+} as const satisfies { [K in Exclude<keyof operations, 'receiveWebhookEvent'>]: OperationSpec }
 
 export type OperationId = keyof typeof OPERATIONS
 
 type Op<K extends OperationId> = operations[K]
 type Content<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: Record<string, infer T> } ? T : null
-type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : null
+type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : 202 extends keyof R ? Content<R[202]> : null
 
 /** Wire (snake_case) shapes of an operation. */
 export type WireQuery<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>

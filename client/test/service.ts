@@ -8,16 +8,19 @@ export const API_KEY = 'sk_client_test_key_0123456789abcdefghijklmnopqrstuvwxyz'
 export const TENANT = 'client-test'
 
 export interface TestService {
+  /** Replace it to restart the service (same database and settings). */
   process: ServiceProcess
   baseUrl: string
   apiKey: string
   tenant: string
+  /** The settings it was started with. */
+  env: Record<string, string>
   stop(): Promise<void>
 }
 
-export async function startService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startService(extra: Record<string, string> = {}): Promise<TestService> {
   const db: TestDatabase = await freshDatabase('sqlite')
-  const process = await startServiceProcess({
+  const env = {
     ...db.env,
     SERVICE_JWT_SECRET: 'client-test-secret-that-is-at-least-32-bytes',
     SERVICE_API_KEY: API_KEY,
@@ -25,18 +28,21 @@ export async function startService(env: Record<string, string> = {}): Promise<Te
     SERVICE_STARTER_LIBRARY: 'false',
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_TOKEN_PER_MINUTE: '100000',
-    ...env,
-  })
-  return {
-    process,
-    baseUrl: process.baseUrl,
+    ...extra,
+  }
+  const service: TestService = {
+    process: await startServiceProcess(env),
+    baseUrl: '',
     apiKey: API_KEY,
     tenant: TENANT,
+    env,
     async stop() {
-      await process.stop()
+      await service.process.stop()
       await db.drop()
     },
   }
+  service.baseUrl = service.process.baseUrl
+  return service
 }
 
 /** A fetch that counts the requests it forwards to the real fetch, by method and path. */

@@ -6,6 +6,7 @@ import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { seed } from './seed.js'
+import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
@@ -149,6 +150,22 @@ const COMMANDS: Record<string, Command> = {
       const bytes = await backupSqlite(config, target)
       out(`backed up ${config.databaseUrl.slice('sqlite:'.length)} to ${target} (${(bytes / 1024 / 1024).toFixed(1)} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
     },
+  },
+  'webhooks list': {
+    usage: 'aigov webhooks list --tenant <tenant>',
+    summary: 'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, last success).',
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const endpoints = await createWebhooksService(deps).health(systemCtx(tenant, 'cli'))
+        if (endpoints.length === 0) out(`tenant ${tenant} has no webhook endpoints`)
+        for (const e of endpoints) {
+          const state = !e.enabled ? `disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}` : e.failing_since ? `failing since ${e.failing_since}` : 'healthy'
+          out(`${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`)
+        }
+      }),
   },
   seed: {
     usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',

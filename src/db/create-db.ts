@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
@@ -14,6 +15,8 @@ export interface Database {
   dialect: DialectName
   /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
   audit?: AuditKeys
+  /** Emits 'audit' with the tenant id after a transaction that wrote audit records commits (wakes event delivery). */
+  commits: EventEmitter<{ audit: [tenantId: string] }>
   close(): Promise<void>
   /** Calls `observer` after every query with its duration (the metrics' database latency). */
   observeQueries(observer: QueryObserver): void
@@ -76,7 +79,7 @@ function createSqlite(path: string): Database {
   sqlite.pragma('busy_timeout = 5000')
   const { log, observeQueries } = queryLog()
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log })
-  return { db, dialect: 'sqlite', close: () => db.destroy(), observeQueries, poolStats: () => undefined }
+  return { db, dialect: 'sqlite', commits: new EventEmitter(), close: () => db.destroy(), observeQueries, poolStats: () => undefined }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -151,6 +154,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   return {
     db,
     dialect: 'postgres',
+    commits: new EventEmitter(),
     close: () => db.destroy(),
     observeQueries,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),

@@ -13,6 +13,7 @@ import * as auditChainKey from './migrations/2026-11-23T13-audit-chain-key.js'
 import * as peopleCustomFields from './migrations/2026-11-23T14a-people-custom-fields.js'
 import * as owners from './migrations/2026-11-23T14b-owners.js'
 import * as evidence from './migrations/2026-11-23T15-evidence.js'
+import * as webhooks from './migrations/2026-11-23T16-webhooks.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T14a-people-custom-fields': peopleCustomFields,
   '2026-11-23T14b-owners': owners,
   '2026-11-23T15-evidence': evidence,
+  '2026-11-23T16-webhooks': webhooks,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

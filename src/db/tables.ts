@@ -7,6 +7,8 @@ export interface Tables {
   use_cases: UseCaseRow
   audit_logs: AuditLogRow
   idempotency_records: IdempotencyRow
+  webhook_endpoints: WebhookEndpointRow
+  webhook_deliveries: WebhookDeliveryRow
   models: ModelRow
   vendors: VendorRow
   risk_types: RiskTypeRow
@@ -344,6 +346,26 @@ export interface UserRow {
   updated_at: string
 }
 
+export interface WebhookEndpointRow {
+  id: string
+  tenant_id: string
+  url: string
+  description: string | null
+  /** JSON list of action patterns */
+  events: string
+  enabled: number
+  /** The signing secret, encrypted (see webhook-secrets.ts) */
+  secret: string
+  previous_secret: string | null
+  previous_secret_expires_at: string | null
+  /** The tenant's audit sequence number up to which records have been turned into deliveries */
+  cursor_seq: number
+  failing_since: string | null
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface TeamRow extends NamedRow {
   description: string | null
 }
@@ -369,4 +391,24 @@ export interface CustomFieldValueRow {
   value: string
   /** Its canonical text, which find-by-value compares. */
   value_key: string
+}
+
+export interface WebhookDeliveryRow {
+  id: string
+  tenant_id: string
+  endpoint_id: string
+  /** The audit record delivered; null for a ping */
+  audit_id: string | null
+  event_type: string
+  /** The event body of a ping (audit events are built from the record when sent) */
+  payload: string | null
+  status: 'pending' | 'succeeded' | 'failed'
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  last_attempt_at: string | null
+  next_attempt_at: string | null
+  lease_until: string | null
+  created_at: string
+  updated_at: string
 }

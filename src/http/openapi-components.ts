@@ -22,6 +22,8 @@ import * as vendors from '../modules/vendors/vendors.schemas.js'
 import * as useCaseWorkflow from '../modules/workflow-stages/use-case-workflow.schemas.js'
 import * as workflowStages from '../modules/workflow-stages/workflow-stages.schemas.js'
 import * as governed from '../shared/governed.schemas.js'
+import * as events from '../modules/events/events.schemas.js'
+import * as webhooks from '../modules/webhooks/webhooks.schemas.js'
 import * as pagination from '../shared/pagination.js'
 
 /**
@@ -32,7 +34,7 @@ import * as pagination from '../shared/pagination.js'
 export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
   apiKeys, auditLogs, auth, dossier, evidence, governanceSummary, health, models, policyControls, policyPacks, questionnaires, relationships,
   riskScenarios, riskTypes, system, useCasePolicies, useCases, vendors, useCaseWorkflow, workflowStages, pagination,
-  users, teams, customFields, governed,
+  users, teams, customFields, governed, webhooks, events,
 ]
 
 type Json = Record<string, unknown>

@@ -16,6 +16,8 @@ export interface Deps {
   metrics: Metrics
   /** Present when REDIS_URL is set: shared rate limits, idempotency records, revocation fan-out. */
   redis: RedisClient | undefined
+  /** Encrypts webhook signing secrets at rest (from WEBHOOK_SECRET_KEY, else the JWT secret). */
+  webhookKey: Buffer
   /** The connection listening for revocations from other instances (with Redis). */
   revocationListener?: RedisClient
 }

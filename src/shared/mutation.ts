@@ -59,6 +59,7 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
       const entries = Array.isArray(audit) ? audit : [audit]
       if (entries.length > 0) await appendAudit(tx, database.dialect, keys, ctx, entries)
       await sql`commit`.execute(tx)
+      if (entries.length > 0) database.commits.emit('audit', ctx.tenantId)
       return result
     } catch (err) {
       await sql`rollback`.execute(tx).catch(() => undefined)

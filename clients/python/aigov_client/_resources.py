@@ -7,6 +7,11 @@ from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, O
 
 from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport
 from .models import (  # noqa: F401
+    Answer,
+    AnswerInput,
+    AnswerProgress,
+    AnsweredQuestionnaire,
+    AnswersUpdate,
     ApiKey,
     ApiKeyCreate,
     ApiKeyCreated,
@@ -18,20 +23,55 @@ from .models import (  # noqa: F401
     AttachQuestionnaire,
     AttachedQuestionnaire,
     AttachedQuestionnairePage,
+    AuditCheckpoint,
     AuditLog,
     AuditLogActor,
     AuditLogExportQuery,
     AuditLogListQuery,
     AuditLogPage,
     AuditLogQuery,
+    AuditPublicKey,
     AuditVerification,
+    AuditVerificationCheckpoint,
+    AuditVerifyQuery,
+    ControlEvidence,
+    ControlEvidenceLink,
+    ControlEvidencePage,
     ControlStatus,
+    CustomField,
+    CustomFieldCreate,
+    CustomFieldListQuery,
+    CustomFieldPage,
+    CustomFieldType,
+    CustomFieldUpdate,
+    CustomFieldValue,
+    CustomFieldValueInput,
+    DeliveryStatus,
+    Dossier,
+    DossierControl,
+    DossierControlEvidenceItem,
+    DossierGaps,
+    DossierGapsMissingAnswersItem,
+    DossierGapsMissingEvidenceItem,
+    DossierQuery,
+    DossierQuestionnaire,
+    ElementType,
+    EventStreamHeaders,
+    EventStreamQuery,
+    Evidence,
+    EvidenceContentHeaders,
+    EvidenceKind,
+    EvidenceLinkCreate,
+    EvidenceListQuery,
+    EvidencePage,
     EvidenceRequirement,
     EvidenceType,
     GovernanceSummary,
     GovernanceSummaryControls,
     GovernanceSummaryControlsByStatus,
+    GovernanceSummaryControlsOpenByAssigneeItem,
     GovernanceSummaryQuery,
+    GovernanceSummaryQuestionnaires,
     GovernanceSummaryUseCases,
     GovernanceSummaryUseCasesByRiskLevel,
     GovernanceSummaryUseCasesByWorkflowStageItem,
@@ -43,7 +83,10 @@ from .models import (  # noqa: F401
     ModelStatus,
     ModelUpdate,
     OverdueUseCase,
+    Owner,
     OwnerPageQuery,
+    OwnerRef,
+    OwnerType,
     Pagination,
     Ping,
     PolicyControl,
@@ -77,6 +120,7 @@ from .models import (  # noqa: F401
     QuestionnairePage,
     QuestionnaireTarget,
     Readiness,
+    RequirementStatus,
     RiskCategoryLevel,
     RiskScenario,
     RiskScenarioCreate,
@@ -95,6 +139,11 @@ from .models import (  # noqa: F401
     StageType,
     SystemInfo,
     SystemInfoFeatures,
+    Team,
+    TeamCreate,
+    TeamMemberBody,
+    TeamPage,
+    TeamUpdate,
     TokenRequest,
     TokenResponse,
     UseCase,
@@ -103,6 +152,7 @@ from .models import (  # noqa: F401
     UseCaseControlPage,
     UseCaseControlUpdate,
     UseCaseCreate,
+    UseCaseCreateQuestionsItem,
     UseCaseListQuery,
     UseCasePage,
     UseCaseRiskScenario,
@@ -111,6 +161,11 @@ from .models import (  # noqa: F401
     UseCaseWorkflow,
     UseCaseWorkflowReject,
     UseCaseWorkflowSet,
+    User,
+    UserCreate,
+    UserListQuery,
+    UserPage,
+    UserUpdate,
     Vendor,
     VendorCreate,
     VendorListQuery,
@@ -118,6 +173,16 @@ from .models import (  # noqa: F401
     VendorStatus,
     VendorUpdate,
     VersionStatus,
+    WebhookDelivery,
+    WebhookDeliveryListQuery,
+    WebhookDeliveryPage,
+    WebhookEndpoint,
+    WebhookEndpointCreate,
+    WebhookEndpointPage,
+    WebhookEndpointUpdate,
+    WebhookEndpointWithSecret,
+    WebhookEvent,
+    WebhookEventData,
     WorkflowStage,
     WorkflowStageCreate,
     WorkflowStageListQuery,
@@ -139,6 +204,16 @@ OPERATIONS: Dict[str, Operation] = {
     "createApiKey": Operation("POST", "/api_keys", "json", idempotency_key=True),
     "getApiKey": Operation("GET", "/api_keys/{id}", "json"),
     "revokeApiKey": Operation("DELETE", "/api_keys/{id}", "empty"),
+    "listWebhookEndpoints": Operation("GET", "/webhook_endpoints", "page"),
+    "createWebhookEndpoint": Operation("POST", "/webhook_endpoints", "json", idempotency_key=True),
+    "getWebhookEndpoint": Operation("GET", "/webhook_endpoints/{id}", "json"),
+    "updateWebhookEndpoint": Operation("PATCH", "/webhook_endpoints/{id}", "json"),
+    "deleteWebhookEndpoint": Operation("DELETE", "/webhook_endpoints/{id}", "empty"),
+    "rotateWebhookEndpointSecret": Operation("POST", "/webhook_endpoints/{id}/rotate_secret", "json", idempotency_key=True),
+    "testWebhookEndpoint": Operation("POST", "/webhook_endpoints/{id}/test", "empty", idempotency_key=True),
+    "listWebhookDeliveries": Operation("GET", "/webhook_endpoints/{id}/deliveries", "page"),
+    "retryWebhookDelivery": Operation("POST", "/webhook_endpoints/{id}/deliveries/{delivery_id}/retry", "empty", idempotency_key=True),
+    "streamEvents": Operation("GET", "/events", "events"),
     "listUseCases": Operation("GET", "/use_cases", "page"),
     "createUseCase": Operation("POST", "/use_cases", "json", idempotency_key=True),
     "getUseCase": Operation("GET", "/use_cases/{id}", "json"),
@@ -148,6 +223,8 @@ OPERATIONS: Dict[str, Operation] = {
     "queryAuditLogs": Operation("POST", "/audit_logs/query", "page", idempotency_key=True),
     "exportAuditLogs": Operation("GET", "/audit_logs/export", "text"),
     "verifyAuditLogs": Operation("GET", "/audit_logs/verify", "json"),
+    "getAuditCheckpoint": Operation("GET", "/audit_logs/checkpoint", "json"),
+    "getAuditCheckpointPublicKey": Operation("GET", "/audit_logs/checkpoint/public_key", "json"),
     "getAuditLog": Operation("GET", "/audit_logs/{id}", "json"),
     "listModels": Operation("GET", "/models", "page"),
     "createModel": Operation("POST", "/models", "json", idempotency_key=True),
@@ -213,6 +290,9 @@ OPERATIONS: Dict[str, Operation] = {
     "listUseCaseControls": Operation("GET", "/use_cases/{id}/controls", "page"),
     "getUseCaseControl": Operation("GET", "/use_cases/{id}/controls/{control_id}", "json"),
     "updateUseCaseControl": Operation("PATCH", "/use_cases/{id}/controls/{control_id}", "json"),
+    "listControlEvidence": Operation("GET", "/use_cases/{id}/controls/{control_id}/evidence", "page"),
+    "linkControlEvidence": Operation("POST", "/use_cases/{id}/controls/{control_id}/evidence", "json", idempotency_key=True),
+    "unlinkControlEvidence": Operation("DELETE", "/use_cases/{id}/controls/{control_id}/evidence/{evidence_id}", "empty"),
     "listQuestionnaires": Operation("GET", "/questionnaires", "page"),
     "createQuestionnaire": Operation("POST", "/questionnaires", "json", idempotency_key=True),
     "getQuestionnaire": Operation("GET", "/questionnaires/{key}", "json"),
@@ -220,10 +300,41 @@ OPERATIONS: Dict[str, Operation] = {
     "attachUseCaseQuestionnaire": Operation("POST", "/use_cases/{id}/questionnaires", "json", idempotency_key=True),
     "getUseCaseQuestionnaire": Operation("GET", "/use_cases/{id}/questionnaires/{key}", "json"),
     "detachUseCaseQuestionnaire": Operation("DELETE", "/use_cases/{id}/questionnaires/{key}", "empty"),
+    "answerUseCaseQuestionnaire": Operation("PUT", "/use_cases/{id}/questionnaires/{key}/answers", "json"),
     "listModelQuestionnaires": Operation("GET", "/models/{id}/questionnaires", "page"),
     "attachModelQuestionnaire": Operation("POST", "/models/{id}/questionnaires", "json", idempotency_key=True),
     "getModelQuestionnaire": Operation("GET", "/models/{id}/questionnaires/{key}", "json"),
     "detachModelQuestionnaire": Operation("DELETE", "/models/{id}/questionnaires/{key}", "empty"),
+    "answerModelQuestionnaire": Operation("PUT", "/models/{id}/questionnaires/{key}/answers", "json"),
+    "listVendorQuestionnaires": Operation("GET", "/vendors/{id}/questionnaires", "page"),
+    "attachVendorQuestionnaire": Operation("POST", "/vendors/{id}/questionnaires", "json", idempotency_key=True),
+    "getVendorQuestionnaire": Operation("GET", "/vendors/{id}/questionnaires/{key}", "json"),
+    "detachVendorQuestionnaire": Operation("DELETE", "/vendors/{id}/questionnaires/{key}", "empty"),
+    "answerVendorQuestionnaire": Operation("PUT", "/vendors/{id}/questionnaires/{key}/answers", "json"),
+    "listUsers": Operation("GET", "/users", "page"),
+    "createUser": Operation("POST", "/users", "json", idempotency_key=True),
+    "getUser": Operation("GET", "/users/{id}", "json"),
+    "updateUser": Operation("PATCH", "/users/{id}", "json"),
+    "deleteUser": Operation("DELETE", "/users/{id}", "empty"),
+    "listTeams": Operation("GET", "/teams", "page"),
+    "createTeam": Operation("POST", "/teams", "json", idempotency_key=True),
+    "getTeam": Operation("GET", "/teams/{id}", "json"),
+    "updateTeam": Operation("PATCH", "/teams/{id}", "json"),
+    "deleteTeam": Operation("DELETE", "/teams/{id}", "empty"),
+    "listTeamMembers": Operation("GET", "/teams/{id}/members", "page"),
+    "addTeamMember": Operation("POST", "/teams/{id}/members", "json", idempotency_key=True),
+    "removeTeamMember": Operation("DELETE", "/teams/{id}/members/{user_id}", "empty"),
+    "listCustomFields": Operation("GET", "/custom_fields", "page"),
+    "createCustomField": Operation("POST", "/custom_fields", "json", idempotency_key=True),
+    "getCustomField": Operation("GET", "/custom_fields/{id}", "json"),
+    "updateCustomField": Operation("PATCH", "/custom_fields/{id}", "json"),
+    "deleteCustomField": Operation("DELETE", "/custom_fields/{id}", "empty"),
+    "listEvidence": Operation("GET", "/evidence", "page"),
+    "createEvidence": Operation("POST", "/evidence", "json", idempotency_key=True),
+    "getEvidence": Operation("GET", "/evidence/{id}", "json"),
+    "deleteEvidence": Operation("DELETE", "/evidence/{id}", "empty"),
+    "downloadEvidence": Operation("GET", "/evidence/{id}/content", "bytes"),
+    "getUseCaseDossier": Operation("GET", "/use_cases/{id}/dossier", "json"),
     "getGovernanceSummary": Operation("GET", "/governance_summary", "json"),
 }
 
@@ -238,6 +349,8 @@ class Resources:
         self.auth = AuthResource(transport, args)
         self.system = SystemResource(transport, args)
         self.api_keys = ApiKeysResource(transport, args)
+        self.webhook_endpoints = WebhookEndpointsResource(transport, args)
+        self.events = EventsResource(transport, args)
         self.use_cases = UseCasesResource(transport, args)
         self.audit_logs = AuditLogsResource(transport, args)
         self.models = ModelsResource(transport, args)
@@ -250,6 +363,10 @@ class Resources:
         self.policy_controls = PolicyControlsResource(transport, args)
         self.policy_packs = PolicyPacksResource(transport, args)
         self.questionnaires = QuestionnairesResource(transport, args)
+        self.users = UsersResource(transport, args)
+        self.teams = TeamsResource(transport, args)
+        self.custom_fields = CustomFieldsResource(transport, args)
+        self.evidence = EvidenceResource(transport, args)
         self.governance_summary = GovernanceSummaryResource(transport, args)
 
 
@@ -263,6 +380,192 @@ class GovernanceSummaryResource:
     def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GovernanceSummary:
         """Counts of use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls."""
         return cast("GovernanceSummary", self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class EvidenceResource:
+    """`client.evidence`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> EvidenceItemResource:
+        """The sub-resources of one record."""
+        return EvidenceItemResource(self._t, self._args + (id,))
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, kind: Optional[EvidenceKind] = None, q: Optional[str] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Evidence]:
+        """List evidence (files and links)."""
+        return cast("Page[Evidence]", self._t.call("listEvidence", (), query={"page_limit": page_limit, "page_after": page_after, "kind": kind, "q": q, "use_case_id": use_case_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, kind: Optional[EvidenceKind] = None, q: Optional[str] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Evidence]:
+        """List evidence (files and links): every record, page after page."""
+        return self._t.iterate("listEvidence", (), query={"page_limit": page_size, "kind": kind, "q": q, "use_case_id": use_case_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def create(self, body: Optional[EvidenceLinkCreate] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Evidence:
+        """Upload a file (multipart/form-data) or register a link (JSON)."""
+        return cast("Evidence", self._t.call("createEvidence", (), query=None, body=body, files={"file": file} if file is not None else None, data={"title": title}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Evidence:
+        """Get the metadata of a piece of evidence."""
+        return cast("Evidence", self._t.call("getEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete evidence that nothing uses."""
+        self._t.call("deleteEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class EvidenceItemResource:
+    """`client.evidence(id)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.content = EvidenceContentResource(transport, args)
+
+
+class EvidenceContentResource:
+    """`client.evidence(id).content`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def download(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> bytes:
+        """Download the content of a file."""
+        return cast("bytes", self._t.call("downloadEvidence", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class CustomFieldsResource:
+    """`client.custom_fields`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, entity_type: Optional[QuestionnaireTarget] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[CustomField]:
+        """List custom fields."""
+        return cast("Page[CustomField]", self._t.call("listCustomFields", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, entity_type: Optional[QuestionnaireTarget] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[CustomField]:
+        """List custom fields: every record, page after page."""
+        return self._t.iterate("listCustomFields", (), query={"page_limit": page_size, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def create(self, body: CustomFieldCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CustomField:
+        """Create a custom field."""
+        return cast("CustomField", self._t.call("createCustomField", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CustomField:
+        """Get a custom field."""
+        return cast("CustomField", self._t.call("getCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def update(self, id: str, body: CustomFieldUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CustomField:
+        """Update or archive a custom field."""
+        return cast("CustomField", self._t.call("updateCustomField", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a custom field."""
+        self._t.call("deleteCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class TeamsResource:
+    """`client.teams`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> TeamsItemResource:
+        """The sub-resources of one record."""
+        return TeamsItemResource(self._t, self._args + (id,))
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
+        """List teams."""
+        return cast("Page[Team]", self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Team]:
+        """List teams: every record, page after page."""
+        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def create(self, body: TeamCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Team:
+        """Create a team."""
+        return cast("Team", self._t.call("createTeam", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Team:
+        """Get a team."""
+        return cast("Team", self._t.call("getTeam", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def update(self, id: str, body: TeamUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Team:
+        """Update a team."""
+        return cast("Team", self._t.call("updateTeam", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a team."""
+        self._t.call("deleteTeam", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class TeamsItemResource:
+    """`client.teams(id)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.members = TeamsMembersResource(transport, args)
+
+
+class TeamsMembersResource:
+    """`client.teams(id).members`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+        """List a team's members."""
+        return cast("Page[User]", self._t.call("listTeamMembers", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[User]:
+        """List a team's members: every record, page after page."""
+        return self._t.iterate("listTeamMembers", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def add(self, user_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
+        """Add a user to a team."""
+        return cast("User", self._t.call("addTeamMember", (self._args[0],), query=None, body={"user_id": user_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def remove(self, user_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Remove a user from a team."""
+        self._t.call("removeTeamMember", (self._args[0], user_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class UsersResource:
+    """`client.users`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+        """List users."""
+        return cast("Page[User]", self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[User]:
+        """List users: every record, page after page."""
+        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def create(self, body: UserCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
+        """Create a user."""
+        return cast("User", self._t.call("createUser", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> User:
+        """Get a user."""
+        return cast("User", self._t.call("getUser", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def update(self, id: str, body: UserUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> User:
+        """Update a user."""
+        return cast("User", self._t.call("updateUser", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a user."""
+        self._t.call("deleteUser", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class QuestionnairesResource:
@@ -500,13 +803,13 @@ class VendorsResource:
         """The sub-resources of one record."""
         return VendorsItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List vendors."""
-        return cast("Page[Vendor]", self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Vendor]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Vendor]:
         """List vendors: every record, page after page."""
-        return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: VendorCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Create a vendor."""
@@ -533,6 +836,60 @@ class VendorsItemResource:
         self._args = args
         self.use_cases = VendorsUseCasesResource(transport, args)
         self.models = VendorsModelsResource(transport, args)
+        self.questionnaires = VendorsQuestionnairesResource(transport, args)
+
+
+class VendorsQuestionnairesResource:
+    """`client.vendors(id).questionnaires`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, key: str) -> VendorsQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return VendorsQuestionnairesItemResource(self._t, self._args + (key,))
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+        """List the questionnaires attached to a vendor."""
+        return cast("Page[AttachedQuestionnaire]", self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
+        """List the questionnaires attached to a vendor: every record, page after page."""
+        return self._t.iterate("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
+        """Attach a questionnaire to a vendor."""
+        return cast("AttachedQuestionnaire", self._t.call("attachVendorQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a vendor, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", self._t.call("getVendorQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Detach a questionnaire from a vendor."""
+        self._t.call("detachVendorQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class VendorsQuestionnairesItemResource:
+    """`client.vendors(id).questionnaires(key)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = VendorsQuestionnairesAnswersResource(transport, args)
+
+
+class VendorsQuestionnairesAnswersResource:
+    """`client.vendors(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a vendor."""
+        return cast("AnsweredQuestionnaire", self._t.call("answerVendorQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class VendorsModelsResource:
@@ -578,13 +935,13 @@ class ModelsResource:
         """The sub-resources of one record."""
         return ModelsItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List models."""
-        return cast("Page[Model]", self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Model]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Model]:
         """List models: every record, page after page."""
-        return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: ModelCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Create a model."""
@@ -620,6 +977,10 @@ class ModelsQuestionnairesResource:
         self._t = transport
         self._args = args
 
+    def __call__(self, key: str) -> ModelsQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return ModelsQuestionnairesItemResource(self._t, self._args + (key,))
+
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a model."""
         return cast("Page[AttachedQuestionnaire]", self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
@@ -632,13 +993,34 @@ class ModelsQuestionnairesResource:
         """Attach a questionnaire to a model."""
         return cast("AttachedQuestionnaire", self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
-        """Get a questionnaire attached to a model."""
-        return cast("AttachedQuestionnaire", self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a model, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a model."""
         self._t.call("detachModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class ModelsQuestionnairesItemResource:
+    """`client.models(id).questionnaires(key)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = ModelsQuestionnairesAnswersResource(transport, args)
+
+
+class ModelsQuestionnairesAnswersResource:
+    """`client.models(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a model."""
+        return cast("AnsweredQuestionnaire", self._t.call("answerModelQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class ModelsVendorsResource:
@@ -671,6 +1053,7 @@ class AuditLogsResource:
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+        self.checkpoint = AuditLogsCheckpointResource(transport, args)
 
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AuditLog]:
         """List audit records."""
@@ -692,13 +1075,38 @@ class AuditLogsResource:
         """Export audit records as NDJSON or CSV (streamed)."""
         return cast("str", self._t.call("exportAuditLogs", (), query={"format": format, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
-        """Verify the tamper-evident hash chain of this tenant’s audit records."""
-        return cast("AuditVerification", self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+    def verify(self, *, checkpoint: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
+        """Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier."""
+        return cast("AuditVerification", self._t.call("verifyAuditLogs", (), query={"checkpoint": checkpoint}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditLog:
         """Get an audit record."""
         return cast("AuditLog", self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class AuditLogsCheckpointResource:
+    """`client.audit_logs.checkpoint`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.public_key = AuditLogsCheckpointPublicKeyResource(transport, args)
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditCheckpoint:
+        """A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later."""
+        return cast("AuditCheckpoint", self._t.call("getAuditCheckpoint", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class AuditLogsCheckpointPublicKeyResource:
+    """`client.audit_logs.checkpoint.public_key`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditPublicKey:
+        """The Ed25519 public key checkpoints are signed with."""
+        return cast("AuditPublicKey", self._t.call("getAuditCheckpointPublicKey", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class UseCasesResource:
@@ -712,13 +1120,13 @@ class UseCasesResource:
         """The sub-resources of one record."""
         return UseCasesItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List use cases."""
-        return cast("Page[UseCase]", self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCase]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCase]:
         """List use cases: every record, page after page."""
-        return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: UseCaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCase:
         """Create a use case."""
@@ -750,6 +1158,19 @@ class UseCasesItemResource:
         self.policy_packs = UseCasesPolicyPacksResource(transport, args)
         self.controls = UseCasesControlsResource(transport, args)
         self.questionnaires = UseCasesQuestionnairesResource(transport, args)
+        self.dossier = UseCasesDossierResource(transport, args)
+
+
+class UseCasesDossierResource:
+    """`client.use_cases(id).dossier`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, format: Optional[Literal["json", "html"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Dossier:
+        """Everything about a use case in one answer, for auditors."""
+        return cast("Dossier", self._t.call("getUseCaseDossier", (self._args[0],), query={"format": format}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class UseCasesQuestionnairesResource:
@@ -758,6 +1179,10 @@ class UseCasesQuestionnairesResource:
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+
+    def __call__(self, key: str) -> UseCasesQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return UseCasesQuestionnairesItemResource(self._t, self._args + (key,))
 
     def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case."""
@@ -771,13 +1196,34 @@ class UseCasesQuestionnairesResource:
         """Attach a questionnaire to a use case."""
         return cast("AttachedQuestionnaire", self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
-        """Get a questionnaire attached to a use case."""
-        return cast("AttachedQuestionnaire", self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a use case, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a use case."""
         self._t.call("detachUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class UseCasesQuestionnairesItemResource:
+    """`client.use_cases(id).questionnaires(key)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = UseCasesQuestionnairesAnswersResource(transport, args)
+
+
+class UseCasesQuestionnairesAnswersResource:
+    """`client.use_cases(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a use case."""
+        return cast("AnsweredQuestionnaire", self._t.call("answerUseCaseQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class UseCasesControlsResource:
@@ -787,13 +1233,17 @@ class UseCasesControlsResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
-        """List the controls of a use case."""
-        return cast("Page[UseCaseControl]", self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    def __call__(self, control_id: str) -> UseCasesControlsItemResource:
+        """The sub-resources of one record."""
+        return UseCasesControlsItemResource(self._t, self._args + (control_id,))
 
-    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCaseControl]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, assignee_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
+        """List the controls of a use case."""
+        return cast("Page[UseCaseControl]", self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key, "assignee_id": assignee_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, assignee_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[UseCaseControl]:
         """List the controls of a use case: every record, page after page."""
-        return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key, "assignee_id": assignee_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseControl:
         """Get a control of a use case."""
@@ -802,6 +1252,39 @@ class UseCasesControlsResource:
     def update(self, control_id: str, body: UseCaseControlUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseControl:
         """Update the status, notes or due date of a use-case control."""
         return cast("UseCaseControl", self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class UseCasesControlsItemResource:
+    """`client.use_cases(id).controls(control_id)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.evidence = UseCasesControlsEvidenceResource(transport, args)
+
+
+class UseCasesControlsEvidenceResource:
+    """`client.use_cases(id).controls(control_id).evidence`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ControlEvidence]:
+        """List the evidence linked to a control of a use case."""
+        return cast("Page[ControlEvidence]", self._t.call("listControlEvidence", (self._args[0], self._args[1]), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[ControlEvidence]:
+        """List the evidence linked to a control of a use case: every record, page after page."""
+        return self._t.iterate("listControlEvidence", (self._args[0], self._args[1]), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def link(self, body: ControlEvidenceLink, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ControlEvidence:
+        """Link evidence to a control of a use case."""
+        return cast("ControlEvidence", self._t.call("linkControlEvidence", (self._args[0], self._args[1]), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def unlink(self, evidence_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Unlink evidence from a control of a use case."""
+        self._t.call("unlinkControlEvidence", (self._args[0], self._args[1], evidence_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class UseCasesPolicyPacksResource:
@@ -928,6 +1411,100 @@ class UseCasesModelsResource:
         self._t.call("unlinkUseCaseModel", (self._args[0], model_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
+class EventsResource:
+    """`client.events`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def stream(self, *, after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> Iterator[Event]:
+        """Stream the tenant’s audit records as they commit (server-sent events): events as they happen, resumed after a dropped connection."""
+        return self._t.events("streamEvents", (), query={"after": after, "action": action, "resource_type": resource_type, "use_case_id": use_case_id}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class WebhookEndpointsResource:
+    """`client.webhook_endpoints`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> WebhookEndpointsItemResource:
+        """The sub-resources of one record."""
+        return WebhookEndpointsItemResource(self._t, self._args + (id,))
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[WebhookEndpoint]:
+        """List webhook endpoints (admin)."""
+        return cast("Page[WebhookEndpoint]", self._t.call("listWebhookEndpoints", (), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[WebhookEndpoint]:
+        """List webhook endpoints (admin): every record, page after page."""
+        return self._t.iterate("listWebhookEndpoints", (), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def create(self, body: WebhookEndpointCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WebhookEndpointWithSecret:
+        """Create a webhook endpoint (admin); its signing secret is returned once."""
+        return cast("WebhookEndpointWithSecret", self._t.call("createWebhookEndpoint", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
+        """Get a webhook endpoint (admin)."""
+        return cast("WebhookEndpoint", self._t.call("getWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def update(self, id: str, body: WebhookEndpointUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
+        """Update a webhook endpoint (admin)."""
+        return cast("WebhookEndpoint", self._t.call("updateWebhookEndpoint", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a webhook endpoint and its delivery log (admin)."""
+        self._t.call("deleteWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def test(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> None:
+        """Send a `ping` event to the endpoint (admin)."""
+        self._t.call("testWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
+
+
+class WebhookEndpointsItemResource:
+    """`client.webhook_endpoints(id)`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.rotate_secret = WebhookEndpointsRotateSecretResource(transport, args)
+        self.deliveries = WebhookEndpointsDeliveriesResource(transport, args)
+
+
+class WebhookEndpointsDeliveriesResource:
+    """`client.webhook_endpoints(id).deliveries`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[DeliveryStatus] = None, event_type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[WebhookDelivery]:
+        """List the endpoint’s deliveries, newest first (kept 30 days)."""
+        return cast("Page[WebhookDelivery]", self._t.call("listWebhookDeliveries", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "event_type": event_type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[DeliveryStatus] = None, event_type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[WebhookDelivery]:
+        """List the endpoint’s deliveries, newest first (kept 30 days): every record, page after page."""
+        return self._t.iterate("listWebhookDeliveries", (self._args[0],), query={"page_limit": page_size, "status": status, "event_type": event_type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def retry(self, delivery_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> None:
+        """Send a delivery again now (admin)."""
+        self._t.call("retryWebhookDelivery", (self._args[0], delivery_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
+
+
+class WebhookEndpointsRotateSecretResource:
+    """`client.webhook_endpoints(id).rotate_secret`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def rotate(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WebhookEndpointWithSecret:
+        """Make a new signing secret (admin); the old one also signs for 24 h."""
+        return cast("WebhookEndpointWithSecret", self._t.call("rotateWebhookEndpointSecret", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+
 class ApiKeysResource:
     """`client.api_keys`."""
 
@@ -1010,6 +1587,8 @@ class AsyncResources:
         self.auth = AsyncAuthResource(transport, args)
         self.system = AsyncSystemResource(transport, args)
         self.api_keys = AsyncApiKeysResource(transport, args)
+        self.webhook_endpoints = AsyncWebhookEndpointsResource(transport, args)
+        self.events = AsyncEventsResource(transport, args)
         self.use_cases = AsyncUseCasesResource(transport, args)
         self.audit_logs = AsyncAuditLogsResource(transport, args)
         self.models = AsyncModelsResource(transport, args)
@@ -1022,6 +1601,10 @@ class AsyncResources:
         self.policy_controls = AsyncPolicyControlsResource(transport, args)
         self.policy_packs = AsyncPolicyPacksResource(transport, args)
         self.questionnaires = AsyncQuestionnairesResource(transport, args)
+        self.users = AsyncUsersResource(transport, args)
+        self.teams = AsyncTeamsResource(transport, args)
+        self.custom_fields = AsyncCustomFieldsResource(transport, args)
+        self.evidence = AsyncEvidenceResource(transport, args)
         self.governance_summary = AsyncGovernanceSummaryResource(transport, args)
 
 
@@ -1035,6 +1618,192 @@ class AsyncGovernanceSummaryResource:
     async def get(self, *, as_of: Optional[str] = None, overdue_limit: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> GovernanceSummary:
         """Counts of use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls."""
         return cast("GovernanceSummary", await self._t.call("getGovernanceSummary", (), query={"as_of": as_of, "overdue_limit": overdue_limit}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class AsyncEvidenceResource:
+    """`client.evidence`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> AsyncEvidenceItemResource:
+        """The sub-resources of one record."""
+        return AsyncEvidenceItemResource(self._t, self._args + (id,))
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, kind: Optional[EvidenceKind] = None, q: Optional[str] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Evidence]:
+        """List evidence (files and links)."""
+        return cast("Page[Evidence]", await self._t.call("listEvidence", (), query={"page_limit": page_limit, "page_after": page_after, "kind": kind, "q": q, "use_case_id": use_case_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, kind: Optional[EvidenceKind] = None, q: Optional[str] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Evidence]:
+        """List evidence (files and links): every record, page after page."""
+        return self._t.iterate("listEvidence", (), query={"page_limit": page_size, "kind": kind, "q": q, "use_case_id": use_case_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def create(self, body: Optional[EvidenceLinkCreate] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Evidence:
+        """Upload a file (multipart/form-data) or register a link (JSON)."""
+        return cast("Evidence", await self._t.call("createEvidence", (), query=None, body=body, files={"file": file} if file is not None else None, data={"title": title}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Evidence:
+        """Get the metadata of a piece of evidence."""
+        return cast("Evidence", await self._t.call("getEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete evidence that nothing uses."""
+        await self._t.call("deleteEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncEvidenceItemResource:
+    """`client.evidence(id)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.content = AsyncEvidenceContentResource(transport, args)
+
+
+class AsyncEvidenceContentResource:
+    """`client.evidence(id).content`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def download(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> bytes:
+        """Download the content of a file."""
+        return cast("bytes", await self._t.call("downloadEvidence", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class AsyncCustomFieldsResource:
+    """`client.custom_fields`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, entity_type: Optional[QuestionnaireTarget] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[CustomField]:
+        """List custom fields."""
+        return cast("Page[CustomField]", await self._t.call("listCustomFields", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, entity_type: Optional[QuestionnaireTarget] = None, archived: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[CustomField]:
+        """List custom fields: every record, page after page."""
+        return self._t.iterate("listCustomFields", (), query={"page_limit": page_size, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def create(self, body: CustomFieldCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CustomField:
+        """Create a custom field."""
+        return cast("CustomField", await self._t.call("createCustomField", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CustomField:
+        """Get a custom field."""
+        return cast("CustomField", await self._t.call("getCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    async def update(self, id: str, body: CustomFieldUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CustomField:
+        """Update or archive a custom field."""
+        return cast("CustomField", await self._t.call("updateCustomField", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a custom field."""
+        await self._t.call("deleteCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncTeamsResource:
+    """`client.teams`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> AsyncTeamsItemResource:
+        """The sub-resources of one record."""
+        return AsyncTeamsItemResource(self._t, self._args + (id,))
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
+        """List teams."""
+        return cast("Page[Team]", await self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Team]:
+        """List teams: every record, page after page."""
+        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def create(self, body: TeamCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Team:
+        """Create a team."""
+        return cast("Team", await self._t.call("createTeam", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Team:
+        """Get a team."""
+        return cast("Team", await self._t.call("getTeam", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    async def update(self, id: str, body: TeamUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Team:
+        """Update a team."""
+        return cast("Team", await self._t.call("updateTeam", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a team."""
+        await self._t.call("deleteTeam", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncTeamsItemResource:
+    """`client.teams(id)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.members = AsyncTeamsMembersResource(transport, args)
+
+
+class AsyncTeamsMembersResource:
+    """`client.teams(id).members`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+        """List a team's members."""
+        return cast("Page[User]", await self._t.call("listTeamMembers", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[User]:
+        """List a team's members: every record, page after page."""
+        return self._t.iterate("listTeamMembers", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def add(self, user_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
+        """Add a user to a team."""
+        return cast("User", await self._t.call("addTeamMember", (self._args[0],), query=None, body={"user_id": user_id}, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def remove(self, user_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Remove a user from a team."""
+        await self._t.call("removeTeamMember", (self._args[0], user_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncUsersResource:
+    """`client.users`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+        """List users."""
+        return cast("Page[User]", await self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[User]:
+        """List users: every record, page after page."""
+        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def create(self, body: UserCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
+        """Create a user."""
+        return cast("User", await self._t.call("createUser", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> User:
+        """Get a user."""
+        return cast("User", await self._t.call("getUser", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    async def update(self, id: str, body: UserUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> User:
+        """Update a user."""
+        return cast("User", await self._t.call("updateUser", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a user."""
+        await self._t.call("deleteUser", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class AsyncQuestionnairesResource:
@@ -1272,13 +2041,13 @@ class AsyncVendorsResource:
         """The sub-resources of one record."""
         return AsyncVendorsItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Vendor]:
         """List vendors."""
-        return cast("Page[Vendor]", await self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Vendor]", await self._t.call("listVendors", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Vendor]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[VendorStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Vendor]:
         """List vendors: every record, page after page."""
-        return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listVendors", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: VendorCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Vendor:
         """Create a vendor."""
@@ -1305,6 +2074,60 @@ class AsyncVendorsItemResource:
         self._args = args
         self.use_cases = AsyncVendorsUseCasesResource(transport, args)
         self.models = AsyncVendorsModelsResource(transport, args)
+        self.questionnaires = AsyncVendorsQuestionnairesResource(transport, args)
+
+
+class AsyncVendorsQuestionnairesResource:
+    """`client.vendors(id).questionnaires`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, key: str) -> AsyncVendorsQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return AsyncVendorsQuestionnairesItemResource(self._t, self._args + (key,))
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+        """List the questionnaires attached to a vendor."""
+        return cast("Page[AttachedQuestionnaire]", await self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
+        """List the questionnaires attached to a vendor: every record, page after page."""
+        return self._t.iterate("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def attach(self, body: AttachQuestionnaire, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> AttachedQuestionnaire:
+        """Attach a questionnaire to a vendor."""
+        return cast("AttachedQuestionnaire", await self._t.call("attachVendorQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a vendor, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", await self._t.call("getVendorQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    async def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Detach a questionnaire from a vendor."""
+        await self._t.call("detachVendorQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncVendorsQuestionnairesItemResource:
+    """`client.vendors(id).questionnaires(key)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = AsyncVendorsQuestionnairesAnswersResource(transport, args)
+
+
+class AsyncVendorsQuestionnairesAnswersResource:
+    """`client.vendors(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a vendor."""
+        return cast("AnsweredQuestionnaire", await self._t.call("answerVendorQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncVendorsModelsResource:
@@ -1350,13 +2173,13 @@ class AsyncModelsResource:
         """The sub-resources of one record."""
         return AsyncModelsItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Model]:
         """List models."""
-        return cast("Page[Model]", await self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Model]", await self._t.call("listModels", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Model]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, status: Optional[ModelStatus] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Model]:
         """List models: every record, page after page."""
-        return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listModels", (), query={"page_limit": page_size, "sort": sort, "q": q, "status": status, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: ModelCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Model:
         """Create a model."""
@@ -1392,6 +2215,10 @@ class AsyncModelsQuestionnairesResource:
         self._t = transport
         self._args = args
 
+    def __call__(self, key: str) -> AsyncModelsQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return AsyncModelsQuestionnairesItemResource(self._t, self._args + (key,))
+
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a model."""
         return cast("Page[AttachedQuestionnaire]", await self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
@@ -1404,13 +2231,34 @@ class AsyncModelsQuestionnairesResource:
         """Attach a questionnaire to a model."""
         return cast("AttachedQuestionnaire", await self._t.call("attachModelQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
-        """Get a questionnaire attached to a model."""
-        return cast("AttachedQuestionnaire", await self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a model, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", await self._t.call("getModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a model."""
         await self._t.call("detachModelQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncModelsQuestionnairesItemResource:
+    """`client.models(id).questionnaires(key)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = AsyncModelsQuestionnairesAnswersResource(transport, args)
+
+
+class AsyncModelsQuestionnairesAnswersResource:
+    """`client.models(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a model."""
+        return cast("AnsweredQuestionnaire", await self._t.call("answerModelQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncModelsVendorsResource:
@@ -1443,6 +2291,7 @@ class AsyncAuditLogsResource:
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+        self.checkpoint = AsyncAuditLogsCheckpointResource(transport, args)
 
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, resource_id: Optional[str] = None, use_case_id: Optional[str] = None, actor_id: Optional[str] = None, source: Optional[SourceEnum] = None, start_time: Optional[str] = None, end_time: Optional[str] = None, q: Optional[str] = None, sort: Optional[Literal["created_at", "-created_at"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AuditLog]:
         """List audit records."""
@@ -1464,13 +2313,38 @@ class AsyncAuditLogsResource:
         """Export audit records as NDJSON or CSV (streamed)."""
         return cast("str", await self._t.call("exportAuditLogs", (), query={"format": format, "action": action, "resource_type": resource_type, "resource_id": resource_id, "use_case_id": use_case_id, "actor_id": actor_id, "source": source, "start_time": start_time, "end_time": end_time, "q": q, "sort": sort}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def verify(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
-        """Verify the tamper-evident hash chain of this tenant’s audit records."""
-        return cast("AuditVerification", await self._t.call("verifyAuditLogs", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+    async def verify(self, *, checkpoint: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditVerification:
+        """Verify the keyed hash chain of this tenant’s audit records, and optionally a checkpoint kept earlier."""
+        return cast("AuditVerification", await self._t.call("verifyAuditLogs", (), query={"checkpoint": checkpoint}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditLog:
         """Get an audit record."""
         return cast("AuditLog", await self._t.call("getAuditLog", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class AsyncAuditLogsCheckpointResource:
+    """`client.audit_logs.checkpoint`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.public_key = AsyncAuditLogsCheckpointPublicKeyResource(transport, args)
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AuditCheckpoint:
+        """A signed checkpoint of this tenant’s audit chain head: keep it, and verify against it later."""
+        return cast("AuditCheckpoint", await self._t.call("getAuditCheckpoint", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class AsyncAuditLogsCheckpointPublicKeyResource:
+    """`client.audit_logs.checkpoint.public_key`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AuditPublicKey:
+        """The Ed25519 public key checkpoints are signed with."""
+        return cast("AuditPublicKey", await self._t.call("getAuditCheckpointPublicKey", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncUseCasesResource:
@@ -1484,13 +2358,13 @@ class AsyncUseCasesResource:
         """The sub-resources of one record."""
         return AsyncUseCasesItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCase]:
         """List use cases."""
-        return cast("Page[UseCase]", await self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[UseCase]", await self._t.call("listUseCases", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCase]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, risk_category_level: Optional[RiskCategoryLevel] = None, created_after: Optional[str] = None, created_before: Optional[str] = None, owner_id: Optional[str] = None, custom_field_id: Optional[str] = None, custom_field_value: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCase]:
         """List use cases: every record, page after page."""
-        return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUseCases", (), query={"page_limit": page_size, "sort": sort, "q": q, "risk_category_level": risk_category_level, "created_after": created_after, "created_before": created_before, "owner_id": owner_id, "custom_field_id": custom_field_id, "custom_field_value": custom_field_value}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: UseCaseCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> UseCase:
         """Create a use case."""
@@ -1522,6 +2396,19 @@ class AsyncUseCasesItemResource:
         self.policy_packs = AsyncUseCasesPolicyPacksResource(transport, args)
         self.controls = AsyncUseCasesControlsResource(transport, args)
         self.questionnaires = AsyncUseCasesQuestionnairesResource(transport, args)
+        self.dossier = AsyncUseCasesDossierResource(transport, args)
+
+
+class AsyncUseCasesDossierResource:
+    """`client.use_cases(id).dossier`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, format: Optional[Literal["json", "html"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Dossier:
+        """Everything about a use case in one answer, for auditors."""
+        return cast("Dossier", await self._t.call("getUseCaseDossier", (self._args[0],), query={"format": format}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
 class AsyncUseCasesQuestionnairesResource:
@@ -1530,6 +2417,10 @@ class AsyncUseCasesQuestionnairesResource:
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+
+    def __call__(self, key: str) -> AsyncUseCasesQuestionnairesItemResource:
+        """The sub-resources of one record."""
+        return AsyncUseCasesQuestionnairesItemResource(self._t, self._args + (key,))
 
     async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
         """List the questionnaires attached to a use case."""
@@ -1543,13 +2434,34 @@ class AsyncUseCasesQuestionnairesResource:
         """Attach a questionnaire to a use case."""
         return cast("AttachedQuestionnaire", await self._t.call("attachUseCaseQuestionnaire", (self._args[0],), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AttachedQuestionnaire:
-        """Get a questionnaire attached to a use case."""
-        return cast("AttachedQuestionnaire", await self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    async def get(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> AnsweredQuestionnaire:
+        """Get a questionnaire attached to a use case, with its answers and progress."""
+        return cast("AnsweredQuestionnaire", await self._t.call("getUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def detach(self, key: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Detach a questionnaire from a use case."""
         await self._t.call("detachUseCaseQuestionnaire", (self._args[0], key), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncUseCasesQuestionnairesItemResource:
+    """`client.use_cases(id).questionnaires(key)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.answers = AsyncUseCasesQuestionnairesAnswersResource(transport, args)
+
+
+class AsyncUseCasesQuestionnairesAnswersResource:
+    """`client.use_cases(id).questionnaires(key).answers`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def answer(self, answers: List[AnswerInput], *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AnsweredQuestionnaire:
+        """Answer questions of a questionnaire attached to a use case."""
+        return cast("AnsweredQuestionnaire", await self._t.call("answerUseCaseQuestionnaire", (self._args[0], self._args[1]), query=None, body={"answers": answers}, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncUseCasesControlsResource:
@@ -1559,13 +2471,17 @@ class AsyncUseCasesControlsResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
-        """List the controls of a use case."""
-        return cast("Page[UseCaseControl]", await self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+    def __call__(self, control_id: str) -> AsyncUseCasesControlsItemResource:
+        """The sub-resources of one record."""
+        return AsyncUseCasesControlsItemResource(self._t, self._args + (control_id,))
 
-    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCaseControl]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, assignee_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[UseCaseControl]:
+        """List the controls of a use case."""
+        return cast("Page[UseCaseControl]", await self._t.call("listUseCaseControls", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "policy_pack_key": policy_pack_key, "assignee_id": assignee_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[ControlStatus] = None, policy_pack_key: Optional[str] = None, assignee_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[UseCaseControl]:
         """List the controls of a use case: every record, page after page."""
-        return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUseCaseControls", (self._args[0],), query={"page_limit": page_size, "status": status, "policy_pack_key": policy_pack_key, "assignee_id": assignee_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def get(self, control_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> UseCaseControl:
         """Get a control of a use case."""
@@ -1574,6 +2490,39 @@ class AsyncUseCasesControlsResource:
     async def update(self, control_id: str, body: UseCaseControlUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> UseCaseControl:
         """Update the status, notes or due date of a use-case control."""
         return cast("UseCaseControl", await self._t.call("updateUseCaseControl", (self._args[0], control_id), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
+class AsyncUseCasesControlsItemResource:
+    """`client.use_cases(id).controls(control_id)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.evidence = AsyncUseCasesControlsEvidenceResource(transport, args)
+
+
+class AsyncUseCasesControlsEvidenceResource:
+    """`client.use_cases(id).controls(control_id).evidence`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[ControlEvidence]:
+        """List the evidence linked to a control of a use case."""
+        return cast("Page[ControlEvidence]", await self._t.call("listControlEvidence", (self._args[0], self._args[1]), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[ControlEvidence]:
+        """List the evidence linked to a control of a use case: every record, page after page."""
+        return self._t.iterate("listControlEvidence", (self._args[0], self._args[1]), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def link(self, body: ControlEvidenceLink, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ControlEvidence:
+        """Link evidence to a control of a use case."""
+        return cast("ControlEvidence", await self._t.call("linkControlEvidence", (self._args[0], self._args[1]), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def unlink(self, evidence_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Unlink evidence from a control of a use case."""
+        await self._t.call("unlinkControlEvidence", (self._args[0], self._args[1], evidence_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class AsyncUseCasesPolicyPacksResource:
@@ -1698,6 +2647,100 @@ class AsyncUseCasesModelsResource:
     async def unlink(self, model_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Unlink a model from a use case."""
         await self._t.call("unlinkUseCaseModel", (self._args[0], model_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncEventsResource:
+    """`client.events`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def stream(self, *, after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> AsyncIterator[Event]:
+        """Stream the tenant’s audit records as they commit (server-sent events): events as they happen, resumed after a dropped connection."""
+        return self._t.events("streamEvents", (), query={"after": after, "action": action, "resource_type": resource_type, "use_case_id": use_case_id}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncWebhookEndpointsResource:
+    """`client.webhook_endpoints`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def __call__(self, id: str) -> AsyncWebhookEndpointsItemResource:
+        """The sub-resources of one record."""
+        return AsyncWebhookEndpointsItemResource(self._t, self._args + (id,))
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[WebhookEndpoint]:
+        """List webhook endpoints (admin)."""
+        return cast("Page[WebhookEndpoint]", await self._t.call("listWebhookEndpoints", (), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[WebhookEndpoint]:
+        """List webhook endpoints (admin): every record, page after page."""
+        return self._t.iterate("listWebhookEndpoints", (), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def create(self, body: WebhookEndpointCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WebhookEndpointWithSecret:
+        """Create a webhook endpoint (admin); its signing secret is returned once."""
+        return cast("WebhookEndpointWithSecret", await self._t.call("createWebhookEndpoint", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
+        """Get a webhook endpoint (admin)."""
+        return cast("WebhookEndpoint", await self._t.call("getWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def update(self, id: str, body: WebhookEndpointUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> WebhookEndpoint:
+        """Update a webhook endpoint (admin)."""
+        return cast("WebhookEndpoint", await self._t.call("updateWebhookEndpoint", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Delete a webhook endpoint and its delivery log (admin)."""
+        await self._t.call("deleteWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def test(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> None:
+        """Send a `ping` event to the endpoint (admin)."""
+        await self._t.call("testWebhookEndpoint", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
+
+
+class AsyncWebhookEndpointsItemResource:
+    """`client.webhook_endpoints(id)`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.rotate_secret = AsyncWebhookEndpointsRotateSecretResource(transport, args)
+        self.deliveries = AsyncWebhookEndpointsDeliveriesResource(transport, args)
+
+
+class AsyncWebhookEndpointsDeliveriesResource:
+    """`client.webhook_endpoints(id).deliveries`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, status: Optional[DeliveryStatus] = None, event_type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[WebhookDelivery]:
+        """List the endpoint’s deliveries, newest first (kept 30 days)."""
+        return cast("Page[WebhookDelivery]", await self._t.call("listWebhookDeliveries", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after, "status": status, "event_type": event_type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, status: Optional[DeliveryStatus] = None, event_type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[WebhookDelivery]:
+        """List the endpoint’s deliveries, newest first (kept 30 days): every record, page after page."""
+        return self._t.iterate("listWebhookDeliveries", (self._args[0],), query={"page_limit": page_size, "status": status, "event_type": event_type}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def retry(self, delivery_id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> None:
+        """Send a delivery again now (admin)."""
+        await self._t.call("retryWebhookDelivery", (self._args[0], delivery_id), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None))
+
+
+class AsyncWebhookEndpointsRotateSecretResource:
+    """`client.webhook_endpoints(id).rotate_secret`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def rotate(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> WebhookEndpointWithSecret:
+        """Make a new signing secret (admin); the old one also signs for 24 h."""
+        return cast("WebhookEndpointWithSecret", await self._t.call("rotateWebhookEndpointSecret", (self._args[0],), query=None, body=None, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class AsyncApiKeysResource:

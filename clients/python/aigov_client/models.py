@@ -7,8 +7,13 @@ from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 
 ControlStatus = Literal["pending", "in_progress", "implemented", "not_applicable"]
+CustomFieldType = Literal["string", "number", "boolean", "datetime", "user"]
+DeliveryStatus = Literal["pending", "succeeded", "failed"]
+ElementType = Literal["input", "checkbox", "select", "datepicker"]
+EvidenceKind = Literal["file", "link"]
 EvidenceType = Literal["text", "number", "boolean", "select", "file"]
 ModelStatus = Literal["none", "in_development", "in_production", "retired"]
+OwnerType = Literal["user", "team"]
 QuestionnaireTarget = Literal["use_case", "model", "vendor"]
 RiskCategoryLevel = Literal["high", "medium", "low", "none"]
 RoleEnum = Literal["read", "write", "admin"]
@@ -17,6 +22,54 @@ StageType = Literal["start", "intermediate", "end"]
 VendorStatus = Literal["active", "under_review", "inactive"]
 VersionStatus = Literal["draft", "published"]
 WorkflowStep = Literal["assessment", "evidence_collection", "clear", "rejected"]
+
+
+class Answer(TypedDict):
+    question_id: str
+    section_id: str
+    #: text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids.
+    value: Union[str, float, bool, List[str]]
+    #: Evidence given with the answer (for a file question, its value).
+    evidence_ids: List[str]
+    answered_by: Optional[str]
+    answered_at: str
+
+
+class AnsweredQuestionnaire(TypedDict):
+    id: str
+    key: str
+    version: int
+    questionnaire_id: str
+    name: str
+    target: QuestionnaireTarget
+    attached_at: str
+    #: In questionnaire order; unanswered questions are absent.
+    answers: List[Answer]
+    progress: AnswerProgress
+
+
+class _AnswerInputRequired(TypedDict):
+    question_id: str
+    #: null clears the answer.
+    value: Optional[Union[str, float, bool, List[str]]]
+
+
+class AnswerInput(_AnswerInputRequired, total=False):
+    evidence_ids: Optional[List[str]]
+
+
+class AnswerProgress(TypedDict):
+    questions: int
+    answered: int
+    required: int
+    required_answered: int
+    #: Every required question is answered.
+    complete: bool
+
+
+class AnswersUpdate(TypedDict):
+    """Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's."""
+    answers: List[AnswerInput]
 
 
 class ApiKey(TypedDict):
@@ -40,7 +93,7 @@ class ApiKeyCreate(_ApiKeyCreateRequired, total=False):
     expires_at: Optional[str]
 
 
-class ApiKeyCreated(TypedDict):
+class _ApiKeyCreatedRequired(TypedDict):
     id: str
     name: str
     role: RoleEnum
@@ -50,7 +103,12 @@ class ApiKeyCreated(TypedDict):
     updated_at: str
     expires_at: Optional[str]
     revoked_at: Optional[str]
-    #: The secret. Shown once, never again.
+    #: true when `key` holds the secret; false on an Idempotency-Key replay, which never carries it.
+    secret_shown: bool
+
+
+class ApiKeyCreated(_ApiKeyCreatedRequired, total=False):
+    #: The secret. Shown once, never again: absent when the response is an Idempotency-Key replay.
     key: str
 
 
@@ -114,6 +172,21 @@ class _AttachQuestionnaireRequired(TypedDict):
 class AttachQuestionnaire(_AttachQuestionnaireRequired, total=False):
     """The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409)."""
     version: Optional[int]
+
+
+class AuditCheckpoint(TypedDict):
+    tenant: str
+    #: The number of audit records in the tenant’s chain.
+    sequence: int
+    #: The hash of the newest record.
+    head: str
+    signed_at: str
+    #: Ed25519 over "aigov audit checkpoint v1\\n{tenant}\\n{sequence}\\n{head}\\n{signed_at}", base64url.
+    signature: str
+    #: Which signing key (see /audit_logs/checkpoint/public_key).
+    key_id: str
+    #: All of the above in one string: pass it to /audit_logs/verify?checkpoint= later.
+    token: str
 
 
 class AuditLog(TypedDict):
@@ -211,12 +284,277 @@ class AuditLogQuery(TypedDict, total=False):
     sort: Literal["created_at", "-created_at"]
 
 
-class AuditVerification(TypedDict):
-    #: True when every record matches its hash and links to the one before.
+class AuditPublicKey(TypedDict):
+    algorithm: Literal["Ed25519"]
+    key_id: str
+    #: SPKI PEM.
+    public_key: str
+
+
+class _AuditVerificationRequired(TypedDict):
+    #: True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches).
     ok: bool
     #: Records checked.
     checked: int
     first_bad_id: Optional[str]
+    #: Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them.
+    unkeyed: int
+
+
+class AuditVerification(_AuditVerificationRequired, total=False):
+    checkpoint: AuditVerificationCheckpoint
+
+
+class AuditVerificationCheckpoint(TypedDict):
+    sequence: int
+    #: The record at the checkpoint’s sequence still has the checkpoint’s head hash.
+    matched: bool
+
+
+class AuditVerifyQuery(TypedDict, total=False):
+    #: The `token` of a checkpoint kept earlier: proves nothing up to it has changed since.
+    checkpoint: str
+
+
+class ControlEvidence(TypedDict):
+    use_case_control_id: str
+    evidence_id: str
+    requirement: Optional[int]
+    linked_at: str
+    evidence: Evidence
+
+
+class _ControlEvidenceLinkRequired(TypedDict):
+    #: An ev_… id of this tenant.
+    evidence_id: str
+
+
+class ControlEvidenceLink(_ControlEvidenceLinkRequired, total=False):
+    requirement: Optional[int]
+
+
+class ControlEvidencePage(TypedDict):
+    items: List[ControlEvidence]
+    pagination: Pagination
+
+
+class CustomField(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    type: CustomFieldType
+    element_type: ElementType
+    options: List[str]
+    multiple: bool
+    required: bool
+    entity_types: List[QuestionnaireTarget]
+    archived: bool
+    created_at: str
+    updated_at: str
+
+
+class _CustomFieldCreateRequired(TypedDict):
+    name: str
+
+
+class CustomFieldCreate(_CustomFieldCreateRequired, total=False):
+    #: `null` means string.
+    type: Optional[CustomFieldType]
+    multiple: Optional[bool]
+    description: Optional[str]
+    #: How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input).
+    element_type: Optional[ElementType]
+    options: Optional[List[str]]
+    required: Optional[bool]
+    entity_types: Optional[List[QuestionnaireTarget]]
+    archived: Optional[bool]
+
+
+class CustomFieldListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    entity_type: QuestionnaireTarget
+    archived: bool
+
+
+class CustomFieldPage(TypedDict):
+    items: List[CustomField]
+    pagination: Pagination
+
+
+class CustomFieldUpdate(TypedDict, total=False):
+    name: str
+    #: Only while no record carries a value.
+    type: Optional[CustomFieldType]
+    multiple: Optional[bool]
+    description: Optional[str]
+    #: How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input).
+    element_type: Optional[ElementType]
+    options: Optional[List[str]]
+    required: Optional[bool]
+    entity_types: Optional[List[QuestionnaireTarget]]
+    archived: Optional[bool]
+
+
+class CustomFieldValue(TypedDict):
+    custom_field_id: str
+    name: str
+    value: Union[Union[str, float, bool], List[Union[str, float, bool]]]
+
+
+class CustomFieldValueInput(TypedDict):
+    custom_field_id: str
+    #: A list for a `multiple` field; `null` clears.
+    value: Optional[Union[Union[str, float, bool], List[Union[str, float, bool]]]]
+
+
+class Dossier(TypedDict):
+    generated_at: str
+    use_case: UseCase
+    workflow: UseCaseWorkflow
+    #: The use case's creation and every workflow move, oldest first, from the audit log.
+    workflow_history: List[AuditLog]
+    models: List[Model]
+    vendors: List[Vendor]
+    risk_scenarios: List[UseCaseRiskScenario]
+    policy_packs: List[AppliedPolicyPack]
+    controls: List[DossierControl]
+    questionnaires: List[DossierQuestionnaire]
+    #: Every piece of evidence the controls and answers use, once each.
+    evidence: List[Evidence]
+    #: What the workflow gates would still refuse.
+    gaps: DossierGaps
+
+
+class DossierControl(TypedDict):
+    id: str
+    use_case_id: str
+    control_key: str
+    control_version: int
+    control_version_id: str
+    name: str
+    policy_pack_key: str
+    policy_pack_version: int
+    status: ControlStatus
+    due_date: Optional[str]
+    notes: Optional[str]
+    #: The user or team who is to implement the control.
+    assignee: Optional[Owner]
+    #: Pieces of evidence linked to this control.
+    evidence_count: int
+    #: The control version's evidence requirements, each with whether it is met.
+    evidence_requirements: List[RequirementStatus]
+    created_at: str
+    updated_at: str
+    evidence: List[DossierControlEvidenceItem]
+
+
+class DossierControlEvidenceItem(TypedDict):
+    requirement: Optional[int]
+    linked_at: str
+    evidence: Evidence
+
+
+class DossierGaps(TypedDict):
+    """What the workflow gates would still refuse."""
+    missing_answers: List[DossierGapsMissingAnswersItem]
+    missing_evidence: List[DossierGapsMissingEvidenceItem]
+
+
+class DossierGapsMissingAnswersItem(TypedDict):
+    questionnaire_key: str
+    section_id: str
+    question_id: str
+    question: str
+
+
+class DossierGapsMissingEvidenceItem(TypedDict):
+    use_case_control_id: str
+    control_key: str
+    requirement: int
+    description: str
+
+
+class DossierQuery(TypedDict, total=False):
+    #: `html`: one self-contained printable page.
+    format: Literal["json", "html"]
+
+
+class DossierQuestionnaire(TypedDict):
+    id: str
+    key: str
+    version: int
+    questionnaire_id: str
+    name: str
+    target: QuestionnaireTarget
+    attached_at: str
+    #: In questionnaire order; unanswered questions are absent.
+    answers: List[Answer]
+    progress: AnswerProgress
+    sections: List[Section]
+
+
+EventStreamHeaders = TypedDict("EventStreamHeaders", {"last-event-id": "str"}, total=False)
+
+
+class EventStreamQuery(TypedDict, total=False):
+    #: An audit record id: stream the records committed after it.
+    after: str
+    #: One or more actions, e.g. use_case.created.
+    action: Union[str, List[str]]
+    #: One or more resource types, e.g. use_case.
+    resource_type: Union[str, List[str]]
+    use_case_id: str
+
+
+class Evidence(TypedDict):
+    id: str
+    kind: EvidenceKind
+    title: Optional[str]
+    url: Optional[str]
+    file_name: Optional[str]
+    content_type: Optional[str]
+    size: Optional[int]
+    sha256: Optional[str]
+    content_path: Optional[str]
+    created_by: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class EvidenceContentHeaders(TypedDict, total=False):
+    #: One byte range, e.g. `bytes=0-1023`.
+    range: str
+
+
+class EvidenceLinkCreate(TypedDict):
+    kind: Literal["link"]
+    #: An http(s) URL.
+    url: str
+    title: str
+
+
+class EvidenceListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    kind: EvidenceKind
+    #: Case-insensitive substring of the title, file name or URL.
+    q: str
+    #: Evidence linked to a control of this use case or given in one of its questionnaire answers.
+    use_case_id: str
+
+
+class EvidencePage(TypedDict):
+    items: List[Evidence]
+    pagination: Pagination
 
 
 class EvidenceRequirement(TypedDict):
@@ -230,6 +568,8 @@ class GovernanceSummary(TypedDict):
     as_of: str
     use_cases: GovernanceSummaryUseCases
     controls: GovernanceSummaryControls
+    #: Questionnaires attached to use cases, by completion.
+    questionnaires: GovernanceSummaryQuestionnaires
     #: Use cases with overdue controls: highest risk level first, then most overdue controls.
     overdue_use_cases: List[OverdueUseCase]
     overdue_use_cases_total: int
@@ -240,6 +580,10 @@ class GovernanceSummaryControls(TypedDict):
     by_status: GovernanceSummaryControlsByStatus
     #: Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.
     overdue: int
+    #: Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls.
+    open_by_assignee: List[GovernanceSummaryControlsOpenByAssigneeItem]
+    #: Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked.
+    missing_evidence: int
 
 
 class GovernanceSummaryControlsByStatus(TypedDict):
@@ -249,11 +593,26 @@ class GovernanceSummaryControlsByStatus(TypedDict):
     not_applicable: int
 
 
+class GovernanceSummaryControlsOpenByAssigneeItem(TypedDict):
+    #: null: not assigned.
+    assignee: Optional[Owner]
+    open: int
+    overdue: int
+
+
 class GovernanceSummaryQuery(TypedDict, total=False):
     #: The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.
     as_of: str
     #: How many use cases with overdue controls to list (1-100).
     overdue_limit: int
+
+
+class GovernanceSummaryQuestionnaires(TypedDict):
+    """Questionnaires attached to use cases, by completion."""
+    attached: int
+    #: Attachments to use cases whose required questions are all answered.
+    complete: int
+    incomplete: int
 
 
 class GovernanceSummaryUseCases(TypedDict):
@@ -294,6 +653,8 @@ class Model(TypedDict):
     provider: Optional[str]
     model_type: Optional[str]
     version: Optional[str]
+    owner: Optional[Owner]
+    custom_fields: List[CustomFieldValue]
     created_at: str
     updated_at: str
 
@@ -310,6 +671,9 @@ class ModelCreate(_ModelCreateRequired, total=False):
     provider: Optional[str]
     model_type: Optional[str]
     version: Optional[str]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
 
 
 class ModelListQuery(TypedDict, total=False):
@@ -322,6 +686,12 @@ class ModelListQuery(TypedDict, total=False):
     #: Case-insensitive substring of the name.
     q: str
     status: ModelStatus
+    #: Records owned by this user or team.
+    owner_id: str
+    #: With `custom_field_value`: records carrying that value.
+    custom_field_id: str
+    #: Exact value (numbers, booleans and date-times compared by value).
+    custom_field_value: str
 
 
 class ModelPage(TypedDict):
@@ -338,6 +708,9 @@ class ModelUpdate(TypedDict, total=False):
     provider: Optional[str]
     model_type: Optional[str]
     version: Optional[str]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
 
 
 class OverdueUseCase(TypedDict):
@@ -349,11 +722,27 @@ class OverdueUseCase(TypedDict):
     earliest_due_date: str
 
 
+class Owner(TypedDict):
+    owner_id: str
+    owner_type: OwnerType
+    #: The user's name (else email) or the team's name.
+    name: str
+
+
 class OwnerPageQuery(TypedDict, total=False):
     #: Records per page (1-100).
     page_limit: int
     #: The `next_cursor` of the previous page.
     page_after: str
+
+
+class _OwnerRefRequired(TypedDict):
+    owner_id: str
+
+
+class OwnerRef(_OwnerRefRequired, total=False):
+    """A user or team of the tenant; `owner_type` follows from the id when absent."""
+    owner_type: OwnerType
 
 
 class Pagination(TypedDict):
@@ -564,7 +953,7 @@ class _ProblemRequired(TypedDict):
     type: str
     title: str
     status: int
-    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "payload_too_large", "unsupported_media_type", "validation_failed", "already_exists", "rate_limited", "internal", "unavailable"]
+    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "process_incomplete", "payload_too_large", "unsupported_media_type", "range_not_satisfiable", "validation_failed", "already_exists", "rate_limited", "internal", "unavailable"]
     detail: str
     instance: str
     request_id: str
@@ -680,6 +1069,17 @@ class _ReadinessRequired(TypedDict):
 class Readiness(_ReadinessRequired, total=False):
     #: Per dependency: ok, failing or timeout.
     checks: Dict[str, str]
+
+
+class RequirementStatus(TypedDict):
+    #: Position in the control version's evidence_requirements; what evidence links name.
+    requirement: int
+    type: str
+    description: str
+    required: bool
+    #: At least one piece of evidence is linked for this requirement.
+    met: bool
+    evidence_ids: List[str]
 
 
 class RiskScenario(TypedDict):
@@ -815,6 +1215,36 @@ class SystemInfoFeatures(TypedDict):
     upstream: bool
 
 
+class Team(TypedDict):
+    id: str
+    name: str
+    description: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class _TeamCreateRequired(TypedDict):
+    name: str
+
+
+class TeamCreate(_TeamCreateRequired, total=False):
+    description: Optional[str]
+
+
+class TeamMemberBody(TypedDict):
+    user_id: str
+
+
+class TeamPage(TypedDict):
+    items: List[Team]
+    pagination: Pagination
+
+
+class TeamUpdate(TypedDict, total=False):
+    name: str
+    description: Optional[str]
+
+
 class TokenRequest(TypedDict, total=False):
     """Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body."""
     #: Alternative to the X-API-Key header.
@@ -840,7 +1270,8 @@ class UseCase(TypedDict):
     regions: List[str]
     industries: List[str]
     source: Optional[str]
-    owner: Optional[str]
+    owner: Optional[Owner]
+    custom_fields: List[CustomFieldValue]
     workflow_stage_id: Optional[str]
     workflow_stage_step: Optional[WorkflowStep]
     questionnaire_ids: List[str]
@@ -861,6 +1292,12 @@ class UseCaseControl(TypedDict):
     status: ControlStatus
     due_date: Optional[str]
     notes: Optional[str]
+    #: The user or team who is to implement the control.
+    assignee: Optional[Owner]
+    #: Pieces of evidence linked to this control.
+    evidence_count: int
+    #: The control version's evidence requirements, each with whether it is met.
+    evidence_requirements: List[RequirementStatus]
     created_at: str
     updated_at: str
 
@@ -872,6 +1309,8 @@ class UseCaseControlListQuery(TypedDict, total=False):
     page_after: str
     status: ControlStatus
     policy_pack_key: str
+    #: Controls assigned to this user or team.
+    assignee_id: str
 
 
 class UseCaseControlPage(TypedDict):
@@ -883,6 +1322,7 @@ class UseCaseControlUpdate(TypedDict, total=False):
     status: ControlStatus
     notes: Optional[str]
     due_date: Optional[str]
+    assignee: Optional[OwnerRef]
 
 
 class _UseCaseCreateRequired(TypedDict):
@@ -897,10 +1337,27 @@ class UseCaseCreate(_UseCaseCreateRequired, total=False):
     regions: Optional[List[str]]
     industries: Optional[List[str]]
     source: Optional[str]
-    owner: Optional[str]
     creator_id: Optional[str]
     #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
     questionnaire_ids: List[str]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
+    #: Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`).
+    questions: List[UseCaseCreateQuestionsItem]
+
+
+class _UseCaseCreateQuestionsItemRequired(TypedDict):
+    question_id: str
+    #: One of questionnaire_ids: "KEY+version", "KEY" or the q_ id.
+    questionnaire_id: str
+    #: As for PUT …/questionnaires/{key}/answers.
+    value: Optional[Union[str, float, bool, List[str]]]
+
+
+class UseCaseCreateQuestionsItem(_UseCaseCreateQuestionsItemRequired, total=False):
+    section_id: Optional[str]
+    evidence_ids: Optional[List[str]]
 
 
 class UseCaseListQuery(TypedDict, total=False):
@@ -915,6 +1372,12 @@ class UseCaseListQuery(TypedDict, total=False):
     risk_category_level: RiskCategoryLevel
     created_after: str
     created_before: str
+    #: Records owned by this user or team.
+    owner_id: str
+    #: With `custom_field_value`: records carrying that value.
+    custom_field_id: str
+    #: Exact value (numbers, booleans and date-times compared by value).
+    custom_field_value: str
 
 
 class UseCasePage(TypedDict):
@@ -952,10 +1415,12 @@ class UseCaseUpdate(TypedDict, total=False):
     regions: Optional[List[str]]
     industries: Optional[List[str]]
     source: Optional[str]
-    owner: Optional[str]
     creator_id: Optional[str]
     #: The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).
     questionnaire_ids: List[str]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
 
 
 class UseCaseWorkflow(TypedDict):
@@ -977,12 +1442,60 @@ class UseCaseWorkflowSet(TypedDict):
     stage_id: str
 
 
+class User(TypedDict):
+    id: str
+    email: str
+    name: Optional[str]
+    title: Optional[str]
+    active: bool
+    created_at: str
+    updated_at: str
+
+
+class _UserCreateRequired(TypedDict):
+    email: str
+
+
+class UserCreate(_UserCreateRequired, total=False):
+    name: Optional[str]
+    title: Optional[str]
+    active: Optional[bool]
+
+
+class UserListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name or email.
+    q: str
+    #: Exact email, case-insensitive.
+    email: str
+    active: bool
+
+
+class UserPage(TypedDict):
+    items: List[User]
+    pagination: Pagination
+
+
+class UserUpdate(TypedDict, total=False):
+    email: str
+    name: Optional[str]
+    title: Optional[str]
+    active: Optional[bool]
+
+
 class Vendor(TypedDict):
     id: str
     name: str
     description: Optional[str]
     website: Optional[str]
     status: VendorStatus
+    owner: Optional[Owner]
+    custom_fields: List[CustomFieldValue]
     created_at: str
     updated_at: str
 
@@ -996,6 +1509,9 @@ class VendorCreate(_VendorCreateRequired, total=False):
     website: Optional[str]
     #: `null` means `active`.
     status: Optional[VendorStatus]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
 
 
 class VendorListQuery(TypedDict, total=False):
@@ -1008,6 +1524,12 @@ class VendorListQuery(TypedDict, total=False):
     #: Case-insensitive substring of the name.
     q: str
     status: VendorStatus
+    #: Records owned by this user or team.
+    owner_id: str
+    #: With `custom_field_value`: records carrying that value.
+    custom_field_id: str
+    #: Exact value (numbers, booleans and date-times compared by value).
+    custom_field_value: str
 
 
 class VendorPage(TypedDict):
@@ -1021,6 +1543,122 @@ class VendorUpdate(TypedDict, total=False):
     website: Optional[str]
     #: `null` means `active`.
     status: Optional[VendorStatus]
+    owner: Optional[OwnerRef]
+    #: Fields not named stay as they are.
+    custom_fields: List[CustomFieldValueInput]
+
+
+class WebhookDelivery(TypedDict):
+    id: str
+    endpoint_id: str
+    event_id: str
+    event_type: str
+    status: DeliveryStatus
+    attempts: int
+    last_status_code: Optional[int]
+    last_error: Optional[str]
+    last_attempt_at: Optional[str]
+    next_attempt_at: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class WebhookDeliveryListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    status: DeliveryStatus
+    event_type: str
+
+
+class WebhookDeliveryPage(TypedDict):
+    items: List[WebhookDelivery]
+    pagination: Pagination
+
+
+class WebhookEndpoint(TypedDict):
+    id: str
+    #: An https:// (or http://) address that receives POSTed events.
+    url: str
+    description: Optional[str]
+    events: List[str]
+    enabled: bool
+    disabled_reason: Optional[str]
+    failing_since: Optional[str]
+    created_at: str
+    updated_at: str
+
+
+class _WebhookEndpointCreateRequired(TypedDict):
+    #: An https:// (or http://) address that receives POSTed events.
+    url: str
+    events: List[str]
+
+
+class WebhookEndpointCreate(_WebhookEndpointCreateRequired, total=False):
+    description: Optional[str]
+    enabled: bool
+
+
+class WebhookEndpointPage(TypedDict):
+    items: List[WebhookEndpoint]
+    pagination: Pagination
+
+
+class WebhookEndpointUpdate(TypedDict, total=False):
+    #: An https:// (or http://) address that receives POSTed events.
+    url: str
+    description: Optional[str]
+    events: List[str]
+    #: Re-enabling an endpoint the service disabled clears its failure record.
+    enabled: bool
+
+
+class WebhookEndpointWithSecret(TypedDict):
+    id: str
+    #: An https:// (or http://) address that receives POSTed events.
+    url: str
+    description: Optional[str]
+    events: List[str]
+    enabled: bool
+    disabled_reason: Optional[str]
+    failing_since: Optional[str]
+    created_at: str
+    updated_at: str
+    #: The signing secret (Standard Webhooks). Shown once, never again.
+    secret: str
+
+
+class WebhookEvent(TypedDict):
+    #: `evt_` + the audit record id; the same on every retry (use it to drop duplicates).
+    id: str
+    #: The audit action, or `ping` for a test.
+    type: str
+    created_at: str
+    tenant: str
+    sequence: Optional[int]
+    data: WebhookEventData
+
+
+class WebhookEventData(TypedDict):
+    id: str
+    created_at: str
+    action: str
+    resource_type: str
+    resource_id: Optional[str]
+    resource_name: Optional[str]
+    sub_object_type: Optional[str]
+    sub_object_id: Optional[str]
+    sub_object_name: Optional[str]
+    use_case_id: Optional[str]
+    actor: AuditLogActor
+    source: SourceEnum
+    request_id: Optional[str]
+    changes: Optional[Dict[str, List[Any]]]
+    metadata: Optional[Dict[str, Any]]
+    #: The resource as its GET returns it when sent; null when deleted.
+    resource: Optional[Dict[str, Any]]
 
 
 class WorkflowStage(TypedDict):

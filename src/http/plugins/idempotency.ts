@@ -10,6 +10,8 @@ declare module 'fastify' {
      * idempotency records are kept for 24 h in the database and Redis, so they must never hold one.
      */
     idempotentReplay?: (body: Record<string, unknown>) => Record<string, unknown>
+    /** The answer carries a one-time secret: it is never stored, so Idempotency-Key does not replay it. */
+    returnsSecret?: boolean
   }
   interface FastifyRequest {
     idempotency: { id: string; fingerprint: string } | null
@@ -44,7 +46,7 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
 
   api.addHook('preHandler', async (req, reply) => {
     const key = req.headers['idempotency-key']
-    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return
+    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public || req.routeOptions.config.returnsSecret) return
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
       throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
     }

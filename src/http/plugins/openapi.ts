@@ -4,6 +4,7 @@ import { Type } from 'typebox'
 import { SERVICE_VERSION } from '../../version.js'
 import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
+import { webhooksDocument } from '../../modules/webhooks/webhooks.schemas.js'
 import { buildComponents, type Components } from '../openapi-components.js'
 
 export const Problem = Type.Object(
@@ -92,6 +93,8 @@ const TAGS = [
   { name: 'evidence', description: 'Evidence files (streamed into the database, deduplicated by sha256) and links, used by controls and questionnaire answers.' },
   { name: 'governance summary', description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.' },
   { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
+  { name: 'webhooks', description: 'Endpoints that receive the audit records they subscribe to as signed POSTs (Standard Webhooks), and their delivery log (admin role).' },
+  { name: 'events', description: 'The audit records as a live server-sent event stream, resumable by Last-Event-ID.' },
 ]
 
 declare module 'fastify' {
@@ -181,6 +184,8 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
         schemas: components.schemas,
       },
       security: [{ bearerAuth: [] }],
+      // TypeBox schemas are JSON Schema objects carrying symbols the OpenAPI types do not declare.
+      webhooks: webhooksDocument as unknown as Record<string, object>,
     },
     transform: ({ schema, url, route }) => {
       const declared = (schema as RouteSchema | undefined)?.body as { examples?: unknown[]; content?: Record<string, { schema?: { examples?: unknown[] } }> } | undefined

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createClient, verifyWebhook, WebhookVerificationError } from '../src/index.js'
+import { startServiceProcess } from '../../test/helpers/process.js'
+import { startReceiver, type Receiver } from '../../test/helpers/receiver.js'
+import { startService, type TestService } from './service.js'
+
+let service: TestService
+let receiver: Receiver
+const env = { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }
+
+beforeAll(async () => {
+  service = await startService(env)
+  receiver = await startReceiver()
+})
+afterAll(async () => {
+  await service?.stop()
+  await receiver?.close()
+})
+
+const clientFor = () => createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, maxRetries: 0 })
+
+describe('client: webhooks and the event stream', () => {
+  it('manages an endpoint and verifies what it receives with verifyWebhook', async () => {
+    const client = clientFor()
+    const created = await client.webhookEndpoints.create({ url: receiver.url, events: ['use_case.created'] })
+    expect(created.error).toBeNull()
+    const { id, secret } = created.data!
+    await client.useCases.create({ name: 'Verified by the client' })
+    const [received] = await receiver.until((got) => got.length === 1)
+    const event = await verifyWebhook(secret, received.headers as Record<string, string>, received.body)
+    expect(event).toMatchObject({ type: 'use_case.created', tenant: service.tenant, data: { resourceName: 'Verified by the client', resource: { name: 'Verified by the client' } } })
+    await expect(verifyWebhook(secret, received.headers as Record<string, string>, received.body.replace('Verified', 'Forged'))).rejects.toThrow(WebhookVerificationError)
+    await expect(verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', received.headers as Record<string, string>, received.body)).rejects.toThrow(WebhookVerificationError)
+    const stale = { ...(received.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 3600) }
+    await expect(verifyWebhook(secret, stale, received.body)).rejects.toThrow(/timestamp/)
+
+    const deliveries = await client.webhookEndpoints.deliveries.list(id)
+    expect(deliveries.data?.items[0]).toMatchObject({ status: 'succeeded', eventType: 'use_case.created' })
+    const listed = await client.webhookEndpoints.list()
+    expect(listed.data?.items.map((e) => e.id)).toContain(id)
+    expect((await client.webhookEndpoints.delete(id)).error).toBeNull()
+  })
+
+  it('streams events and resumes after the service restarts, losing and repeating nothing', async () => {
+    const client = clientFor()
+    const abort = new AbortController()
+    const stream = client.events.stream({ action: 'use_case.created' }, { signal: abort.signal, reconnectDelayMs: 200 })
+    const first = stream.next()
+    // The stream connects on the first next(): give it a moment before writing.
+    await new Promise((r) => setTimeout(r, 300))
+    const a = (await client.useCases.create({ name: 'Before restart' })).data!
+    expect((await first).value).toMatchObject({ type: 'use_case.created', record: { resourceId: a.id } })
+
+    const port = service.process.port
+    await service.process.stop()
+    service.process = await startServiceProcess(service.env, port)
+    const b = (await client.useCases.create({ name: 'After restart 1' })).data!
+    const c = (await client.useCases.create({ name: 'After restart 2' })).data!
+    const next = [(await stream.next()).value, (await stream.next()).value]
+    expect(next.map((e) => e && e.record.resourceId)).toEqual([b.id, c.id])
+    abort.abort()
+    expect((await stream.next()).done).toBe(true)
+  })
+
+  it('throws when the service refuses the stream', async () => {
+    const stream = clientFor().events.stream({ colour: 'blue' } as never)
+    await expect(stream.next()).rejects.toThrow()
+  })
+})

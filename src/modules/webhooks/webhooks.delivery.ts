@@ -1,0 +1,447 @@
+import http from 'node:http'
+import https from 'node:https'
+import { isIP } from 'node:net'
+import { sql } from 'kysely'
+import type { Database } from '../../db/create-db.js'
+import type { AuditLogRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
+import { AppError } from '../../http/errors.js'
+import { type Ctx, systemCtx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { now } from '../../shared/ids.js'
+import { runMutation, type Tx } from '../../shared/mutation.js'
+import { SERVICE_VERSION } from '../../version.js'
+import { toAuditLog } from '../audit-logs/audit-logs.service.js'
+import { decryptSecret, signWebhook } from './webhook-secrets.js'
+import { checkHost, guardedLookup } from './webhook-targets.js'
+import { auditName, newDelivery } from './webhooks.service.js'
+
+/** Returns a resource as its GET does; throws AppError not_found when it is gone. */
+export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<unknown>
+
+const DAY_MS = 24 * 3600 * 1000
+export const SEND_TIMEOUT_MS = 10_000
+/** A claimed delivery is this instance's until then; after a crash another instance takes it over. */
+const LEASE_MS = SEND_TIMEOUT_MS + 5_000
+const POLL_MS = 1000
+const FANOUT_BATCH = 500
+const CONCURRENCY = 128
+/** Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. */
+export const PER_ENDPOINT = 16
+const RETENTION_MS = 30 * DAY_MS
+const CLEANUP_EVERY_MS = 3600 * 1000
+const MAX_BACKOFF_MS = 2 * 3600 * 1000
+const FIRST_BACKOFF_MS = 5000
+
+interface SendResult {
+  status?: number
+  error?: string
+  retryAfterMs?: number
+}
+
+/** True when `action` matches one of the endpoint's patterns (`*`, `family.*`, or exact). */
+export function matchesEvent(patterns: string[], action: string): boolean {
+  return patterns.some((p) => p === '*' || p === action || (p.endsWith('.*') && action.startsWith(p.slice(0, -1))))
+}
+
+/** Exponential from 5 s, capped at 2 h, with full jitter over its upper half so retries of many events spread out. */
+export function backoffMs(attempts: number): number {
+  const base = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, attempts - 1))
+  return Math.round(base / 2 + Math.random() * (base / 2))
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
+}
+
+/**
+ * Turns committed audit records into signed webhook deliveries and sends them. The audit log is the outbox:
+ * per endpoint, one transaction reads the records after its cursor, queues a delivery for each match and moves
+ * the cursor, so a record is queued exactly once whatever crashes. Deliveries are claimed with a lease
+ * (PostgreSQL: SKIP LOCKED), so each is sent by one instance; a crashed instance's leases run out and another
+ * instance sends them again (at least once).
+ */
+export class WebhookDispatcher {
+  private readonly database: Database
+  private readonly inFlight = new Map<string, number>()
+  private readonly sends = new Set<Promise<void>>()
+  private readonly abort = new AbortController()
+  private tenantsWithEndpoints = new Set<string>()
+  private timer: NodeJS.Timeout | undefined
+  private running = false
+  private again = false
+  private stopped = false
+  private lastCleanup = 0
+  /** Acknowledged deliveries, recorded together on the next turn of the loop (one statement for many). */
+  private succeeded: { id: string; status: number }[] = []
+  /** Connections are kept open between sends; every new one is checked by the guarded lookup. */
+  private readonly agents: { http: http.Agent; https: https.Agent }
+
+  constructor(
+    private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
+    private readonly resolveResource: ResourceResolver,
+  ) {
+    this.database = deps.database
+    const agentOptions = { keepAlive: true, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) }
+    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+  }
+
+  start(): void {
+    this.database.commits.on('audit', this.onCommit)
+    this.timer = setInterval(() => this.wake(), POLL_MS)
+    this.timer.unref()
+    this.wake()
+  }
+
+  /** Stops claiming, abandons sends in flight (their leases are released so another instance resumes them). */
+  async stop(): Promise<void> {
+    this.stopped = true
+    clearInterval(this.timer)
+    this.database.commits.off('audit', this.onCommit)
+    this.abort.abort()
+    await Promise.allSettled([...this.sends])
+    while (this.running) await new Promise((r) => setTimeout(r, 10))
+    await this.flushSucceeded().catch(() => undefined)
+    this.agents.http.destroy()
+    this.agents.https.destroy()
+  }
+
+  /** Deliveries waiting to be sent (all instances), for health reporting. */
+  async backlog(): Promise<number> {
+    const row = await this.database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  private readonly onCommit = (tenantId: string) => {
+    if (this.tenantsWithEndpoints.has(tenantId)) this.wake()
+  }
+
+  wake(): void {
+    if (this.stopped) return
+    if (this.running) {
+      this.again = true
+      return
+    }
+    this.running = true
+    void this.run()
+  }
+
+  private async run(): Promise<void> {
+    try {
+      do {
+        this.again = false
+        await this.flushSucceeded()
+        await this.fanOut()
+        await this.claimAndSend()
+        if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
+      } while (this.again && !this.stopped)
+    } catch (err) {
+      if (!this.stopped) this.deps.log.warn({ err: (err as Error).message }, 'webhook dispatch failed; retrying on the next poll')
+    } finally {
+      this.running = false
+    }
+  }
+
+  /** Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. */
+  private async fanOut(): Promise<void> {
+    const { db } = this.database
+    const endpoints = await db
+      .selectFrom('webhook_endpoints as e')
+      .innerJoin('tenants as t', 't.id', 'e.tenant_id')
+      .select(['e.id', 'e.tenant_id', 'e.cursor_seq', 't.audit_seq'])
+      .where('e.enabled', '=', 1)
+      .execute()
+    this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
+    for (const endpoint of endpoints) {
+      if (this.stopped) return
+      if (endpoint.audit_seq > endpoint.cursor_seq) await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id)
+    }
+  }
+
+  private async fanOutEndpoint(tenantId: string, endpointId: string): Promise<void> {
+    const { dialect } = this.database
+    await inTransaction(this.database, async (tx) => {
+      let lock = tx.selectFrom('webhook_endpoints').select(['events', 'cursor_seq', 'enabled']).where('tenant_id', '=', tenantId).where('id', '=', endpointId)
+      // Another instance fanning out this endpoint right now: leave it to that one.
+      if (dialect === 'postgres') lock = lock.forUpdate().skipLocked()
+      const endpoint = await lock.executeTakeFirst()
+      if (!endpoint || endpoint.enabled !== 1) return
+      const records = await tx
+        .selectFrom('audit_logs')
+        .select(['id', 'seq', 'action'])
+        .where('tenant_id', '=', tenantId)
+        .where('seq', '>', endpoint.cursor_seq)
+        .orderBy('seq')
+        .limit(FANOUT_BATCH)
+        .execute()
+      if (records.length === 0) return
+      const patterns = JSON.parse(endpoint.events) as string[]
+      const at = now()
+      const deliveries = records.filter((r) => matchesEvent(patterns, r.action)).map((r) => newDelivery(tenantId, endpointId, r.id, r.action, at))
+      if (deliveries.length > 0) {
+        await tx.insertInto('webhook_deliveries').values(deliveries).onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing()).execute()
+      }
+      await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
+      if (records.length === FANOUT_BATCH) this.again = true
+    })
+  }
+
+  /**
+   * Claims due deliveries (never more than PER_ENDPOINT in flight per endpoint) and starts sending them. The
+   * batch's endpoints and audit records are read in one query each, so an event costs the API's database little.
+   */
+  private async claimAndSend(): Promise<void> {
+    const capacity = CONCURRENCY - this.sends.size
+    if (capacity <= 0 || this.stopped) return
+    const { db, dialect } = this.database
+    const at = now()
+    const busy = [...this.inFlight].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id)
+    let due = db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', at)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
+      .where('endpoint_id', 'in', db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
+      .orderBy('next_attempt_at')
+      .limit(capacity)
+    if (busy.length > 0) due = due.where('endpoint_id', 'not in', busy)
+    if (dialect === 'postgres') due = due.forUpdate().skipLocked()
+    const claimed = await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: new Date(Date.now() + LEASE_MS).toISOString() })
+      .where('id', 'in', due)
+      .returningAll()
+      .execute()
+    if (claimed.length === 0) return
+    const tenants = [...new Set(claimed.map((d) => d.tenant_id))]
+    const endpointIds = [...new Set(claimed.map((d) => d.endpoint_id))]
+    const auditIds = claimed.flatMap((d) => (d.audit_id === null ? [] : [d.audit_id]))
+    const endpoints = new Map(
+      (await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', endpointIds).execute()).map((e) => [e.id, e]),
+    )
+    const records = new Map(
+      auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
+    )
+    // Several events of one batch about the same resource fetch it once.
+    const resources = new Map<string, Promise<unknown>>()
+    const release: string[] = []
+    for (const delivery of claimed) {
+      const n = this.inFlight.get(delivery.endpoint_id) ?? 0
+      if (n >= PER_ENDPOINT || this.stopped) {
+        release.push(delivery.id)
+        continue
+      }
+      this.inFlight.set(delivery.endpoint_id, n + 1)
+      const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
+      const send = this.deliver(delivery, endpoints.get(delivery.endpoint_id), record, resources).finally(() => {
+        this.sends.delete(send)
+        const left = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1
+        if (left > 0) this.inFlight.set(delivery.endpoint_id, left)
+        else this.inFlight.delete(delivery.endpoint_id)
+        this.wake()
+      })
+      this.sends.add(send)
+    }
+    if (release.length > 0) await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', release).execute()
+    // A full batch means more may be due.
+    if (claimed.length === capacity && release.length === 0) this.again = true
+  }
+
+  private async deliver(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow | undefined, record: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<void> {
+    try {
+      // Deleted since it was queued: its deliveries went with it.
+      if (!endpoint) return
+      if (Date.parse(delivery.created_at) + DAY_MS < Date.now()) {
+        await this.finish(delivery, { status: 'failed', last_error: 'gave up: not delivered within 24 h' })
+        return
+      }
+      const event = await this.eventBody(delivery, record, resources)
+      if (event === null) {
+        await this.finish(delivery, { status: 'failed', last_error: 'the audit record no longer exists' })
+        return
+      }
+      const result = await this.post(endpoint, event.id, event.body)
+      if (this.abort.signal.aborted) {
+        await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
+        return
+      }
+      await this.record(delivery, endpoint, result)
+    } catch (err) {
+      // The lease runs out and the delivery is tried again.
+      if (!this.stopped) this.deps.log.warn({ err: (err as Error).message, delivery: delivery.id }, 'webhook delivery could not be recorded')
+    }
+  }
+
+  private async eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<{ id: string; body: string } | null> {
+    if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
+    if (!row) return null
+    let resource: unknown = null
+    if (row.resource_id !== null) {
+      const key = `${row.tenant_id}/${row.resource_type}/${row.resource_id}`
+      let pending = resources.get(key)
+      if (!pending) {
+        pending = this.resolveResource(systemCtx(row.tenant_id), row.resource_type, row.resource_id).catch((err: unknown) => {
+          if (err instanceof AppError && err.code === 'not_found') return null
+          throw err
+        })
+        resources.set(key, pending)
+      }
+      resource = await pending
+    }
+    const id = `evt_${row.id}`
+    const body = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: { ...toAuditLog(row), resource } })
+    return { id, body }
+  }
+
+  /** One signed POST: no redirects followed, SEND_TIMEOUT_MS for the whole exchange, private targets refused. */
+  private async post(endpoint: WebhookEndpointRow, eventId: string, body: string): Promise<SendResult> {
+    const { webhookKey, config } = this.deps
+    const allowPrivate = config.webhookAllowPrivateNetworks
+    const url = new URL(endpoint.url)
+    const host = url.hostname.replace(/^\[|\]$/g, '')
+    // Names are checked on the address connected to (guardedLookup); a literal address skips DNS, so check it here.
+    if (isIP(host)) {
+      try {
+        await checkHost(host, allowPrivate)
+      } catch (err) {
+        return { error: (err as Error).message }
+      }
+    }
+    const timestamp = Math.floor(Date.now() / 1000)
+    const secrets: string[] = []
+    try {
+      secrets.push(decryptSecret(webhookKey, endpoint.secret))
+      if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
+        secrets.push(decryptSecret(webhookKey, endpoint.previous_secret))
+      }
+    } catch {
+      return { error: 'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret' }
+    }
+    const headers = {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': `aigov-webhooks/${SERVICE_VERSION}`,
+      'webhook-id': eventId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
+    }
+    const client = url.protocol === 'https:' ? https : http
+    const timeout = AbortSignal.timeout(SEND_TIMEOUT_MS)
+    const signal = AbortSignal.any([timeout, this.abort.signal])
+    const failure = (err: Error) => (timeout.aborted ? `no answer within ${SEND_TIMEOUT_MS / 1000} s` : describeError(err))
+    return new Promise<SendResult>((resolve) => {
+      const req = client.request(url, { method: 'POST', headers, signal, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
+        // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
+        res.resume()
+        res.on('end', () => resolve({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
+        res.on('error', (err) => resolve({ status: res.statusCode, error: failure(err) }))
+      })
+      req.on('error', (err) => resolve({ error: failure(err) }))
+      req.end(body)
+    })
+  }
+
+  private async record(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow, result: SendResult): Promise<void> {
+    const { db } = this.database
+    const at = now()
+    const attempt = { attempts: delivery.attempts + 1, last_status_code: result.status ?? null, last_attempt_at: at }
+    const status = result.status ?? 0
+    if (status >= 200 && status < 300) {
+      this.succeeded.push({ id: delivery.id, status })
+      if (endpoint.failing_since !== null) {
+        await db.updateTable('webhook_endpoints').set({ failing_since: null }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
+      }
+      return
+    }
+    const error = result.error ?? (result.status ? `the receiver answered ${result.status}` : 'no answer')
+    // 410 Gone is the receiver saying "stop": Standard Webhooks asks senders to disable the endpoint.
+    if (status === 410) {
+      await this.finish(delivery, { ...attempt, status: 'failed', last_error: error })
+      await this.disable(endpoint, 'the receiver answered 410 Gone')
+      return
+    }
+    const next = Date.now() + Math.min(DAY_MS, result.retryAfterMs ?? backoffMs(attempt.attempts))
+    const giveUp = next > Date.parse(delivery.created_at) + DAY_MS
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ ...attempt, status: giveUp ? 'failed' : 'pending', last_error: error, next_attempt_at: giveUp ? null : new Date(next).toISOString(), lease_until: null, updated_at: at })
+      .where('tenant_id', '=', delivery.tenant_id)
+      .where('id', '=', delivery.id)
+      .execute()
+    if (endpoint.failing_since === null) {
+      await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).where('failing_since', 'is', null).execute()
+    } else if (Date.parse(endpoint.failing_since) + DAY_MS <= Date.now()) {
+      await this.disable(endpoint, `every delivery has failed since ${endpoint.failing_since}`)
+    }
+  }
+
+  private async flushSucceeded(): Promise<void> {
+    if (this.succeeded.length === 0) return
+    const batch = this.succeeded
+    this.succeeded = []
+    const at = now()
+    for (const status of new Set(batch.map((b) => b.status))) {
+      const ids = batch.filter((b) => b.status === status).map((b) => b.id)
+      await this.database.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'succeeded', attempts: sql`attempts + 1`, last_status_code: status, last_error: null, last_attempt_at: at, next_attempt_at: null, lease_until: null, updated_at: at })
+        .where('id', 'in', ids)
+        .execute()
+    }
+  }
+
+  private async finish(delivery: WebhookDeliveryRow, set: Partial<WebhookDeliveryRow>): Promise<void> {
+    await this.database.db
+      .updateTable('webhook_deliveries')
+      .set({ ...set, next_attempt_at: null, lease_until: null, updated_at: now() })
+      .where('tenant_id', '=', delivery.tenant_id)
+      .where('id', '=', delivery.id)
+      .execute()
+  }
+
+  /** Disables a failing endpoint, with its audit record (which other endpoints may receive as an event). */
+  private async disable(endpoint: WebhookEndpointRow, reason: string): Promise<void> {
+    await runMutation(this.database, systemCtx(endpoint.tenant_id), async (tx) => {
+      const row = await tx.selectFrom('webhook_endpoints').select(['enabled']).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).executeTakeFirst()
+      if (!row || row.enabled !== 1) return { result: undefined, audit: [] }
+      const at = now()
+      await tx.updateTable('webhook_endpoints').set({ enabled: 0, disabled_reason: reason, updated_at: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
+      return {
+        result: undefined,
+        audit: { action: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: endpoint.id, resourceName: auditName(endpoint.url), changes: { enabled: [true, false] }, metadata: { reason } },
+      }
+    })
+    this.deps.log.warn({ endpoint: endpoint.id, tenant: endpoint.tenant_id, reason }, 'webhook endpoint disabled')
+  }
+
+  private async cleanup(): Promise<void> {
+    this.lastCleanup = Date.now()
+    const before = new Date(Date.now() - RETENTION_MS).toISOString()
+    await this.database.db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('status', '!=', 'pending').execute()
+  }
+}
+
+function describeError(err: Error): string {
+  const code = (err as { code?: string }).code
+  if (code === 'EBLOCKEDTARGET') return err.message
+  return code ? `${code}: ${err.message}` : err.message
+}
+
+/** One transaction on a connection of its own (SQLite: the write lock taken up front, as in runMutation). */
+async function inTransaction(database: Database, work: (tx: Tx) => Promise<void>): Promise<void> {
+  const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
+  await database.db.connection().execute(async (tx) => {
+    await begin.execute(tx)
+    try {
+      await work(tx)
+      await sql`commit`.execute(tx)
+    } catch (err) {
+      await sql`rollback`.execute(tx).catch(() => undefined)
+      throw err
+    }
+  })
+}

@@ -1,0 +1,269 @@
+import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
+import { AppError, invalid, notFound } from '../../http/errors.js'
+import type { Ctx } from '../../shared/context.js'
+import type { Deps } from '../../shared/deps.js'
+import { newId, now } from '../../shared/ids.js'
+import { auditedUpdate, runMutation } from '../../shared/mutation.js'
+import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import * as repo from './webhooks.repo.js'
+import type {
+  WebhookDelivery,
+  WebhookDeliveryListQuery,
+  WebhookEndpoint,
+  WebhookEndpointCreate,
+  WebhookEndpointListQuery,
+  WebhookEndpointUpdate,
+  WebhookEndpointWithSecret,
+} from './webhooks.schemas.js'
+import { encryptSecret, generateWebhookSecret } from './webhook-secrets.js'
+import { BlockedTargetError, checkHost, urlProblem } from './webhook-targets.js'
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>
+
+/** After a rotation the previous secret also signs for this long, so receivers can switch without losing events. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000
+
+const AUDITED_FIELDS = ['url', 'description', 'events', 'enabled'] as const
+
+export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | 'webhookKey'>) {
+  const { database, config, webhookKey } = deps
+  const { db } = database
+
+  async function requireEndpoint(ctx: Ctx, id: string, tx = db): Promise<WebhookEndpointRow> {
+    const row = await repo.findEndpoint(tx, ctx.tenantId, id)
+    if (!row) throw notFound('webhook endpoint', id)
+    return row
+  }
+
+  /** Refuses a URL by its form, or because its host resolves to an address a webhook may not reach. */
+  async function checkUrl(url: string): Promise<void> {
+    const problem = urlProblem(url)
+    if (problem) throw invalid('url', problem)
+    const host = new URL(url).hostname
+    try {
+      await checkHost(host, config.webhookAllowPrivateNetworks)
+    } catch (err) {
+      if (err instanceof BlockedTargetError) throw invalid('url', `${err.message}; allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`)
+      // A name that does not resolve yet may later: every send checks the address again.
+    }
+  }
+
+  return {
+    async list(ctx: Ctx, query: WebhookEndpointListQuery): Promise<Page<WebhookEndpoint>> {
+      const ks = keyset(query)
+      return toPage(await repo.listEndpoints(db, ctx.tenantId, ks), ks, toEndpoint)
+    },
+
+    async get(ctx: Ctx, id: string): Promise<WebhookEndpoint> {
+      return toEndpoint(await requireEndpoint(ctx, id))
+    },
+
+    /** Creates an endpoint; its signing secret is in the result and, encrypted, in the database only. */
+    async create(ctx: Ctx, input: WebhookEndpointCreate): Promise<WebhookEndpointWithSecret> {
+      await checkUrl(input.url)
+      const secret = generateWebhookSecret()
+      const at = now()
+      return runMutation(database, ctx, async (tx) => {
+        const row: WebhookEndpointRow = {
+          id: newId('whep'),
+          tenant_id: ctx.tenantId,
+          url: input.url,
+          description: input.description ?? null,
+          events: JSON.stringify(input.events),
+          enabled: input.enabled === false ? 0 : 1,
+          secret: encryptSecret(webhookKey, secret),
+          previous_secret: null,
+          previous_secret_expires_at: null,
+          // Events from this transaction on, its own creation included.
+          cursor_seq: await repo.tenantAuditSeq(tx, ctx.tenantId),
+          failing_since: null,
+          disabled_reason: null,
+          created_at: at,
+          updated_at: at,
+        }
+        await repo.insertEndpoint(tx, row)
+        const endpoint = toEndpoint(row)
+        return {
+          result: { ...endpoint, secret },
+          audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: auditName(row.url), metadata: { events: input.events, enabled: endpoint.enabled } },
+        }
+      })
+    },
+
+    async update(ctx: Ctx, id: string, input: WebhookEndpointUpdate): Promise<WebhookEndpoint> {
+      if (input.url !== undefined) await checkUrl(input.url)
+      return runMutation(database, ctx, async (tx) => {
+        const row = await requireEndpoint(ctx, id, tx)
+        const before = toEndpoint(row)
+        const after: WebhookEndpoint = {
+          ...before,
+          url: input.url ?? before.url,
+          description: input.description === undefined ? before.description : input.description,
+          events: input.events ?? before.events,
+          enabled: input.enabled ?? before.enabled,
+        }
+        const enabling = !before.enabled && after.enabled
+        return auditedUpdate(
+          { before, after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after, fields: AUDITED_FIELDS, audit: { action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(after.url) } },
+          async (updatedAt) => {
+            await repo.updateEndpoint(tx, ctx.tenantId, id, {
+              url: after.url,
+              description: after.description,
+              events: JSON.stringify(after.events),
+              enabled: after.enabled ? 1 : 0,
+              updated_at: updatedAt,
+              // A disabled endpoint queues nothing; enabled again, it takes events from now on.
+              ...(enabling ? { cursor_seq: await repo.tenantAuditSeq(tx, ctx.tenantId), failing_since: null, disabled_reason: null } : {}),
+            })
+          },
+        )
+      })
+    },
+
+    async remove(ctx: Ctx, id: string): Promise<void> {
+      await runMutation(database, ctx, async (tx) => {
+        const row = await requireEndpoint(ctx, id, tx)
+        await repo.deleteEndpoint(tx, ctx.tenantId, id)
+        return { result: undefined, audit: { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url) } }
+      })
+    },
+
+    /** A new signing secret; the previous one keeps signing alongside it for PREVIOUS_SECRET_GRACE_MS. */
+    async rotateSecret(ctx: Ctx, id: string): Promise<WebhookEndpointWithSecret> {
+      const secret = generateWebhookSecret()
+      return runMutation(database, ctx, async (tx) => {
+        const row = await requireEndpoint(ctx, id, tx)
+        const at = now()
+        const set = {
+          secret: encryptSecret(webhookKey, secret),
+          previous_secret: row.secret,
+          previous_secret_expires_at: new Date(Date.parse(at) + PREVIOUS_SECRET_GRACE_MS).toISOString(),
+          updated_at: at,
+        }
+        await repo.updateEndpoint(tx, ctx.tenantId, id, set)
+        return {
+          result: { ...toEndpoint({ ...row, ...set }), secret },
+          audit: { action: 'webhook_endpoint.secret_rotated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url), metadata: { previous_secret_expires_at: set.previous_secret_expires_at } },
+        }
+      })
+    },
+
+    /** Queues a `ping` event to the endpoint (even a disabled one), delivered like any other. */
+    async test(ctx: Ctx, id: string): Promise<WebhookDelivery> {
+      return runMutation(database, ctx, async (tx) => {
+        const endpoint = await requireEndpoint(ctx, id, tx)
+        const at = now()
+        const deliveryId = newId('whd')
+        const payload = { id: `evt_${deliveryId}`, type: 'ping', created_at: at, tenant: ctx.tenantId, sequence: null, data: { endpoint_id: id, message: 'ping' } }
+        const row: WebhookDeliveryRow = {
+          ...newDelivery(ctx.tenantId, endpoint.id, null, 'ping', at),
+          id: deliveryId,
+          payload: JSON.stringify(payload),
+        }
+        await repo.insertDelivery(tx, row)
+        return { result: toDelivery(row), audit: { action: 'webhook_endpoint.tested', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: row.id } }
+      })
+    },
+
+    /** Each endpoint with its delivery counts (the log's 30 days) and last success, for operators. */
+    async health(ctx: Ctx): Promise<EndpointHealth[]> {
+      const rows = await repo.deliveryHealth(db, ctx.tenantId)
+      const endpoints: EndpointHealth[] = []
+      let cursor: string | undefined
+      do {
+        const ks = keyset({ page_limit: 100, page_after: cursor })
+        const page = toPage(await repo.listEndpoints(db, ctx.tenantId, ks), ks, toEndpoint)
+        for (const endpoint of page.items) {
+          const mine = rows.filter((r) => r.endpoint_id === endpoint.id)
+          const count = (status: string) => Number(mine.find((r) => r.status === status)?.count ?? 0)
+          const lastSuccess = mine.find((r) => r.status === 'succeeded')?.last_attempt_at ?? null
+          endpoints.push({ ...endpoint, pending: count('pending'), succeeded: count('succeeded'), failed: count('failed'), last_success_at: lastSuccess })
+        }
+        cursor = page.pagination.next_cursor ?? undefined
+      } while (cursor)
+      return endpoints
+    },
+
+    async listDeliveries(ctx: Ctx, endpointId: string, query: WebhookDeliveryListQuery): Promise<Page<WebhookDelivery>> {
+      await requireEndpoint(ctx, endpointId)
+      const { page_limit, page_after, ...filter } = query
+      const ks = keyset({ page_limit, page_after, sort: '-id' })
+      return toPage(await repo.listDeliveries(db, ctx.tenantId, endpointId, filter, ks), ks, toDelivery)
+    },
+
+    /** Sends a delivery again as soon as possible, whatever its state; its 24 h retry window starts afresh. */
+    async retryDelivery(ctx: Ctx, endpointId: string, deliveryId: string): Promise<WebhookDelivery> {
+      return runMutation(database, ctx, async (tx) => {
+        const endpoint = await requireEndpoint(ctx, endpointId, tx)
+        const row = await repo.findDelivery(tx, ctx.tenantId, endpointId, deliveryId)
+        if (!row) throw notFound('webhook delivery', deliveryId)
+        if (row.status === 'pending' && row.lease_until !== null && row.lease_until > now()) throw new AppError('conflict', `delivery ${deliveryId} is being sent right now`)
+        const at = now()
+        const set = { status: 'pending' as const, next_attempt_at: at, created_at: at, updated_at: at, lease_until: null }
+        await repo.updateDelivery(tx, ctx.tenantId, deliveryId, set)
+        return {
+          result: toDelivery({ ...row, ...set }),
+          audit: { action: 'webhook_delivery.retried', resourceType: 'webhook_endpoint', resourceId: endpointId, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: deliveryId, subObjectName: row.event_type },
+        }
+      })
+    },
+  }
+}
+
+export type EndpointHealth = WebhookEndpoint & { pending: number; succeeded: number; failed: number; last_success_at: string | null }
+
+/** An endpoint's name in its audit records: its URL, cut to what an audit record's name holds. */
+export function auditName(url: string): string {
+  return url.length <= 512 ? url : `${url.slice(0, 511)}…`
+}
+
+export function newDelivery(tenantId: string, endpointId: string, auditId: string | null, eventType: string, at: string): WebhookDeliveryRow {
+  return {
+    id: newId('whd'),
+    tenant_id: tenantId,
+    endpoint_id: endpointId,
+    audit_id: auditId,
+    event_type: eventType,
+    payload: null,
+    status: 'pending',
+    attempts: 0,
+    last_status_code: null,
+    last_error: null,
+    last_attempt_at: null,
+    next_attempt_at: at,
+    lease_until: null,
+    created_at: at,
+    updated_at: at,
+  }
+}
+
+export function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    events: JSON.parse(row.events) as string[],
+    enabled: row.enabled === 1,
+    disabled_reason: row.disabled_reason,
+    failing_since: row.failing_since,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    endpoint_id: row.endpoint_id,
+    event_id: row.audit_id ? `evt_${row.audit_id}` : `evt_${row.id}`,
+    event_type: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    last_status_code: row.last_status_code,
+    last_error: row.last_error,
+    last_attempt_at: row.last_attempt_at,
+    next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}

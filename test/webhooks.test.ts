@@ -1,0 +1,310 @@
+import { Webhook } from 'standardwebhooks'
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
+import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
+import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
+import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
+import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
+
+const headersOf = (r: Received) => Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]))
+
+describeEachDialect('webhooks', (dialect) => {
+  let t: TestApp
+  let admin: ReturnType<TestApp['as']>
+  const receivers: Receiver[] = []
+  const receiver = async (...args: Parameters<typeof startReceiver>) => {
+    const r = await startReceiver(...args)
+    receivers.push(r)
+    return r
+  }
+  const endpoint = async (url: string, events = ['*'], tenant = 'acme') => {
+    const res = await t.as(tenant, 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url, events } })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json() as { id: string; secret: string }
+  }
+  const useCase = async (name: string) => {
+    const res = await admin({ method: 'POST', url: '/use_cases', payload: { name } })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json() as { id: string }
+  }
+  const deliveries = async (endpointId: string, query = '') => (await admin({ method: 'GET', url: `/webhook_endpoints/${endpointId}/deliveries${query}` })).json().items as any[]
+  const eventually = async <T>(check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> => {
+    const deadline = Date.now() + ms
+    for (;;) {
+      const value = await check()
+      if (value) return value
+      if (Date.now() > deadline) throw new Error('condition not met in time')
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  }
+
+  beforeAll(async () => {
+    t = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
+    admin = t.as('acme', 'admin')
+  })
+  afterEach(async () => {
+    // Endpoints from one test must not receive the next test's events.
+    for (const e of (await admin({ method: 'GET', url: '/webhook_endpoints?page_limit=100' })).json().items) {
+      await admin({ method: 'DELETE', url: `/webhook_endpoints/${e.id}` })
+    }
+    await Promise.all(receivers.splice(0).map((r) => r.close()))
+  })
+  afterAll(async () => t?.close())
+
+  it('creates, reads, updates and deletes endpoints; the secret is shown once and stored encrypted', async () => {
+    const created = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url: 'https://hooks.example.com/x', description: 'Jira', events: ['use_case.*'] } })
+    expect(created.statusCode).toBe(201)
+    const body = created.json()
+    expect(body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    expect(created.headers.location).toBe(`/api/v1/integration/webhook_endpoints/${body.id}`)
+    expect(body).toMatchObject({ url: 'https://hooks.example.com/x', description: 'Jira', events: ['use_case.*'], enabled: true, disabled_reason: null })
+    const got = await admin({ method: 'GET', url: `/webhook_endpoints/${body.id}` })
+    expect(got.json()).not.toHaveProperty('secret')
+    expect(got.body).not.toContain(body.secret)
+    const patched = await admin({ method: 'PATCH', url: `/webhook_endpoints/${body.id}`, payload: { events: ['*'], enabled: false } })
+    expect(patched.json()).toMatchObject({ events: ['*'], enabled: false })
+    const listed = await admin({ method: 'GET', url: '/webhook_endpoints' })
+    expect(listed.json().items.map((e: { id: string }) => e.id)).toContain(body.id)
+    // Neither the database nor the audit log holds the secret in the clear.
+    const stored = await t.deps.database.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', body.id).executeTakeFirstOrThrow()
+    expect(stored.secret).not.toContain(body.secret.slice(6))
+    const audit = await t.deps.database.db.selectFrom('audit_logs').selectAll().where('resource_id', '=', body.id).execute()
+    expect(audit.map((a) => a.action)).toEqual(['webhook_endpoint.created', 'webhook_endpoint.updated'])
+    expect(JSON.stringify(audit)).not.toContain(body.secret.slice(6))
+    expect((await admin({ method: 'DELETE', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(204)
+    expect((await admin({ method: 'GET', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(404)
+  })
+
+  it('keeps no copy of a secret for Idempotency-Key replays', async () => {
+    const send = () => admin({ method: 'POST', url: '/webhook_endpoints', headers: { 'idempotency-key': 'hook-once' }, payload: { url: 'https://hooks.example.com/i', events: ['*'] } })
+    const [first, second] = [await send(), await send()]
+    expect(first.statusCode).toBe(201)
+    expect(second.headers['idempotent-replayed']).toBeUndefined()
+    const stored = await t.deps.database.db.selectFrom('idempotency_records').select('response').execute()
+    for (const secret of [first.json().secret, second.json().secret]) expect(JSON.stringify(stored)).not.toContain(secret.slice(6))
+  })
+
+  it('refuses bad input, other roles and other tenants', async () => {
+    const bad = async (payload: unknown, field: string) => {
+      const res = await admin({ method: 'POST', url: '/webhook_endpoints', payload })
+      expect(res.statusCode, res.body).toBe(422)
+      expect(JSON.stringify(res.json().errors)).toContain(field)
+    }
+    await bad({ url: 'ftp://example.com/x', events: ['*'] }, 'url')
+    await bad({ url: 'not a url', events: ['*'] }, 'url')
+    await bad({ url: 'https://user:pw@example.com/x', events: ['*'] }, 'url')
+    await bad({ url: 'https://example.com/x', events: [] }, 'events')
+    await bad({ url: 'https://example.com/x', events: ['use_case.*.x'] }, 'events')
+    await bad({ url: 'https://example.com/x', events: ['*'], secret: 'mine' }, 'secret')
+    const long = `https://hooks.example.com/${'x'.repeat(2000)}`
+    const accepted = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url: long, events: ['*'] } })
+    expect(accepted.statusCode, accepted.body).toBe(201)
+    await admin({ method: 'DELETE', url: `/webhook_endpoints/${accepted.json().id}` })
+    const writer = t.as('acme', 'write')
+    expect((await writer({ method: 'GET', url: '/webhook_endpoints' })).statusCode).toBe(403)
+    const mine = await endpoint('https://hooks.example.com/y')
+    const other = t.as('globex', 'admin')
+    expect((await other({ method: 'GET', url: `/webhook_endpoints/${mine.id}` })).statusCode).toBe(404)
+    expect((await other({ method: 'PATCH', url: `/webhook_endpoints/${mine.id}`, payload: { enabled: false } })).statusCode).toBe(404)
+    expect((await other({ method: 'DELETE', url: `/webhook_endpoints/${mine.id}` })).statusCode).toBe(404)
+    expect((await other({ method: 'GET', url: `/webhook_endpoints/${mine.id}/deliveries` })).statusCode).toBe(404)
+    expect((await other({ method: 'POST', url: `/webhook_endpoints/${mine.id}/rotate_secret` })).statusCode).toBe(404)
+  })
+
+  it('delivers matching audit records, signed so that the standardwebhooks library verifies them', async () => {
+    const r = await receiver()
+    const { id, secret } = await endpoint(r.url, ['use_case.*'])
+    await admin({ method: 'POST', url: '/vendors', payload: { name: 'Not subscribed' } })
+    const uc = await useCase('Signed event')
+    const [event] = await r.until((got) => got.some((e) => e.json.type === 'use_case.created'))
+    const payload = new Webhook(secret).verify(event.body, headersOf(event)) as any
+    expect(payload).toMatchObject({ type: 'use_case.created', tenant: 'acme', data: { resource_id: uc.id, resource: { id: uc.id, name: 'Signed event' } } })
+    expect(payload.id).toMatch(/^evt_al_/)
+    expect(event.headers['webhook-id']).toBe(payload.id)
+    expect(Number.isInteger(payload.sequence)).toBe(true)
+    // Tampering is detected by the independent verifier.
+    expect(() => new Webhook(secret).verify(event.body.replace('Signed', 'Forged'), headersOf(event))).toThrow()
+    expect(r.received.every((e) => e.json.type.startsWith('use_case.'))).toBe(true)
+    const log = await eventually(async () => {
+      const items = await deliveries(id, '?status=succeeded')
+      return items.length === 1 && items
+    })
+    expect(log[0]).toMatchObject({ event_type: 'use_case.created', attempts: 1, last_status_code: 200, next_attempt_at: null, event_id: payload.id })
+  })
+
+  it('sends a deleted resource as null and a ping on test', async () => {
+    const r = await receiver()
+    const { id, secret } = await endpoint(r.url, ['use_case.deleted'])
+    const uc = await useCase('Short-lived')
+    await admin({ method: 'DELETE', url: `/use_cases/${uc.id}` })
+    const [deleted] = await r.until((got) => got.length === 1)
+    expect(deleted.json).toMatchObject({ type: 'use_case.deleted', data: { resource_id: uc.id, resource: null } })
+    expect((await admin({ method: 'POST', url: `/webhook_endpoints/${id}/test` })).statusCode).toBe(202)
+    const got = await r.until((all) => all.some((e) => e.json.type === 'ping'))
+    const ping = got.find((e) => e.json.type === 'ping')!
+    expect(new Webhook(secret).verify(ping.body, headersOf(ping))).toMatchObject({ type: 'ping', data: { endpoint_id: id } })
+  })
+
+  it('retries a receiver that fails twice, honouring Retry-After, then succeeds', async () => {
+    const r = await receiver((n, _req, res) => (n < 2 ? res.writeHead(503, { 'retry-after': '0' }).end() : res.writeHead(204).end()))
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    await useCase('Flaky receiver')
+    await r.until((got) => got.length === 3)
+    expect(new Set(r.received.map((e) => e.headers['webhook-id'])).size).toBe(1)
+    const [delivery] = await eventually(async () => {
+      const items = await deliveries(id)
+      return items[0]?.status === 'succeeded' && items
+    })
+    expect(delivery).toMatchObject({ attempts: 3, last_status_code: 204, last_error: null })
+    expect((await admin({ method: 'GET', url: `/webhook_endpoints/${id}` })).json().failing_since).toBeNull()
+  })
+
+  it('backs off without Retry-After, marks the endpoint failing, and retries on request', async () => {
+    const r = await receiver((_n, _req, res) => res.writeHead(500).end())
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    const sentAt = Date.now()
+    await useCase('Failing receiver')
+    const [failed] = await eventually(async () => {
+      const items = await deliveries(id, '?event_type=use_case.created')
+      return items[0]?.attempts === 1 && items
+    })
+    expect(failed).toMatchObject({ status: 'pending', last_status_code: 500, last_error: 'the receiver answered 500' })
+    const wait = Date.parse(failed.next_attempt_at) - sentAt
+    expect(wait).toBeGreaterThanOrEqual(2000)
+    expect(wait).toBeLessThanOrEqual(15_000)
+    expect((await admin({ method: 'GET', url: `/webhook_endpoints/${id}` })).json().failing_since).not.toBeNull()
+    r.behave(ok)
+    const retried = await admin({ method: 'POST', url: `/webhook_endpoints/${id}/deliveries/${failed.id}/retry` })
+    expect(retried.statusCode).toBe(202)
+    await eventually(async () => (await deliveries(id))[0]?.status === 'succeeded')
+    expect((await admin({ method: 'GET', url: `/webhook_endpoints/${id}` })).json().failing_since).toBeNull()
+    expect((await admin({ method: 'POST', url: `/webhook_endpoints/${id}/deliveries/whd_nope/retry` })).statusCode).toBe(404)
+  })
+
+  it('disables an endpoint that answers 410, with an audit record', async () => {
+    const r = await receiver((_n, _req, res) => res.writeHead(410).end())
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    await useCase('Gone receiver')
+    const disabled = await eventually(async () => {
+      const e = (await admin({ method: 'GET', url: `/webhook_endpoints/${id}` })).json()
+      return !e.enabled && e
+    })
+    expect(disabled.disabled_reason).toContain('410')
+    const audit = (await admin({ method: 'GET', url: `/audit_logs?action=webhook_endpoint.disabled&resource_id=${id}` })).json().items
+    expect(audit).toHaveLength(1)
+    expect(audit[0].actor.type).toBe('system')
+    expect((await deliveries(id))[0]).toMatchObject({ status: 'failed', last_status_code: 410 })
+  })
+
+  it('disables an endpoint failing for 24 h', async () => {
+    const r = await receiver((_n, _req, res) => res.writeHead(502).end())
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ failing_since: new Date(Date.now() - 25 * 3600_000).toISOString() }).where('id', '=', id).execute()
+    await useCase('Long dead receiver')
+    await eventually(async () => !(await admin({ method: 'GET', url: `/webhook_endpoints/${id}` })).json().enabled)
+    expect((await admin({ method: 'GET', url: `/audit_logs?action=webhook_endpoint.disabled&resource_id=${id}` })).json().items).toHaveLength(1)
+  })
+
+  it('signs with the old and the new secret after a rotation', async () => {
+    const r = await receiver()
+    const { id, secret: old } = await endpoint(r.url, ['use_case.created'])
+    const rotated = await admin({ method: 'POST', url: `/webhook_endpoints/${id}/rotate_secret` })
+    expect(rotated.statusCode).toBe(200)
+    const fresh = rotated.json().secret as string
+    expect(fresh).not.toBe(old)
+    await useCase('After rotation')
+    const [event] = await r.until((got) => got.length === 1)
+    expect(String(event.headers['webhook-signature']).split(' ')).toHaveLength(2)
+    expect(new Webhook(fresh).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
+    expect(new Webhook(old).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
+  })
+
+  it('records a secret it cannot decrypt (the key setting changed) as a failed attempt', async () => {
+    const r = await receiver()
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    const otherKey = webhookEncryptionKey('another-key-material-that-is-32-bytes-long')
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ secret: encryptSecret(otherKey, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw') }).where('id', '=', id).execute()
+    await useCase('Undecryptable')
+    const [failed] = await eventually(async () => {
+      const items = await deliveries(id)
+      return items[0]?.attempts === 1 && items
+    })
+    expect(failed.last_error).toContain('cannot be decrypted')
+    expect(r.received).toHaveLength(0)
+  })
+
+  it('keeps the delivery log 30 days', async () => {
+    const { id } = await endpoint('https://hooks.example.com/old', ['nothing.matches'])
+    const day = 24 * 3600_000
+    const row = (deliveryId: string, ageMs: number) => {
+      const at = new Date(Date.now() - ageMs).toISOString()
+      return { ...newDelivery('acme', id, null, 'ping', at), id: deliveryId, status: 'succeeded' as const, next_attempt_at: null }
+    }
+    await t.deps.database.db.insertInto('webhook_deliveries').values([row('whd_01jd3k8m9v4q2w6e8r0t2y4u61', 31 * day), row('whd_01jd3k8m9v4q2w6e8r0t2y4u62', 29 * day)]).execute()
+    // A fresh dispatcher cleans up as it starts (then hourly).
+    const dispatcher = new WebhookDispatcher(t.deps, async () => null)
+    dispatcher.start()
+    try {
+      await eventually(async () => (await deliveries(id)).length === 1)
+      expect((await deliveries(id))[0].id).toBe('whd_01jd3k8m9v4q2w6e8r0t2y4u62')
+    } finally {
+      await dispatcher.stop()
+    }
+  })
+
+  it('keeps delivering to a fast endpoint while another hangs', async () => {
+    const hanging = await receiver(() => undefined)
+    const fast = await receiver()
+    await endpoint(hanging.url, ['use_case.created'])
+    await endpoint(fast.url, ['use_case.created'])
+    const count = PER_ENDPOINT + 8
+    for (let i = 0; i < count; i++) await useCase(`Busy ${i}`)
+    await fast.until((got) => got.length === count, 5000)
+    // The hanging endpoint holds a bounded number of sends, never all of them.
+    expect(hanging.received.length).toBeLessThanOrEqual(PER_ENDPOINT)
+  })
+})
+
+describeEachDialect('webhook targets', (dialect) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+  })
+  afterAll(async () => t?.close())
+
+  it('refuses loopback, private, link-local and metadata targets at create', async () => {
+    const admin = t.as('acme', 'admin')
+    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://100.64.0.1/x', 'http://0.0.0.0/x']) {
+      const res = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['*'] } })
+      expect(res.statusCode, url).toBe(422)
+      expect(res.json().errors[0].field).toBe('url')
+    }
+  })
+
+  it('refuses a private target at send time too', async () => {
+    const r = await startReceiver()
+    try {
+      const admin = t.as('acme', 'admin')
+      await admin({ method: 'GET', url: '/system/ping' })
+      const at = new Date().toISOString()
+      // As if the address had been allowed when it was created: the send must still refuse it.
+      await t.deps.database.db.insertInto('webhook_endpoints').values({
+        id: 'whep_01jd3k8m9v4q2w6e8r0t2y4u6i', tenant_id: 'acme', url: r.url, description: null, events: '["*"]', enabled: 1,
+        secret: encryptSecret(t.deps.webhookKey, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), previous_secret: null, previous_secret_expires_at: null,
+        cursor_seq: 0, failing_since: null, disabled_reason: null, created_at: at, updated_at: at,
+      }).execute()
+      await admin({ method: 'POST', url: '/use_cases', payload: { name: 'Never sent' } })
+      const deadline = Date.now() + 10_000
+      let items: any[] = []
+      while (Date.now() < deadline) {
+        items = (await admin({ method: 'GET', url: '/webhook_endpoints/whep_01jd3k8m9v4q2w6e8r0t2y4u6i/deliveries' })).json().items
+        if (items.some((d) => d.attempts > 0)) break
+        await new Promise((res) => setTimeout(res, 50))
+      }
+      expect(items.find((d) => d.attempts > 0).last_error).toContain('private')
+      expect(r.received).toHaveLength(0)
+    } finally {
+      await r.close()
+    }
+  })
+})
