@@ -172,7 +172,7 @@ def _operation_ids(obj: Any) -> Set[str]:
     found: Set[str] = set()
     for name, member in inspect.getmembers(type(obj), inspect.isfunction):
         if not name.startswith("_"):
-            found |= set(re.findall(r'_t\.(?:call|iterate)\("(\w+)"', inspect.getsource(member)))
+            found |= set(re.findall(r'_t\.(?:call|iterate|events)\("(\w+)"', inspect.getsource(member)))
     for name, value in vars(obj).items():
         if not name.startswith("_") and hasattr(value, "_t"):
             found |= _operation_ids(value)
