@@ -60,6 +60,15 @@ export function createMetrics(database: Database) {
       for (const row of rows) this.set({ tenant: row.id }, Number(row.audit_seq))
     },
   })
+  new Gauge({
+    name: 'aigov_webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting to be sent or retried, across all instances (the delivery backlog)',
+    registers: [registry],
+    async collect() {
+      const row = await database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()
+      this.set(Number(row.n))
+    },
+  })
   return { registry, httpRequests, readCache, rateLimitRefusals }
 }
 

@@ -109,12 +109,6 @@ export class WebhookDispatcher {
     this.agents.https.destroy()
   }
 
-  /** Deliveries waiting to be sent (all instances), for health reporting. */
-  async backlog(): Promise<number> {
-    const row = await this.database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()
-    return Number(row.n)
-  }
-
   private readonly onCommit = (tenantId: string) => {
     if (this.tenantsWithEndpoints.has(tenantId)) this.wake()
   }
