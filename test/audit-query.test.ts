@@ -1,5 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { type KyselyPlugin, sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import * as perTenantSearch from '../src/db/migrations/2026-11-23T13b-audit-name-search-per-tenant.js'
+import { migrateToLatest } from '../src/db/migrate.js'
 import { csvField } from '../src/modules/audit-logs/audit-export.js'
+import { createAuditLogsService } from '../src/modules/audit-logs/audit-logs.service.js'
+import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
+import { systemCtx } from '../src/shared/context.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 /** A small RFC 4180 reader, to check the export parses back to what was written. */
@@ -146,5 +152,79 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
     const last = await t.deps.database.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 'aq-tail').orderBy('seq', 'desc').executeTakeFirstOrThrow()
     await t.deps.database.db.deleteFrom('audit_logs').where('id', '=', last.id).execute()
     expect((await write({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(false)
+  })
+})
+
+describe('audit q on SQLite: each tenant searches its own index', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp('sqlite')
+  })
+  afterAll(async () => t?.close())
+
+  const names = (tenant: string, q: string) =>
+    t.as(tenant, 'read')({ method: 'GET', url: `/audit_logs?action=vendor.created&page_limit=100&q=${encodeURIComponent(q)}` }).then((res) => res.json().items.map((a: { resource_name: string }) => a.resource_name))
+  const addVendors = async (tenant: string, vendorNames: string[]) => {
+    for (const name of vendorNames) expect((await t.as(tenant, 'write')({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+  }
+
+  /** The tables the statements of one search by `tenant` read, from the SQL they run. */
+  const tablesRead = async (tenant: string, q: string) => {
+    const { db } = t.deps.database
+    const statements: string[] = []
+    const capture: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId).sql), node),
+      transformResult: async ({ result }) => result,
+    }
+    await createAuditLogsService({ database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx(tenant), { q } as never)
+    return new Set(statements.flatMap((s) => [...s.matchAll(/\bfrom\s+("[^"]+"|\w+)/gi)].map((m) => m[1].replaceAll('"', ''))))
+  }
+  /** The stored bytes of an FTS5 index (its segments and their b-tree). */
+  const indexBytes = async (table: string) => {
+    const rows = async (shadow: string) => (await sql<Record<string, unknown>>`select * from ${sql.table(shadow)} order by 1`.execute(t.deps.database.db)).rows
+    return JSON.stringify([await rows(`${table}_data`), await rows(`${table}_idx`)])
+  }
+
+  it("reads only the tenant's own index, which another tenant's writes never touch", async () => {
+    await addVendors('fts-a', ['Alpha widget', 'Shared word vendor'])
+    const read = await tablesRead('fts-a', 'word vendor')
+    expect([...read].sort()).toEqual(['audit_logs', 'fts-a:audit_name_search'])
+    const before = await Promise.all([...read].filter((table) => table !== 'audit_logs').map(indexBytes))
+    // Another tenant writes many records holding the very word searched for.
+    await addVendors('fts-b', Array.from({ length: 200 }, (_v, i) => `Shared word vendor ${i}`))
+    expect(await Promise.all([...read].filter((table) => table !== 'audit_logs').map(indexBytes))).toEqual(before)
+    expect(await tablesRead('fts-a', 'word vendor')).toEqual(read)
+    expect(await names('fts-a', 'word vendor')).toEqual(['Shared word vendor'])
+    expect(await names('fts-b', 'word vendor 19')).toEqual(['Shared word vendor 19', ...Array.from({ length: 10 }, (_v, i) => `Shared word vendor ${190 + i}`)])
+    expect(await names('fts-b', 'alpha')).toEqual([])
+  })
+
+  it('moves an existing database to one index per tenant, every record still found', async () => {
+    await addVendors('fts-old-a', ['Legacy ledger', 'Ledger two'])
+    await addVendors('fts-old-b', ['Ledger of b'])
+    const { db } = t.deps.database
+    // Back to the shared index of earlier versions, then migrate as an upgraded installation does.
+    await perTenantSearch.down(db)
+    expect((await sql`select count(*) as n from sqlite_master where name like '%:audit_name_search'`.execute(db)).rows).toEqual([{ n: 0 }])
+    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '2026-11-23T13b-audit-name-search-per-tenant' as never).execute()
+    expect(await migrateToLatest(t.deps.database)).toEqual(['2026-11-23T13b-audit-name-search-per-tenant'])
+    expect((await sql`select name from sqlite_master where name = 'audit_logs_name_search'`.execute(db)).rows).toEqual([])
+    expect(await names('fts-old-a', 'ledger')).toEqual(['Legacy ledger', 'Ledger two'])
+    expect(await names('fts-old-b', 'ledger')).toEqual(['Ledger of b'])
+    await addVendors('fts-old-a', ['Ledger three'])
+    expect(await names('fts-old-a', 'ledger')).toEqual(['Legacy ledger', 'Ledger two', 'Ledger three'])
+  })
+
+  it('leaves no index behind when creating a tenant fails, and the tenant can be created again', async () => {
+    const failing = createTenantsService(t.deps.database, [
+      async () => {
+        throw new Error('provisioning failed')
+      },
+    ])
+    await expect(failing.create('fts-retry')).rejects.toThrow('provisioning failed')
+    expect((await sql`select name from sqlite_master where name like 'fts-retry:%'`.execute(t.deps.database.db)).rows).toEqual([])
+    await createTenantsService(t.deps.database).create('fts-retry')
+    await addVendors('fts-retry', ['Second attempt'])
+    expect(await names('fts-retry', 'attempt')).toEqual(['Second attempt'])
   })
 })

@@ -52,8 +52,11 @@ describe('aigov backup', () => {
       const verified = (await call('GET', '/audit_logs/verify')).body
       expect(verified).toMatchObject({ ok: true, first_bad_id: null })
       expect(verified.checked).toBeGreaterThanOrEqual(4)
-      // The copy is a working database: it takes writes.
+      // The copy is a working database: it takes writes, and the tenant's own search index came along.
       expect((await call('POST', '/use_cases', { name: 'After restore' })).status).toBe(201)
+      const found = (await call('GET', '/audit_logs?action=use_case.created&q=after%20res')).body.items.map((a: { resource_name: string }) => a.resource_name)
+      expect(found).toEqual(['After restore'])
+      expect((await call('GET', '/audit_logs?action=use_case.created&q=gamma')).body.items.map((a: { resource_name: string }) => a.resource_name)).toEqual(['Gamma'])
     } finally {
       await restored.stop()
       await db.drop()

@@ -5,6 +5,7 @@ import { createTenantsService, type TenantProvisioner } from '../modules/tenants
 import { workflowStart } from '../modules/workflow-stages/workflow-stages.service.js'
 import { backdatedId } from '../shared/ids.js'
 import { auditHash } from '../shared/audit-chain.js'
+import { indexAuditNames } from '../shared/audit-name-search.js'
 import { chainKeys } from '../shared/mutation.js'
 
 export interface SeedOptions {
@@ -56,6 +57,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
       const flushAudit = async () => {
         if (audit.length === 0) return
         await tx.insertInto('audit_logs').values(audit).execute()
+        await indexAuditNames(tx, database.dialect, tenant, audit)
         done += audit.length
         audit.length = 0
         options.progress(done, total)

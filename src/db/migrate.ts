@@ -10,6 +10,7 @@ import * as auditSourceIndex from './migrations/2026-11-22T06-audit-source-index
 import * as auditNameSearch from './migrations/2026-11-22T07-audit-name-search.js'
 import * as longerNames from './migrations/2026-11-23T12-longer-names.js'
 import * as auditChainKey from './migrations/2026-11-23T13-audit-chain-key.js'
+import * as auditNameSearchPerTenant from './migrations/2026-11-23T13b-audit-name-search-per-tenant.js'
 import * as peopleCustomFields from './migrations/2026-11-23T14a-people-custom-fields.js'
 import * as owners from './migrations/2026-11-23T14b-owners.js'
 import * as evidence from './migrations/2026-11-23T15-evidence.js'
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-22T07-audit-name-search': auditNameSearch,
   '2026-11-23T12-longer-names': longerNames,
   '2026-11-23T13-audit-chain-key': auditChainKey,
+  '2026-11-23T13b-audit-name-search-per-tenant': auditNameSearchPerTenant,
   '2026-11-23T14a-people-custom-fields': peopleCustomFields,
   '2026-11-23T14b-owners': owners,
   '2026-11-23T15-evidence': evidence,

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Database } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import { type AuditKeys, auditHash } from './audit-chain.js'
+import { indexAuditNames } from './audit-name-search.js'
 import type { Ctx } from './context.js'
 import { newId, now } from './ids.js'
 
@@ -87,6 +88,7 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], keys: AuditKeys
     prevHash = row.hash
   }
   await tx.insertInto('audit_logs').values(rows).execute()
+  await indexAuditNames(tx, dialect, ctx.tenantId, rows)
   await tx.updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
 }
 

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { DialectName } from '../../db/create-db.js'
 import type { AuditLogRow, Tables } from '../../db/tables.js'
+import { auditNameSearchTable } from '../../shared/audit-name-search.js'
 import { idFloor } from '../../shared/ids.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText, nameKey } from '../../shared/search.js'
@@ -16,7 +17,7 @@ export function findAuditLog(db: Db, tenantId: string, id: string): Promise<Audi
   return db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
 }
 
-function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter, candidateIds: string[] | null) {
+function filteredAuditLogs(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, candidateSeqs: number[] | null) {
   const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])
   const actions = list(filter.action)
   const types = list(filter.resource_type)
@@ -33,15 +34,25 @@ function filteredAuditLogs(db: Db, tenantId: string, filter: AuditFilter, candid
     q = q.where('created_at', '>=', start.toISOString()).where('id', '>=', idFloor('al', start.getTime()))
   }
   if (filter.end_time !== undefined) q = q.where('created_at', '<', new Date(filter.end_time).toISOString())
-  if (filter.q !== undefined) q = q.where(containsText('resource_name', filter.q, false))
-  if (candidateIds !== null) q = q.where('id', 'in', candidateIds)
+  if (filter.q !== undefined) q = q.where(dialect === 'postgres' ? substringTest(filter.q) : containsText('resource_name', filter.q, false))
+  if (candidateSeqs !== null) q = q.where('seq', 'in', candidateSeqs)
   return q
 }
 
+/**
+ * PostgreSQL: `q` as strpos, not LIKE. Without statistics on the names (see trigramCandidates) the planner takes a
+ * LIKE to match almost nothing and reads the whole table to sort a handful; strpos it takes as matching a third,
+ * and scans the tenant's records in order until a page is full, which is right when q is common (rare ones come
+ * narrowed to their candidates).
+ */
+function substringTest(q: string) {
+  return sql<boolean>`strpos(lower(resource_name), ${nameKey(q)}) > 0`
+}
+
 export async function listAuditLogs(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset): Promise<AuditLogRow[]> {
-  const candidateIds = filter.q !== undefined && dialect === 'sqlite' ? await nameSearchCandidates(db, filter.q) : null
-  if (candidateIds?.length === 0) return []
-  return applyKeyset(filteredAuditLogs(db, tenantId, filter, candidateIds), ks).execute()
+  const candidateSeqs = filter.q === undefined ? null : dialect === 'sqlite' ? await nameSearchCandidates(db, tenantId, filter.q) : await trigramCandidates(db, tenantId, filter.q)
+  if (candidateSeqs?.length === 0) return []
+  return applyKeyset(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs), ks).execute()
 }
 
 const NAME_WINDOW = 5
@@ -49,31 +60,52 @@ const NAME_WINDOWS = 4
 const FEW_CANDIDATES = 500
 
 /**
- * SQLite: for `q`, the ids of the few audit records (of any tenant) whose resource name may hold it, from the
- * trigram index; null when that would not narrow the search, and the exact substring test scans instead.
+ * SQLite: for `q`, the seqs of the few audit records of the tenant whose resource name may hold it, from the
+ * tenant's own trigram index; null when that would not narrow the search, and the exact substring test scans instead.
  *
  * The index answers a short phrase quickly, but a long one slowly: it reads the whole posting list of every
  * trigram, and common ones ("use", "ase") list nearly every record. So it is asked for a few evenly spread
  * 5-character pieces of q, each cut off at FEW_CANDIDATES, and the piece with the fewest matches narrows
  * the search. When every piece is common, the matches are dense and the scan finds a page of them quickly.
  * The index folds case at least as widely as lower() does, so it never drops a record the test would keep.
- * PostgreSQL's trigram index (pg_trgm) serves `lower(resource_name) like` directly.
  */
-async function nameSearchCandidates(db: Db, q: string): Promise<string[] | null> {
+async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
+  const index = auditNameSearchTable(tenantId)
   const chars = [...nameKey(q)]
   if (chars.length < 3) return null
   const last = Math.max(0, chars.length - NAME_WINDOW)
   const starts = [...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))]
-  let fewest: string[] | null = null
+  let fewest: number[] | null = null
   for (const start of starts) {
     const phrase = `"${chars.slice(start, start + NAME_WINDOW).join('').replaceAll('"', '""')}"`
-    const { rows } = await sql<{ audit_id: string }>`
-      select audit_id from audit_logs_name_search where audit_logs_name_search match ${phrase} limit ${FEW_CANDIDATES + 1}
-    `.execute(db)
-    if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.audit_id)
+    const { rows } = await sql<{ seq: number }>`select rowid as seq from ${index} where ${index} match ${phrase} limit ${FEW_CANDIDATES + 1}`.execute(db)
+    if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.seq)
     if (fewest?.length === 0) break
   }
   return fewest
+}
+
+/**
+ * PostgreSQL: the same narrowing, from the tenant's keys of the trigram index (migration 2026-11-23T13b): a few
+ * evenly spread 3-character pieces of q, prefixed with the tenant. Asked first and alone, not as a condition of
+ * the page query: there the planner has no statistics for the substring test (statistics over all tenants' names
+ * would let another tenant's data choose the plan, and so the time) and would read every match of a common
+ * phrase through the index instead of scanning in order until a page is full.
+ */
+async function trigramCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
+  const chars = [...nameKey(q)]
+  if (chars.length < 3) return null
+  const last = chars.length - 3
+  const starts = new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))
+  const keys = [...new Set([...starts].map((start) => `${tenantId}:${chars.slice(start, start + 3).join('')}`))]
+  const rows = await db
+    .selectFrom('audit_logs')
+    .select('seq')
+    .where('tenant_id', '=', tenantId)
+    .where(sql<boolean>`audit_name_trigrams(tenant_id, resource_name) @> ${keys}::text[]`)
+    .limit(FEW_CANDIDATES + 1)
+    .execute()
+  return rows.length <= FEW_CANDIDATES ? rows.map((r) => r.seq) : null
 }
 
 export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limit: number): Promise<AuditLogRow[]> {

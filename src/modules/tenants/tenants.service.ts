@@ -2,6 +2,7 @@ import type { Database } from '../../db/create-db.js'
 import { isUniqueViolation } from '../../db/create-db.js'
 import { AppError } from '../../http/errors.js'
 import { TENANT_PATTERN } from '../../config.js'
+import { createAuditNameSearch } from '../../shared/audit-name-search.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import { now } from '../../shared/ids.js'
 import { type AuditEntry, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
@@ -32,6 +33,7 @@ export function createTenantsService(database: Database, provisioners: TenantPro
     try {
       await runMutation(database, ctx, async (tx) => {
         await tx.insertInto('tenants').values({ ...tenant, audit_seq: 0, audit_head: GENESIS_HASH }).execute()
+        await createAuditNameSearch(tx, database.dialect, id)
         const audit: AuditEntry[] = [{ action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id }]
         for (const provision of [...BUILT_IN_PROVISIONERS, ...provisioners]) audit.push(...((await provision(tx, ctx)) ?? []))
         return { result: undefined, audit }
