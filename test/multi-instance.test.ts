@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { KEY_STATUS_TTL_MS } from '../src/modules/api-keys/key-status.js'
 import { freshDatabase, POSTGRES_URL, REDIS_URL, type TestDatabase } from './helpers/harness.js'
-import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
+import { CLI, type ServiceProcess, startServiceProcess } from './helpers/process.js'
 
 const P = '/api/v1/integration'
 const ready = Boolean(POSTGRES_URL && REDIS_URL)
@@ -12,6 +15,7 @@ describe.skipIf(!ready)(`two service processes sharing PostgreSQL and Redis${rea
   const tenant = `multi-${Date.now().toString(36)}`
   const adminKey = `sk_multi_instance_admin_${Date.now()}_abcdefghijklmnop`
   let adminToken: string
+  let env: Record<string, string>
 
   const call = async (service: ServiceProcess, method: string, path: string, token: string, body?: unknown) => {
     const res = await fetch(`${service.baseUrl}${P}${path}`, {
@@ -29,7 +33,7 @@ describe.skipIf(!ready)(`two service processes sharing PostgreSQL and Redis${rea
 
   beforeAll(async () => {
     db = await freshDatabase('postgres')
-    const env = {
+    env = {
       ...db.env, REDIS_URL: REDIS_URL!, SERVICE_JWT_SECRET: 'shared-secret-for-both-instances-0123456789',
       SERVICE_API_KEY: adminKey, SERVICE_TENANT: tenant, SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '300',
     }
@@ -73,6 +77,50 @@ describe.skipIf(!ready)(`two service processes sharing PostgreSQL and Redis${rea
     expect(status).toBe(401)
     expect(Date.now() - started).toBeLessThan(5000)
   })
+
+  it('makes a key revoked with `aigov keys revoke` fail on B at once, through Redis', async () => {
+    const created = (await call(a, 'POST', '/api_keys', adminToken, { name: 'revoked from the CLI', role: 'read' })).body
+    const token = await tokenFrom(b, created.key)
+    expect((await call(b, 'GET', '/system/ping', token)).status).toBe(200)
+    // The key's row held while the CLI starts, so the moment its revocation commits is ours to choose.
+    const holder = new pg.Client({ connectionString: db.env.DATABASE_URL })
+    await holder.connect()
+    try {
+      await holder.query('begin')
+      await holder.query('select 1 from api_keys where id = $1 for update', [created.id])
+      const holderPid = (await holder.query('select pg_backend_pid() as pid')).rows[0].pid
+      const cli = spawn(process.execPath, [CLI, 'keys', 'revoke', created.id, '--tenant', tenant], { env: { PATH: process.env.PATH, ...env } })
+      let output = ''
+      cli.stdout.on('data', (d) => (output += d))
+      cli.stderr.on('data', (d) => (output += d))
+      const exited = new Promise<number | null>((resolve) => cli.once('exit', resolve))
+      for (let waiting = 0; waiting === 0; ) {
+        await new Promise((r) => setTimeout(r, 50))
+        expect(cli.exitCode, output).toBeNull()
+        // Activity is read once per transaction unless the snapshot is cleared.
+        await holder.query('select pg_stat_clear_snapshot()')
+        waiting = Number((await holder.query('select count(*) as n from pg_stat_activity where $1 = any(pg_blocking_pids(pid))', [holderPid])).rows[0].n)
+      }
+      // B asks the database afresh (its answer is older than KEY_STATUS_TTL_MS) and trusts "valid" for that long.
+      await new Promise((r) => setTimeout(r, KEY_STATUS_TTL_MS))
+      expect((await call(b, 'GET', '/system/ping', token)).status).toBe(200)
+      await holder.query('commit')
+      const released = Date.now()
+      let status = 200
+      while (status === 200 && Date.now() - released < KEY_STATUS_TTL_MS * 2) {
+        status = (await call(b, 'GET', '/system/ping', token)).status
+        if (status === 200) await new Promise((r) => setTimeout(r, 20))
+      }
+      const refusedAfter = Date.now() - released
+      expect(await exited, output).toBe(0)
+      expect(output).toContain(`revoked ${created.id}`)
+      expect(status).toBe(401)
+      // Well within the time B would otherwise keep trusting its answer: only the message can have told it.
+      expect(refusedAfter).toBeLessThan(KEY_STATUS_TTL_MS / 2)
+    } finally {
+      await holder.end()
+    }
+  }, 30_000)
 
   it('continues a cursor from A on B', async () => {
     for (let i = 0; i < 5; i++) await call(i % 2 ? a : b, 'POST', '/use_cases', adminToken, { name: `paged ${i}` })
