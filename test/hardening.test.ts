@@ -1,9 +1,11 @@
 import { connect } from 'node:net'
+import { CompiledQuery } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../src/cli/seed.js'
 import { createAuditLogsService, EXPORTS_PER_TENANT } from '../src/modules/audit-logs/audit-logs.service.js'
 import { createUseCasesService } from '../src/modules/use-cases/use-cases.service.js'
 import { systemCtx } from '../src/shared/context.js'
+import { applyKeyset, keyset } from '../src/shared/pagination.js'
 import { describeEachDialect, freshDatabase, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
 import { runCli, startServiceProcess } from './helpers/process.js'
 
@@ -85,6 +87,44 @@ describeEachDialect('audit exports under a hostile tenant', (dialect) => {
     expect(lines).toBeGreaterThanOrEqual(1800)
     // Synchronous reads back to back would leave no turn to anyone until the export ends.
     expect(turns).toBeGreaterThanOrEqual(3)
+  })
+
+  // SQLite reads hold the event loop; PostgreSQL's answers arrive as they come, and only their mapping does.
+  it.runIf(dialect === 'sqlite')('runs one batch of all running exports per turn of the event loop, so requests wait behind one batch only', async () => {
+    const service = createAuditLogsService(t.deps)
+    let delivered = new Set<number>()
+    let busiestTurn = 0
+    let turns = 0
+    let probing = true
+    const probe = () => {
+      busiestTurn = Math.max(busiestTurn, delivered.size)
+      delivered = new Set()
+      turns++
+      if (probing) setImmediate(probe)
+    }
+    setImmediate(probe)
+    const lines = await Promise.all(Array.from({ length: EXPORTS_PER_TENANT }, async (_v, n) => {
+      let count = 0
+      for await (const chunk of service.export(systemCtx('exporter'), { format: 'ndjson' } as never)) {
+        delivered.add(n)
+        count += String(chunk).split('\n').length - 1
+      }
+      return count
+    }))
+    probing = false
+    expect(lines.every((count) => count >= 1800)).toBe(true)
+    // Each export waiting a turn of its own would let all of them read a batch between two turns of the probe.
+    expect(busiestTurn).toBe(1)
+    expect(turns).toBeGreaterThan(EXPORTS_PER_TENANT * 3)
+  })
+
+  it.runIf(dialect === 'sqlite')('reads a page after a cursor by seeking the index, not from the tenant’s first record', async () => {
+    const { db } = t.deps.database
+    const page = await createAuditLogsService(t.deps).list(systemCtx('exporter'), { sort: 'created_at', page_limit: 1000 } as never)
+    const after = keyset({ sort: 'created_at', page_after: page.pagination.next_cursor!, page_limit: 100 }, { created_at: 'created_at' })
+    const query = applyKeyset(db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', 'exporter'), after).compile()
+    const plan = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]))
+    expect(plan.rows.map((r) => r.detail).join('; ')).toMatch(/\(tenant_id=\? AND \(created_at,id\)>\(\?,\?\)\)/)
   })
 
   it(`bounds concurrent exports per tenant at ${EXPORTS_PER_TENANT} with a 429 problem, freeing a slot when a stream closes`, async () => {
