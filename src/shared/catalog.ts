@@ -1,5 +1,6 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely'
+import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import type { Database, DialectName } from '../db/create-db.js'
+import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
 import type { Ctx } from './context.js'
 import {
@@ -12,6 +13,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
+import { itemJson, type JsonField, pageJson } from './item-json.js'
 import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
@@ -88,6 +90,11 @@ export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, C
   governed?: EntityType
 }
 
+/** A family whose reads the database renders: every item field, as the SQL that gives its JSON (see item-json.ts). */
+export interface JsonCatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> extends CatalogSpec<Row, Item, Create, Update, Query> {
+  json: { [K in keyof Item]-?: JsonField }
+}
+
 export type CatalogService<Item, Create, Update, Query> = {
   list(ctx: Ctx, query: Query): Promise<Page<Item>>
   get(ctx: Ctx, id: string): Promise<Item>
@@ -123,16 +130,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
   return {
     async list(ctx, query) {
       const ks = keyset(query, spec.sortColumns)
-      let q: ListQuery = (db as AnyDb).selectFrom(spec.table).selectAll().where('tenant_id', '=', ctx.tenantId)
-      if (query.q !== undefined) {
-        const text = query.q
-        q = q.where((eb) => eb.or(spec.searchColumns.map((column) => containsText(column, text))))
-      }
-      if (spec.governed) {
-        if (query.owner_id !== undefined) q = q.where('owner_id', '=', query.owner_id)
-        q = await customFieldValueFilter(db, ctx.tenantId, spec.governed, q, query)
-      }
-      if (spec.filter) q = spec.filter(q, query)
+      const q = (await listQuery(db, spec, ctx, query)).selectAll()
       const page = toPage((await applyKeyset(q, ks).execute()) as Row[], ks, spec.toItem)
       return { ...page, items: await decorate(db, ctx.tenantId, page.items) }
     },
@@ -192,6 +190,45 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
         await (tx as AnyDb).deleteFrom(spec.table).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
         return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
       })
+    },
+  }
+}
+
+/** The family's records of the tenant that a list query's search and filters select (no columns chosen yet). */
+async function listQuery<Query extends CatalogQuery>(db: Kysely<Tables>, spec: CatalogSpec<any, any, any, any, Query>, ctx: Ctx, query: Query): Promise<ListQuery> {
+  let q: ListQuery = (db as AnyDb).selectFrom(spec.table).where('tenant_id', '=', ctx.tenantId)
+  if (query.q !== undefined) {
+    const text = query.q
+    q = q.where((eb) => eb.or(spec.searchColumns.map((column) => containsText(column, text))))
+  }
+  if (spec.governed) {
+    if (query.owner_id !== undefined) q = q.where('owner_id', '=', query.owner_id)
+    q = await customFieldValueFilter(db, ctx.tenantId, spec.governed, q, query)
+  }
+  return spec.filter ? spec.filter(q, query) : q
+}
+
+/** The list page and the get of a family, as the JSON text the database renders: what its GET routes send. */
+export function createJsonReads<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery>(
+  database: Database,
+  spec: JsonCatalogSpec<Row, Item, Create, Update, Query>,
+) {
+  const { db, dialect } = database
+  // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
+  const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
+  const getQuery = (db as AnyDb).selectFrom(spec.table).select(item).where('tenant_id', '=', '').where('id', '=', '').compile()
+  return {
+    async listJson(ctx: Ctx, query: Query): Promise<string> {
+      const ks = keyset(query, spec.sortColumns)
+      const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
+      const page = toPage((await applyKeyset(q, ks).execute()) as { id: string; item: string }[], ks, (row) => row.item)
+      return pageJson(page.items, page.pagination)
+    },
+
+    async getJson(ctx: Ctx, id: string): Promise<string> {
+      const [row] = (await db.executeQuery<{ item: string }>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
+      if (!row) throw notFound(spec.label, id)
+      return row.item
     },
   }
 }
