@@ -216,12 +216,13 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const { db, dialect } = database
   // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
   const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
-  const getQuery = (db as AnyDb).selectFrom(spec.table).select(item).where('tenant_id', '=', '').where('id', '=', '').compile()
+  const getQuery = database.prepared((db as AnyDb).selectFrom(spec.table).select(item).where('tenant_id', '=', '').where('id', '=', '').compile())
   return {
     async listJson(ctx: Ctx, query: Query): Promise<string> {
       const ks = keyset(query, spec.sortColumns)
       const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
-      const page = toPage((await applyKeyset(q, ks).execute()) as { id: string; item: string }[], ks, (row) => row.item)
+      const { rows } = await db.executeQuery<{ id: string; item: string }>(database.prepared(applyKeyset(q, ks).compile()))
+      const page = toPage(rows, ks, (row) => row.item)
       return pageJson(page.items, page.pagination)
     },
 
