@@ -99,6 +99,16 @@ describeEachDialect('records rendered by the database', (dialect) => {
     }
   })
 
+  it('answers a PATCH with the item a GET then gives, whether the body names row fields only or decorated ones', async () => {
+    const write = t.as('acme', 'write')
+    const id = ids.use_cases[2]
+    for (const body of [{ description: 'Only a row field' }, { name: 'Renamed', regions: ['APAC'] }, { owner: { owner_id: teamId } }, { owner: null, questionnaire_ids: ['ALPHA+1'] }]) {
+      const patched = await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: body })
+      expect(patched.statusCode, patched.body).toBe(200)
+      expect(patched.json(), JSON.stringify(body)).toEqual((await write({ method: 'GET', url: `/use_cases/${id}` })).json())
+    }
+  })
+
   it('sends the rendered JSON over HTTP as JSON, with its ETag, and 404 for a missing record', async () => {
     const read = t.as('acme', 'read')
     const one = await read({ method: 'GET', url: `/use_cases/${ids.use_cases[1]}` })

@@ -124,6 +124,19 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     ...(spec.isUseCase && { useCaseId: row.id }),
   })
 
+  /**
+   * The item after an update. A body of row fields only cannot change what decorate fills in (owner name, custom
+   * field values, attachments), so the item before, with the changed row fields, is the item after: three queries
+   * fewer for the common PATCH. Any other body field is decorated again.
+   */
+  const afterUpdate = async (current: Row, columns: Partial<Row>, before: Item, input: Update, decorated: () => Promise<Item[]>): Promise<Item> => {
+    if (Object.keys(input).some((field) => !(field in columns))) return (await decorated())[0]
+    const was = spec.toItem(current) as Record<string, unknown>
+    const now = spec.toItem({ ...current, ...columns }) as Record<string, unknown>
+    const changed = Object.keys(now).filter((field) => JSON.stringify(was[field]) !== JSON.stringify(now[field]))
+    return { ...before, ...Object.fromEntries(changed.map((field) => [field, now[field]])) }
+  }
+
   const unique: UniqueField = { table: spec.table, what: spec.label, field: spec.uniqueField ?? 'name' }
   const guarded = <T>(ctx: Ctx, input: Create | Update, work: () => Promise<T>) => uniqueName(db, ctx, unique, spec.uniqueValue(input), work)
 
@@ -170,7 +183,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const columns = { ...(await spec.update(input, current, tx, ctx)), ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))) }
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false) : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
-          const [after] = await decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })])
+          const after = await afterUpdate(current, columns, before, input, () => decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })]))
           const changes = { ...diff(before, after, spec.audited), ...valueChanges }
           // Nothing of the record itself changed: no update record, no new updated_at.
           if (Object.keys(changes).length === 0) return { result: after, audit: extra }

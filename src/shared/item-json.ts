@@ -46,12 +46,12 @@ const subquery = (dialect: DialectName, query: RawBuilder<unknown>) => (dialect 
 /** The owner as `ownerOf` + `decorateGoverned` give it: `{owner_id, owner_type, name}` or null. */
 export const owner: JsonField = (table, dialect) => {
   const id = ref(table, 'owner_id')
+  const type = ref(table, 'owner_type')
   const tenant = ref(table, 'tenant_id')
-  const name = sql`coalesce(
-    (select coalesce(u.name, u.email) from users u where u.tenant_id = ${tenant} and u.id = ${id}),
-    (select t.name from teams t where t.tenant_id = ${tenant} and t.id = ${id}),
-    '')`
-  return sql`case when ${id} is null then null else ${jsonObject(dialect, [['owner_id', id], ['owner_type', ref(table, 'owner_type')], ['name', name]])} end`
+  const name = sql`coalesce(case ${type}
+    when 'user' then (select coalesce(u.name, u.email) from users u where u.tenant_id = ${tenant} and u.id = ${id})
+    when 'team' then (select t.name from teams t where t.tenant_id = ${tenant} and t.id = ${id}) end, '')`
+  return sql`case when ${id} is null then null else ${jsonObject(dialect, [['owner_id', id], ['owner_type', type], ['name', name]])} end`
 }
 
 /** The record's custom field values as `loadCustomFieldValues` gives them: by field id, a list for `multiple` fields. */
