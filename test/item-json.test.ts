@@ -109,6 +109,15 @@ describeEachDialect('records rendered by the database', (dialect) => {
     }
   })
 
+  it('answers a create with the item a GET then gives, whether the body names row fields only or decorated ones', async () => {
+    const write = t.as('acme', 'write')
+    for (const body of [{ name: 'Row fields only', regions: ['EU'] }, { name: 'Owned and attached', owner: { owner_id: teamId }, questionnaire_ids: ['ZETA+1'] }]) {
+      const created = await write({ method: 'POST', url: '/use_cases', payload: body })
+      expect(created.statusCode, created.body).toBe(201)
+      expect(created.json(), JSON.stringify(body)).toEqual((await write({ method: 'GET', url: `/use_cases/${created.json().id}` })).json())
+    }
+  })
+
   it('sends the rendered JSON over HTTP as JSON, with its ETag, and 404 for a missing record', async () => {
     const read = t.as('acme', 'read')
     const one = await read({ method: 'GET', url: `/use_cases/${ids.use_cases[1]}` })

@@ -127,7 +127,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
   /**
    * The item after an update. A body of row fields only cannot change what decorate fills in (owner name, custom
    * field values, attachments), so the item before, with the changed row fields, is the item after: three queries
-   * fewer for the common PATCH. Any other body field is decorated again.
+   * fewer for the common PATCH. A body naming anything else is decorated again.
    */
   const afterUpdate = async (current: Row, columns: Partial<Row>, before: Item, input: Update, decorated: () => Promise<Item[]>): Promise<Item> => {
     if (Object.keys(input).some((field) => !(field in columns))) return (await decorated())[0]
@@ -164,7 +164,9 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           await (tx as AnyDb).insertInto(spec.table).values(row).execute()
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
-          const [created] = await decorate(tx, ctx.tenantId, [spec.toItem(row)])
+          // As on update: a body of row fields only leaves nothing for decorate to fill in.
+          const rowOnly = Object.keys(input).every((field) => field in row)
+          const [created] = rowOnly ? [spec.toItem(row)] : await decorate(tx, ctx.tenantId, [spec.toItem(row)])
           return {
             result: created,
             audit: [{ ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } }, ...extra],
