@@ -7,6 +7,7 @@ import { type CompiledQuery, Kysely, type LogEvent, PostgresDialect, sql, Sqlite
 import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
+import { startCheckpointer } from './sqlite-checkpointer.js'
 import type { Tables } from './tables.js'
 import type { AuditKeys } from '../shared/audit-chain.js'
 
@@ -84,9 +85,15 @@ function createSqlite(path: string): Database {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
+  const stopCheckpointer = path === ':memory:' ? async () => undefined : startCheckpointer(sqlite, path)
   const { log, observeQueries } = queryLog()
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log })
-  return { db, dialect: 'sqlite', commits: new EventEmitter(), close: () => db.destroy(), observeQueries, poolStats: () => undefined, prepared: (query) => query }
+  // The checkpointer's connection closes first, so the last one (ours) folds the log into the file as it closes.
+  const close = async () => {
+    await stopCheckpointer()
+    await db.destroy()
+  }
+  return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, prepared: (query) => query }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
