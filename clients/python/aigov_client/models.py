@@ -1615,7 +1615,7 @@ class WebhookEndpointUpdate(TypedDict, total=False):
     enabled: bool
 
 
-class WebhookEndpointWithSecret(TypedDict):
+class _WebhookEndpointWithSecretRequired(TypedDict):
     id: str
     #: An https:// (or http://) address that receives POSTed events.
     url: str
@@ -1626,7 +1626,12 @@ class WebhookEndpointWithSecret(TypedDict):
     failing_since: Optional[str]
     created_at: str
     updated_at: str
-    #: The signing secret (Standard Webhooks). Shown once, never again.
+    #: true when `secret` holds the secret; false on an Idempotency-Key replay, which never carries it.
+    secret_shown: bool
+
+
+class WebhookEndpointWithSecret(_WebhookEndpointWithSecretRequired, total=False):
+    #: The signing secret (Standard Webhooks). Shown once, never again: absent when the response is an Idempotency-Key replay.
     secret: str
 
 
