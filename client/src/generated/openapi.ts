@@ -2189,6 +2189,10 @@ export interface components {
             workflow: components["schemas"]["UseCaseWorkflow"];
             /** @description The use case's creation and every workflow move, oldest first, from the audit log. */
             workflow_history: components["schemas"]["AuditLog"][];
+            /** @description The current name of each workflow stage the history refers to, by id (a stage deleted since is absent: its history record keeps the name it had). */
+            workflow_stage_names: {
+                [key: string]: string;
+            };
             models: components["schemas"]["Model"][];
             vendors: components["schemas"]["Vendor"][];
             risk_scenarios: components["schemas"]["UseCaseRiskScenario"][];

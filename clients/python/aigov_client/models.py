@@ -420,6 +420,8 @@ class Dossier(TypedDict):
     workflow: UseCaseWorkflow
     #: The use case's creation and every workflow move, oldest first, from the audit log.
     workflow_history: List[AuditLog]
+    #: The current name of each workflow stage the history refers to, by id (a stage deleted since is absent: its history record keeps the name it had).
+    workflow_stage_names: Dict[str, str]
     models: List[Model]
     vendors: List[Vendor]
     risk_scenarios: List[UseCaseRiskScenario]
