@@ -145,9 +145,16 @@ export async function token(base) {
   return (await res.json()).access_token
 }
 
-/** One autocannon run; fails loudly if anything but the expected status came back. */
+/**
+ * One autocannon run; fails loudly if anything but the expected status came back. `onResponse(client, status,
+ * bytes, ms)` sees every answer (the mixes tell reads from writes with it).
+ */
 export async function load(name, options, expectedStatus = 200) {
-  const result = await autocannon({ connections: 50, duration: 10, ...options, expectBody: undefined })
+  const { onResponse, ...rest } = options
+  const result = await new Promise((resolve, reject) => {
+    const instance = autocannon({ connections: 50, duration: 10, ...rest, expectBody: undefined }, (err, res) => (err ? reject(err) : resolve(res)))
+    if (onResponse) instance.on('response', onResponse)
+  })
   const statusCounts = result.statusCodeStats ?? {}
   const unexpected = Object.entries(statusCounts).filter(([code]) => Number(code) !== expectedStatus)
   const summary = {

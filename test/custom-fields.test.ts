@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { contractTests } from './helpers/contract.js'
-import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { describeEachDialect } from './helpers/harness.js'
 import { namedRecordTests } from './helpers/named-records.js'
+import { suiteApp } from './helpers/suite-app.js'
 
 describeEachDialect('custom fields: shared contract', (dialect) => {
   contractTests(dialect, {
@@ -17,19 +18,8 @@ describeEachDialect('custom fields: shared contract', (dialect) => {
 describeEachDialect('custom fields: names', (dialect) => namedRecordTests(dialect, { collection: '/custom_fields' }))
 
 describeEachDialect('custom fields and their values', (dialect) => {
-  let t: TestApp
-  let write: ReturnType<TestApp['as']>
-  beforeAll(async () => {
-    t = await startTestApp(dialect)
-    write = t.as('acme', 'write')
-  })
-  afterAll(async () => t?.close())
-
-  const post = async (url: string, payload: object) => {
-    const res = await write({ method: 'POST', url, payload })
-    expect(res.statusCode, res.body).toBe(201)
-    return res.json()
-  }
+  const suite = suiteApp(dialect)
+  const { write, post } = suite
   const field = (payload: object) => post('/custom_fields', payload)
 
   it('defaults the element to the type and checks that a definition hangs together (422)', async () => {
@@ -61,7 +51,7 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const modelOnly = await field({ name: 'Azure resource id', entity_types: ['model'] })
     const gone = await field({ name: 'Old field' })
     await write({ method: 'PATCH', url: `/custom_fields/${gone.id}`, payload: { archived: true } })
-    const stranger = (await t.as('globex', 'write')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })).json()
+    const stranger = (await suite.t.as('globex', 'write')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })).json()
 
     const value = (custom_field_id: string, v: unknown) => ({ custom_field_id, value: v })
     const rejected = async (values: object[], member: string) => {
@@ -148,7 +138,7 @@ describeEachDialect('custom fields and their values', (dialect) => {
     for (let i = 0; i < 5; i++) {
       await post('/models', { name: `Synced ${i}`, custom_fields: [{ custom_field_id: rid.id, value: i % 2 === 0 ? 'res-even' : `res-${i}` }, { custom_field_id: size.id, value: 10 }] })
     }
-    const read = t.as('acme', 'read')
+    const read = suite.t.as('acme', 'read')
     const names = async (query: string) => (await read({ method: 'GET', url: `/models?${query}` })).json().items.map((m: { name: string }) => m.name)
     expect(await names(`custom_field_id=${rid.id}&custom_field_value=res-3`)).toEqual(['Synced 3'])
     expect(await names(`custom_field_id=${rid.id}&custom_field_value=RES-3`)).toEqual([])
@@ -162,6 +152,6 @@ describeEachDialect('custom fields and their values', (dialect) => {
     expect((await read({ method: 'GET', url: `/models?custom_field_id=${size.id}&custom_field_value=ten` })).statusCode).toBe(400)
     expect((await read({ method: 'GET', url: '/models?custom_field_id=cf_nope&custom_field_value=x' })).statusCode).toBe(400)
     // Another tenant's field is unknown here.
-    expect((await t.as('globex', 'read')({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-3` })).statusCode).toBe(400)
+    expect((await suite.t.as('globex', 'read')({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-3` })).statusCode).toBe(400)
   })
 })

@@ -143,6 +143,10 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
     expect(d.use_case).toMatchObject({ id: uc.id, name: 'Full process' })
     expect(d.workflow).toMatchObject({ workflow_stage_step: 'clear' })
     expect(d.workflow_history.map((h: { action: string }) => h.action)).toEqual(['use_case.created', 'use_case.workflow_advanced', 'use_case.workflow_advanced'])
+    // Machines read stage ids in the history, and find their names beside it.
+    const stage = d.workflow.workflow_stage
+    expect(d.workflow_history[0].changes.workflow_stage_id).toEqual([null, stage.id])
+    expect(d.workflow_stage_names).toEqual({ [stage.id]: stage.name })
     expect(d.models.map((m: { id: string }) => m.id)).toEqual([model.id])
     expect(d.policy_packs.map((p: { key: string }) => p.key)).toEqual(['CORE'])
     expect(d.controls.map((c: { control_key: string }) => c.control_key)).toEqual(['LOGGING', 'NOTICE', 'OVERSIGHT'])
@@ -158,6 +162,11 @@ describeEachDialect('governance process: control evidence, gated workflow, summa
     expect(html.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(html.body).toContain('Credit &#60;b&#62;limits&#60;/b&#62;')
     expect(html.body).not.toMatch(/<script|src=|href="http/)
+    // People read the stage's name in every history row, never its id.
+    const history = html.body.slice(html.body.indexOf('<h3>History</h3>'), html.body.indexOf('</section>', html.body.indexOf('<h3>History</h3>')))
+    expect(history).not.toContain('ws_')
+    expect(history.match(/<tr><td>/g)).toHaveLength(3)
+    expect(history.split(`<td>${stage.name}</td>`)).toHaveLength(4)
     expect((await t.as('globex', 'admin')({ method: 'GET', url: `/use_cases/${uc.id}/dossier` })).statusCode).toBe(404)
     expect((await read()({ method: 'GET', url: `/use_cases/${uc.id}/dossier?format=pdf` })).statusCode).toBe(400)
   })

@@ -7,6 +7,7 @@ import { createUseCasesService } from '../src/modules/use-cases/use-cases.servic
 import { systemCtx } from '../src/shared/context.js'
 import { applyKeyset, keyset } from '../src/shared/pagination.js'
 import { describeEachDialect, freshDatabase, REDIS_URL, type TestApp, startTestApp } from './helpers/harness.js'
+import { INTAKE_SECTIONS, multipart } from './helpers/governance.js'
 import { runCli, startServiceProcess } from './helpers/process.js'
 
 // What a hostile tenant with a valid key could break (issue 13), one describe per finding.
@@ -52,6 +53,53 @@ describeEachDialect('hardening against a hostile tenant', (dialect) => {
       const names = (await write({ method: 'GET', url: '/use_cases' })).json().items.map((u: { name: string }) => u.name)
       expect(names).toEqual(['Well formed'])
       expect(await verify('text-a')).toMatchObject({ ok: true, first_bad_id: null })
+    })
+
+    it('is refused in questionnaire answers, custom-field values, webhook descriptions and evidence, JSON or multipart', async () => {
+      const write = t.as('text-c', 'write')
+      const created = async (url: string, payload: object, as = write) => {
+        const res = await as({ method: 'POST', url, payload })
+        expect(res.statusCode, res.body).toBe(201)
+        return res.json().id as string
+      }
+      const refused = async (res: { statusCode: number; body: string; json(): any }, field: string) => {
+        expect(res.statusCode, res.body).toBe(422)
+        expect(res.json()).toMatchObject({ code: 'validation_failed', errors: [expect.objectContaining({ field })] })
+      }
+      await created('/questionnaires', { key: 'TEXT', name: 'Text', target: 'use_case', sections: INTAKE_SECTIONS })
+      const uc = await created('/use_cases', { name: 'Checked' })
+      await created(`/use_cases/${uc}/questionnaires`, { key: 'TEXT' })
+      const field = await created('/custom_fields', { name: 'Cost centre' })
+
+      await refused(await write({ method: 'PUT', url: `/use_cases/${uc}/questionnaires/TEXT/answers`, payload: { answers: [{ question_id: 'decision', value: 'a\u0000b' }] } }), 'answers/0/value')
+      await refused(await write({ method: 'PUT', url: `/use_cases/${uc}/questionnaires/TEXT/answers`, payload: { answers: [{ question_id: 'decision', value: 'a\ud800b' }] } }), 'answers/0/value')
+      await refused(await write({ method: 'PATCH', url: `/use_cases/${uc}`, payload: { custom_fields: [{ custom_field_id: field, value: 'x\udfffy' }] } }), 'custom_fields/0/value')
+      await refused(await write({ method: 'POST', url: '/use_cases', payload: { name: 'With a value', custom_fields: [{ custom_field_id: field, value: 'x\u0000' }] } }), 'custom_fields/0/value')
+      await refused(await t.as('text-c', 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url: 'https://hooks.example.com/t', description: 'Jira\ud83d', events: ['*'] } }), 'description')
+      await refused(await write({ method: 'POST', url: '/evidence', payload: { kind: 'link', url: 'https://wiki.example.com/x', title: 'a\u0000b' } }), 'title')
+
+      // Multipart fields arrive as raw bytes: a NUL byte in the title, the file name or the part's type.
+      const upload = async (parts: Parameters<typeof multipart>[0]) => {
+        const { body, contentType } = multipart(parts)
+        return write({ method: 'POST', url: '/evidence', payload: body, headers: { 'content-type': contentType } })
+      }
+      const file = (overrides: object) => ({ name: 'file', value: 'content', filename: 'report.txt', type: 'text/plain', ...overrides })
+      await refused(await upload([{ name: 'title', value: 'a\u0000b' }, file({})]), 'title')
+      await refused(await upload([file({}), { name: 'title', value: 'after\u0000the file' }]), 'title')
+      await refused(await upload([file({ filename: 'a\u0000b.txt' })]), 'file')
+      await refused(await upload([file({ type: 'text/pl\u0000ain' })]), 'file')
+      await refused(await upload([file({ type: 'text/pl\u0001ain' })]), 'file')
+
+      const read = t.as('text-c', 'read')
+      expect((await read({ method: 'GET', url: `/use_cases/${uc}/questionnaires/TEXT` })).json().answers).toEqual([])
+      expect((await read({ method: 'GET', url: `/use_cases/${uc}` })).json().custom_fields).toEqual([])
+      expect((await read({ method: 'GET', url: '/use_cases' })).json().items).toHaveLength(1)
+      expect((await t.as('text-c', 'admin')({ method: 'GET', url: '/webhook_endpoints' })).json().items).toEqual([])
+      expect((await read({ method: 'GET', url: '/evidence' })).json().items).toEqual([])
+      expect(await t.deps.database.db.selectFrom('evidence_blobs').select('id').where('tenant_id', '=', 'text-c').execute()).toEqual([])
+      expect(await verify('text-c')).toMatchObject({ ok: true, first_bad_id: null })
+      // The well-formed upload still works.
+      expect((await upload([{ name: 'title', value: 'Fine' }, file({})])).statusCode).toBe(201)
     })
 
     it('keeps the audit chain verifiable when such text reaches a service by another path', async () => {

@@ -1,22 +1,12 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, expect, it } from 'vitest'
-import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { expect, it } from 'vitest'
+import { describeEachDialect } from './helpers/harness.js'
 import { publishedControl } from './helpers/policy.js'
+import { suiteApp } from './helpers/suite-app.js'
 
 describeEachDialect('owners and assignees', (dialect) => {
-  let t: TestApp
-  let write: ReturnType<TestApp['as']>
-  beforeAll(async () => {
-    t = await startTestApp(dialect)
-    write = t.as('acme', 'write')
-  })
-  afterAll(async () => t?.close())
-
-  const post = async (url: string, payload: object) => {
-    const res = await write({ method: 'POST', url, payload })
-    expect(res.statusCode, res.body).toBe(201)
-    return res.json()
-  }
+  const suite = suiteApp(dialect)
+  const { write, post } = suite
 
   it('sets owners on use cases, models and vendors, returns their names, filters by owner_id, audits the change', async () => {
     const ada = await post('/users', { email: 'ada@example.com', name: 'Ada' })
@@ -39,7 +29,7 @@ describeEachDialect('owners and assignees', (dialect) => {
   })
 
   it('refuses unknown, mistyped and other-tenant owners with 422 naming the member; nothing is written', async () => {
-    const theirs = (await t.as('globex', 'write')({ method: 'POST', url: '/users', payload: { email: 'them@example.com' } })).json()
+    const theirs = (await suite.t.as('globex', 'write')({ method: 'POST', url: '/users', payload: { email: 'them@example.com' } })).json()
     const mine = await post('/users', { email: 'mine@example.com' })
     const refused = async (owner: object, member: string) => {
       const res = await write({ method: 'POST', url: '/models', payload: { name: 'Refused owner', owner } })
@@ -70,8 +60,8 @@ describeEachDialect('owners and assignees', (dialect) => {
   })
 
   it('assigns use-case controls and groups open controls by assignee in the governance summary', async () => {
-    for (const key of ['OWN-A', 'OWN-B', 'OWN-C']) await publishedControl(t, 'summary', key)
-    const w = t.as('summary', 'write')
+    for (const key of ['OWN-A', 'OWN-B', 'OWN-C']) await publishedControl(suite.t, 'summary', key)
+    const w = suite.t.as('summary', 'write')
     expect((await w({ method: 'POST', url: '/policy_packs', payload: { key: 'OWN', name: 'Owners', controls: [{ key: 'OWN-A' }, { key: 'OWN-B' }, { key: 'OWN-C' }] } })).statusCode).toBe(201)
     const uc = (await w({ method: 'POST', url: '/use_cases', payload: { name: 'Assigned' } })).json()
     expect((await w({ method: 'POST', url: `/use_cases/${uc.id}/policy_packs`, payload: { key: 'OWN', due_date: '2027-01-01' } })).statusCode).toBe(201)
@@ -98,9 +88,9 @@ describeEachDialect('owners and assignees', (dialect) => {
   })
 
   it('finds a record by custom field value among 10 000 through the value index', async () => {
-    const w = t.as('bulk', 'write')
+    const w = suite.t.as('bulk', 'write')
     const fieldId = (await w({ method: 'POST', url: '/custom_fields', payload: { name: 'Azure resource id', entity_types: ['model'] } })).json().id
-    const { db } = t.deps.database
+    const { db } = suite.t.deps.database
     const at = new Date().toISOString()
     const ids: string[] = []
     for (let first = 0; first < 10_000; first += 500) {

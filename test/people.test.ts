@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import { contractTests } from './helpers/contract.js'
-import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { describeEachDialect } from './helpers/harness.js'
 import { namedRecordTests } from './helpers/named-records.js'
 import { auditActions } from './helpers/policy.js'
+import { suiteApp } from './helpers/suite-app.js'
 
 describeEachDialect('users: shared contract', (dialect) => {
   contractTests(dialect, {
@@ -29,19 +30,8 @@ describeEachDialect('teams: shared contract', (dialect) => {
 describeEachDialect('teams: names', (dialect) => namedRecordTests(dialect, { collection: '/teams' }))
 
 describeEachDialect('people', (dialect) => {
-  let t: TestApp
-  let write: ReturnType<TestApp['as']>
-  beforeAll(async () => {
-    t = await startTestApp(dialect)
-    write = t.as('acme', 'write')
-  })
-  afterAll(async () => t?.close())
-
-  const post = async (url: string, payload: object) => {
-    const res = await write({ method: 'POST', url, payload })
-    expect(res.statusCode, res.body).toBe(201)
-    return res.json()
-  }
+  const suite = suiteApp(dialect)
+  const { write, post } = suite
 
   it('keeps emails unique per tenant case-insensitively, finds by email and q, filters by active', async () => {
     const ada = await post('/users', { email: 'Ada@Example.com', name: 'Ada Lovelace', title: 'Analyst' })
@@ -50,11 +40,11 @@ describeEachDialect('people', (dialect) => {
     const dup = await write({ method: 'POST', url: '/users', payload: { email: 'ada@example.COM' } })
     expect(dup.statusCode).toBe(422)
     expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: ada.id, errors: [{ field: 'email' }] })
-    expect((await t.as('globex', 'write')({ method: 'POST', url: '/users', payload: { email: 'ada@example.com' } })).statusCode).toBe(201)
+    expect((await suite.t.as('globex', 'write')({ method: 'POST', url: '/users', payload: { email: 'ada@example.com' } })).statusCode).toBe(201)
     expect((await write({ method: 'POST', url: '/users', payload: { email: 'not an email' } })).json().errors[0].field).toBe('email')
     const grace = await post('/users', { email: 'grace@example.com', name: 'Grace Hopper' })
     await write({ method: 'PATCH', url: `/users/${grace.id}`, payload: { active: false } })
-    const read = t.as('acme', 'read')
+    const read = suite.t.as('acme', 'read')
     const emails = async (query: string) => (await read({ method: 'GET', url: `/users?${query}` })).json().items.map((u: { email: string }) => u.email)
     expect(await emails('email=ADA@example.com')).toEqual(['Ada@Example.com'])
     expect(await emails('q=hopper')).toEqual(['grace@example.com'])
@@ -75,9 +65,9 @@ describeEachDialect('people', (dialect) => {
     expect(members.json().items.map((u: { id: string }) => u.id)).toEqual([u1.id, u2.id])
     expect((await write({ method: 'DELETE', url: `/teams/${team.id}/members/${u1.id}` })).statusCode).toBe(204)
     expect((await write({ method: 'DELETE', url: `/teams/${team.id}/members/${u1.id}` })).statusCode).toBe(404)
-    expect(await auditActions(t, 'acme', `resource_id=${team.id}`)).toEqual(['team.created', 'team.member_added', 'team.member_added', 'team.member_removed'])
+    expect(await auditActions(suite.t, 'acme', `resource_id=${team.id}`)).toEqual(['team.created', 'team.member_added', 'team.member_added', 'team.member_removed'])
 
-    const globex = t.as('globex', 'write')
+    const globex = suite.t.as('globex', 'write')
     const stranger = (await globex({ method: 'POST', url: '/users', payload: { email: 'stranger@example.com' } })).json()
     expect((await add(stranger.id)).statusCode).toBe(404)
     expect((await globex({ method: 'GET', url: `/teams/${team.id}/members` })).statusCode).toBe(404)
@@ -86,7 +76,7 @@ describeEachDialect('people', (dialect) => {
     // Deleting a member user takes the membership with it, audited on the team.
     expect((await write({ method: 'DELETE', url: `/users/${u2.id}` })).statusCode).toBe(204)
     expect((await write({ method: 'GET', url: `/teams/${team.id}/members` })).json().items).toEqual([])
-    expect(await auditActions(t, 'acme', `resource_id=${team.id}&action=team.member_removed`)).toHaveLength(2)
+    expect(await auditActions(suite.t, 'acme', `resource_id=${team.id}&action=team.member_removed`)).toHaveLength(2)
 
     // Deleting the team takes its memberships, each audited.
     const u3 = await post('/users', { email: 'm3@example.com' })

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
 import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
-import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
 
 const headersOf = (r: Received) => Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k, String(v)]))
@@ -73,15 +73,6 @@ describeEachDialect('webhooks', (dialect) => {
     expect(JSON.stringify(audit)).not.toContain(body.secret.slice(6))
     expect((await admin({ method: 'DELETE', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(204)
     expect((await admin({ method: 'GET', url: `/webhook_endpoints/${body.id}` })).statusCode).toBe(404)
-  })
-
-  it('keeps no copy of a secret for Idempotency-Key replays', async () => {
-    const send = () => admin({ method: 'POST', url: '/webhook_endpoints', headers: { 'idempotency-key': 'hook-once' }, payload: { url: 'https://hooks.example.com/i', events: ['*'] } })
-    const [first, second] = [await send(), await send()]
-    expect(first.statusCode).toBe(201)
-    expect(second.headers['idempotent-replayed']).toBeUndefined()
-    const stored = await t.deps.database.db.selectFrom('idempotency_records').select('response').execute()
-    for (const secret of [first.json().secret, second.json().secret]) expect(JSON.stringify(stored)).not.toContain(secret.slice(6))
   })
 
   it('refuses bad input, other roles and other tenants', async () => {
@@ -307,4 +298,49 @@ describeEachDialect('webhook targets', (dialect) => {
       await r.close()
     }
   })
+})
+
+describeEachDialect('webhook secrets and Idempotency-Key replays', (dialect) => {
+  for (const withRedis of REDIS_URL ? [false, true] : [false]) {
+    it(`replays a create or a rotation once, without its secret, and stores none${withRedis ? ' (Redis)' : ''}`, async () => {
+      const t = await startTestApp(dialect, withRedis ? { REDIS_URL: REDIS_URL! } : {})
+      try {
+        const admin = t.as('idem-hooks', 'admin')
+        const create = { method: 'POST' as const, url: '/webhook_endpoints', headers: { 'idempotency-key': 'hook-once' }, payload: { url: 'https://hooks.example.com/i', events: ['*'] } }
+        const first = await admin(create)
+        expect(first.statusCode, first.body).toBe(201)
+        expect(first.json()).toMatchObject({ secret_shown: true, secret: expect.stringMatching(/^whsec_/) })
+        const replay = await admin(create)
+        expect(replay.statusCode).toBe(201)
+        expect(replay.headers['idempotent-replayed']).toBe('true')
+        expect(replay.headers.location).toBe(first.headers.location)
+        const { secret, secret_shown: _shown, ...endpoint } = first.json()
+        expect(replay.json()).toEqual({ ...endpoint, secret_shown: false })
+        expect((await admin({ method: 'GET', url: '/webhook_endpoints' })).json().items).toHaveLength(1)
+
+        const rotate = { method: 'POST' as const, url: `/webhook_endpoints/${endpoint.id}/rotate_secret`, headers: { 'idempotency-key': 'rotate-once' } }
+        const rotated = await admin(rotate)
+        expect(rotated.statusCode).toBe(200)
+        expect(rotated.json()).toMatchObject({ id: endpoint.id, secret_shown: true, secret: expect.stringMatching(/^whsec_/) })
+        const rotatedAgain = await admin(rotate)
+        expect(rotatedAgain.headers['idempotent-replayed']).toBe('true')
+        expect(rotatedAgain.json()).toMatchObject({ id: endpoint.id, secret_shown: false })
+        expect(rotatedAgain.json()).not.toHaveProperty('secret')
+        // The replay rotated nothing: one rotation in the audit log.
+        const rotations = await t.deps.database.db.selectFrom('audit_logs').select('id').where('action', '=', 'webhook_endpoint.secret_rotated').execute()
+        expect(rotations).toHaveLength(1)
+
+        const secrets = [secret as string, rotated.json().secret as string].map((s) => s.slice('whsec_'.length))
+        const stored = await t.deps.database.db.selectFrom('idempotency_records').select('response').execute()
+        for (const s of secrets) expect(JSON.stringify(stored)).not.toContain(s)
+        if (withRedis) {
+          const keys = await t.deps.redis!.keys('aigov:idem:*')
+          expect(keys.length).toBeGreaterThan(0)
+          for (const key of keys) for (const s of secrets) expect((await t.deps.redis!.get(key)) ?? '').not.toContain(s)
+        } else expect(stored).toHaveLength(2)
+      } finally {
+        await t.close()
+      }
+    })
+  }
 })

@@ -24,7 +24,9 @@ describe('client: webhooks and the event stream', () => {
     const client = clientFor()
     const created = await client.webhookEndpoints.create({ url: receiver.url, events: ['use_case.created'] })
     expect(created.error).toBeNull()
-    const { id, secret } = created.data!
+    const { id, secret, secretShown } = created.data!
+    expect(secretShown).toBe(true)
+    if (!secret) throw new Error('a created endpoint carries its secret')
     await client.useCases.create({ name: 'Verified by the client' })
     const [received] = await receiver.until((got) => got.length === 1)
     const event = await verifyWebhook(secret, received.headers as Record<string, string>, received.body)

@@ -2,9 +2,12 @@ import { EventEmitter } from 'node:events'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, type LogEvent, PostgresDialect, sql, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { createHash } from 'node:crypto'
+import { type CompiledQuery, Kysely, type LogEvent, PostgresDialect, sql, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
+import { startCheckpointer } from './sqlite-checkpointer.js'
 import type { Tables } from './tables.js'
 import type { AuditKeys } from '../shared/audit-chain.js'
 
@@ -22,6 +25,11 @@ export interface Database {
   observeQueries(observer: QueryObserver): void
   /** PostgreSQL: the connection pool's counts; undefined on SQLite (one connection, no pool). */
   poolStats(): { total: number; idle: number; waiting: number } | undefined
+  /**
+   * Marks a query to run as a prepared statement, planned once per connection: on PostgreSQL the large
+   * database-rendered reads cost more to plan than to run. SQLite keeps every statement prepared anyway.
+   */
+  prepared<R>(query: CompiledQuery<R>): CompiledQuery<R>
 }
 
 export type QueryObserver = (durationMs: number, failed: boolean) => void
@@ -77,9 +85,15 @@ function createSqlite(path: string): Database {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   sqlite.pragma('busy_timeout = 5000')
+  const stopCheckpointer = path === ':memory:' ? async () => undefined : startCheckpointer(sqlite, path)
   const { log, observeQueries } = queryLog()
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }), log })
-  return { db, dialect: 'sqlite', commits: new EventEmitter(), close: () => db.destroy(), observeQueries, poolStats: () => undefined }
+  // The checkpointer's connection closes first, so the last one (ours) folds the log into the file as it closes.
+  const close = async () => {
+    await stopCheckpointer()
+    await db.destroy()
+  }
+  return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, prepared: (query) => query }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -98,6 +112,9 @@ function resilientClient(pg: typeof pgTypes) {
     }
 
     override query(...args: unknown[]): any {
+      // Kysely sends (text, values): a text marked prepared goes by its name, which pg prepares once per connection.
+      const name = typeof args[0] === 'string' ? preparedNames.get(args[0]) : undefined
+      if (name !== undefined) args = [{ name, text: args[0], values: args[1] }, ...args.slice(2)]
       const result = (super.query as (...a: unknown[]) => unknown)(...args)
       if (result instanceof Promise) {
         result.catch((err: Error) => {
@@ -110,6 +127,16 @@ function resilientClient(pg: typeof pgTypes) {
 }
 
 const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * PostgreSQL statement names by SQL text, for the queries marked prepared. Their texts come from a bounded set of
+ * query shapes (the parameters are bound, never inlined); the bound keeps a flood of shapes from growing it.
+ */
+const preparedNames = new LRUCache<string, string>({ max: STATEMENT_CACHE_SIZE })
+function markPrepared<R>(query: CompiledQuery<R>): CompiledQuery<R> {
+  if (!preparedNames.has(query.sql)) preparedNames.set(query.sql, `aigov_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`)
+  return query
+}
 
 /**
  * Kysely prepares every query anew; a better-sqlite3 statement can be reused, so the most recent ones are kept
@@ -158,6 +185,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
     close: () => db.destroy(),
     observeQueries,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    prepared: markPrepared,
   }
 }
 

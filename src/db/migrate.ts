@@ -15,6 +15,7 @@ import * as peopleCustomFields from './migrations/2026-11-23T14a-people-custom-f
 import * as owners from './migrations/2026-11-23T14b-owners.js'
 import * as evidence from './migrations/2026-11-23T15-evidence.js'
 import * as webhooks from './migrations/2026-11-23T16-webhooks.js'
+import * as nameKeyBackfill from './migrations/2026-11-23T17-name-key-backfill.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T14b-owners': owners,
   '2026-11-23T15-evidence': evidence,
   '2026-11-23T16-webhooks': webhooks,
+  '2026-11-23T17-name-key-backfill': nameKeyBackfill,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

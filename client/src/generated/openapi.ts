@@ -138,7 +138,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint (admin); its signing secret is returned once
-         * @description Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. The answer holds the secret, so it is not stored for Idempotency-Key replays.
+         * @description Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. An Idempotency-Key replay answers the endpoint without its secret (`secret_shown: false`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -175,7 +175,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Make a new signing secret (admin); the old one also signs for 24 h */
+        /**
+         * Make a new signing secret (admin); the old one also signs for 24 h
+         * @description The new secret is returned once: an Idempotency-Key replay answers the endpoint without it (`secret_shown: false`) and rotates nothing.
+         */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
@@ -2186,6 +2189,10 @@ export interface components {
             workflow: components["schemas"]["UseCaseWorkflow"];
             /** @description The use case's creation and every workflow move, oldest first, from the audit log. */
             workflow_history: components["schemas"]["AuditLog"][];
+            /** @description The current name of each workflow stage the history refers to, by id (a stage deleted since is absent: its history record keeps the name it had). */
+            workflow_stage_names: {
+                [key: string]: string;
+            };
             models: components["schemas"]["Model"][];
             vendors: components["schemas"]["Vendor"][];
             risk_scenarios: components["schemas"]["UseCaseRiskScenario"][];
@@ -4008,10 +4015,12 @@ export interface components {
              */
             updated_at: string;
             /**
-             * @description The signing secret (Standard Webhooks). Shown once, never again.
+             * @description The signing secret (Standard Webhooks). Shown once, never again: absent when the response is an Idempotency-Key replay.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
-            secret: string;
+            secret?: string;
+            /** @description true when `secret` holds the secret; false on an Idempotency-Key replay, which never carries it. */
+            secret_shown: boolean;
         };
         WebhookEvent: {
             /**

@@ -420,6 +420,8 @@ class Dossier(TypedDict):
     workflow: UseCaseWorkflow
     #: The use case's creation and every workflow move, oldest first, from the audit log.
     workflow_history: List[AuditLog]
+    #: The current name of each workflow stage the history refers to, by id (a stage deleted since is absent: its history record keeps the name it had).
+    workflow_stage_names: Dict[str, str]
     models: List[Model]
     vendors: List[Vendor]
     risk_scenarios: List[UseCaseRiskScenario]
@@ -1615,7 +1617,7 @@ class WebhookEndpointUpdate(TypedDict, total=False):
     enabled: bool
 
 
-class WebhookEndpointWithSecret(TypedDict):
+class _WebhookEndpointWithSecretRequired(TypedDict):
     id: str
     #: An https:// (or http://) address that receives POSTed events.
     url: str
@@ -1626,7 +1628,12 @@ class WebhookEndpointWithSecret(TypedDict):
     failing_since: Optional[str]
     created_at: str
     updated_at: str
-    #: The signing secret (Standard Webhooks). Shown once, never again.
+    #: true when `secret` holds the secret; false on an Idempotency-Key replay, which never carries it.
+    secret_shown: bool
+
+
+class WebhookEndpointWithSecret(_WebhookEndpointWithSecretRequired, total=False):
+    #: The signing secret (Standard Webhooks). Shown once, never again: absent when the response is an Idempotency-Key replay.
     secret: str
 
 

@@ -6,12 +6,12 @@ import { AppError } from '../errors.js'
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * What an Idempotency-Key retry gets instead of the first response body, for responses that carry a secret:
-     * idempotency records are kept for 24 h in the database and Redis, so they must never hold one.
+     * The response field holding a one-time secret (an API key's `key`, a webhook endpoint's `secret`).
+     * Idempotency records live 24 h in the database or Redis, so they never hold it. The one rule for every
+     * such route: a replay answers the same record without that field and with `secret_shown: false`
+     * (the first answer carries the secret and `secret_shown: true`); it creates or rotates nothing again.
      */
-    idempotentReplay?: (body: Record<string, unknown>) => Record<string, unknown>
-    /** The answer carries a one-time secret: it is never stored, so Idempotency-Key does not replay it. */
-    returnsSecret?: boolean
+    oneTimeSecret?: string
   }
   interface FastifyRequest {
     idempotency: { id: string; fingerprint: string } | null
@@ -32,6 +32,11 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null'
 }
 
+function withoutSecret(payload: string, field: string): string {
+  const { [field]: _secret, ...record } = JSON.parse(payload) as Record<string, unknown>
+  return JSON.stringify({ ...record, secret_shown: false })
+}
+
 function fingerprint(req: FastifyRequest): string {
   return createHash('sha256').update(canonical([req.routeOptions.url, req.params, req.body ?? null])).digest('hex')
 }
@@ -46,7 +51,7 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
 
   api.addHook('preHandler', async (req, reply) => {
     const key = req.headers['idempotency-key']
-    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public || req.routeOptions.config.returnsSecret) return
+    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
       throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
     }
@@ -81,8 +86,8 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
         const value = reply.getHeader(name)
         if (value !== undefined) headers[name] = String(value)
       }
-      const redact = req.routeOptions.config.idempotentReplay
-      const body = redact ? JSON.stringify(redact(JSON.parse(payload) as Record<string, unknown>)) : payload
+      const secretField = req.routeOptions.config.oneTimeSecret
+      const body = secretField ? withoutSecret(payload, secretField) : payload
       await store.complete(claim.id, claim.fingerprint, { status: reply.statusCode, headers, body })
     } else {
       await store.release(claim.id)

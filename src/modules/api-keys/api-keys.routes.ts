@@ -21,8 +21,7 @@ export function apiKeyRoutes(apiKeys: ApiKeysService): FastifyPluginAsyncTypebox
     }, async (req) => apiKeys.get(req.ctx, req.params.id))
 
     app.post('/api_keys', {
-      // A retry with the same Idempotency-Key gets the key's metadata: the secret is never stored for replays.
-      config: { ...config, idempotentReplay: ({ key: _secret, ...metadata }) => ({ ...metadata, secret_shown: false }) },
+      config: { ...config, oneTimeSecret: 'key' },
       schema: { operationId: 'createApiKey', summary: 'Create an API key (admin); the secret is returned once', tags, body: ApiKeyCreate, response: { 201: ApiKeyCreated } },
     }, async (req, reply) => created(req, reply, await apiKeys.create(req.ctx, req.body)))
 

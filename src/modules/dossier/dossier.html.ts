@@ -25,7 +25,7 @@ export function renderDossierHtml(d: Dossier): string {
       ['Step', esc(d.workflow.workflow_stage_step ?? '—')],
       ...(d.workflow.rejection_reason ? [['Rejection reason', esc(d.workflow.rejection_reason)] as [string, string]] : []),
     ])}<h3>History</h3>${grid(['When', 'Action', 'Stage', 'Step', 'By'], d.workflow_history.map((h) => [
-      esc(h.created_at), esc(h.action.replace('use_case.', '')), esc(h.sub_object_name ?? stageOf(h.changes) ?? '—'), esc(stepOf(h.changes) ?? '—'),
+      esc(h.created_at), esc(h.action.replace('use_case.', '')), esc(stageName(h, d.workflow_stage_names)), esc(stepOf(h.changes) ?? '—'),
       esc(h.actor.name ?? h.actor.type) + (h.metadata && typeof h.metadata.reason === 'string' ? `<br><em>${esc(h.metadata.reason)}</em>` : ''),
     ]))}`),
     section('gaps', 'Open items', d.gaps.missing_answers.length + d.gaps.missing_evidence.length === 0
@@ -164,9 +164,12 @@ function bytes(n: number): string {
   return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1024 * 1024)).toFixed(1)} MiB`
 }
 
-function stageOf(changes: Record<string, unknown[]> | null): string | null {
-  const change = changes?.workflow_stage_id
-  return Array.isArray(change) && typeof change[1] === 'string' ? change[1] : null
+/** A move records the stage's name at the time; a creation only its id, named from the stages as they are now. */
+function stageName(h: Dossier['workflow_history'][number], names: Record<string, string>): string {
+  if (h.sub_object_name) return h.sub_object_name
+  const change = h.changes?.workflow_stage_id
+  const id = Array.isArray(change) && typeof change[1] === 'string' ? change[1] : null
+  return id === null ? '—' : (names[id] ?? id)
 }
 
 function stepOf(changes: Record<string, unknown[]> | null): string | null {

@@ -29,6 +29,7 @@ export const Dossier = Type.Object({
   use_case: UseCase,
   workflow: UseCaseWorkflow,
   workflow_history: Type.Array(AuditLog, { description: 'The use case\'s creation and every workflow move, oldest first, from the audit log.' }),
+  workflow_stage_names: Type.Record(Type.String(), Type.String(), { description: 'The current name of each workflow stage the history refers to, by id (a stage deleted since is absent: its history record keeps the name it had).' }),
   models: Type.Array(Model),
   vendors: Type.Array(Vendor),
   risk_scenarios: Type.Array(UseCaseRiskScenario),

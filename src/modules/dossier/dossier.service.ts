@@ -1,6 +1,7 @@
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import type { Page } from '../../shared/pagination.js'
+import type { AuditLog } from '../audit-logs/audit-logs.schemas.js'
 import { toAuditLog } from '../audit-logs/audit-logs.service.js'
 import { findEvidenceMany } from '../evidence/evidence.repo.js'
 import { toEvidence } from '../evidence/evidence.service.js'
@@ -51,12 +52,21 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
         ...questionnaires.flatMap((q) => q.answers.flatMap((a) => a.evidence_ids)),
       ])
       const evidence = (await findEvidenceMany(db, ctx.tenantId, [...evidenceIds])).map(toEvidence).sort((a, b) => a.id.localeCompare(b.id))
+      const workflowHistory = history.map(toAuditLog)
       return {
         generated_at: new Date().toISOString(),
-        use_case: useCase, workflow, workflow_history: history.map(toAuditLog), models, vendors, risk_scenarios: scenarios, policy_packs: packs,
+        use_case: useCase, workflow, workflow_history: workflowHistory, workflow_stage_names: await stageNames(ctx, workflowHistory), models, vendors, risk_scenarios: scenarios, policy_packs: packs,
         controls, questionnaires, evidence, gaps: { missing_answers: missing[0], missing_evidence: missing[1] },
       }
     },
+  }
+
+  async function stageNames(ctx: Ctx, history: AuditLog[]): Promise<Record<string, string>> {
+    const ids = new Set(history.flatMap((h) => [h.sub_object_type === 'workflow_stage' ? h.sub_object_id : null, ...(h.changes?.workflow_stage_id ?? [])]))
+    const stageIds = [...ids].filter((id): id is string => typeof id === 'string')
+    if (stageIds.length === 0) return {}
+    const rows = await db.selectFrom('workflow_stages').select(['id', 'name']).where('tenant_id', '=', ctx.tenantId).where('id', 'in', stageIds).execute()
+    return Object.fromEntries(rows.map((r) => [r.id, r.name]))
   }
 
   async function controlsOf(ctx: Ctx, useCaseId: string): Promise<Dossier['controls']> {

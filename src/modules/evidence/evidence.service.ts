@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream'
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { EvidenceRow } from '../../db/tables.js'
 import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import { malformedText } from '../../http/plugins/validation.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -28,6 +29,8 @@ export interface EvidenceDownload {
 }
 
 const ABANDONED_AFTER_MS = 60 * 60 * 1000
+/** type/subtype, both RFC 9110 tokens: anything else could not be sent back as the download's Content-Type. */
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
 export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
   const { database } = deps
@@ -112,9 +115,12 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
               part.file.resume()
               throw invalid(part.fieldname, part.fieldname === 'file' ? 'send one file per upload' : 'unknown field; send the file in the field "file"')
             }
+            file = fileMeta(part)
             stored = await writeContent(db, ctx.tenantId, part.file, maxBytes)
-            file = { fileName: cleanFileName(part.filename), contentType: part.mimetype || 'application/octet-stream' }
           } else if (part.fieldname === 'title') {
+            // A multipart field escapes the body check every JSON body passes (installTextChecks): check it here.
+            const malformed = malformedText(part.value, 'title')
+            if (malformed.length > 0) throw invalid('title', malformed[0].message)
             title = typeof part.value === 'string' && part.value.trim() !== '' ? part.value.trim() : null
             if (title !== null && title.length > 500) throw invalid('title', 'must be at most 500 characters')
           } else {
@@ -215,6 +221,18 @@ function checkUrl(raw: string): string {
 }
 
 /** A file name as a download may offer it again: no path, no control characters. */
+/** The file part's name and type, refused (422 naming `file`) when they could not be stored or sent back in a header. */
+function fileMeta(part: Extract<UploadPart, { type: 'file' }>): { fileName: string; contentType: string } {
+  const malformed = malformedText(part.filename ?? '', 'file')
+  const contentType = part.mimetype || 'application/octet-stream'
+  const problem = malformed.length > 0 ? `its file name ${malformed[0].message}` : MEDIA_TYPE.test(contentType) ? null : 'its Content-Type must be a media type (type/subtype)'
+  if (problem !== null) {
+    part.file.resume()
+    throw invalid('file', problem)
+  }
+  return { fileName: cleanFileName(part.filename), contentType }
+}
+
 function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? ''
   // eslint-disable-next-line no-control-regex

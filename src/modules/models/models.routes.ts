@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created, noContent } from '../../http/responses.js'
+import { created, jsonText, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { Model, ModelCreate, ModelListQuery, ModelPage, ModelUpdate } from './models.schemas.js'
 import type { ModelsService } from './models.service.js'
@@ -11,11 +11,11 @@ export function modelRoutes(models: ModelsService): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get('/models', {
       schema: { operationId: 'listModels', summary: 'List models', tags, querystring: ModelListQuery, response: { 200: ModelPage } },
-    }, async (req) => models.list(req.ctx, req.query))
+    }, async (req, reply) => jsonText(reply, await models.listJson(req.ctx, req.query)))
 
     app.get('/models/:id', {
       schema: { operationId: 'getModel', summary: 'Get a model', tags, params: IdParam('mdl'), response: { 200: Model } },
-    }, async (req) => models.get(req.ctx, req.params.id))
+    }, async (req, reply) => jsonText(reply, await models.getJson(req.ctx, req.params.id)))
 
     app.post('/models', {
       schema: { operationId: 'createModel', summary: 'Create a model', tags, body: ModelCreate, response: { 201: Model } },

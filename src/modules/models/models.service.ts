@@ -1,7 +1,8 @@
 import type { ModelRow } from '../../db/tables.js'
 import type { Deps } from '../../shared/deps.js'
-import { type CatalogSpec, createCatalogService, NAMED } from '../../shared/catalog.js'
+import { createCatalogService, createJsonReads, type JsonCatalogSpec, NAMED } from '../../shared/catalog.js'
 import { ownerOf } from '../../shared/governed.js'
+import { column, customFields, owner } from '../../shared/item-json.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import type { Model, ModelCreate, ModelListQuery, ModelUpdate } from './models.schemas.js'
@@ -11,7 +12,7 @@ export type ModelsService = ReturnType<typeof createModelsService>
 const PLAIN_FIELDS = ['summary', 'source', 'status', 'provider', 'model_type', 'version'] as const
 const DEFAULTS = { status: 'none' }
 
-export const modelCatalog: CatalogSpec<ModelRow, Model, ModelCreate, ModelUpdate, ModelListQuery> = {
+export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUpdate, ModelListQuery> = {
   table: 'models',
   label: 'model',
   resourceType: 'model',
@@ -48,8 +49,22 @@ export const modelCatalog: CatalogSpec<ModelRow, Model, ModelCreate, ModelUpdate
     created_at: row.created_at,
     updated_at: row.updated_at,
   }),
+  json: {
+    id: column('id'),
+    name: column('name'),
+    summary: column('summary'),
+    source: column('source'),
+    status: column('status'),
+    provider: column('provider'),
+    model_type: column('model_type'),
+    version: column('version'),
+    owner,
+    custom_fields: customFields,
+    created_at: column('created_at'),
+    updated_at: column('updated_at'),
+  },
 }
 
 export function createModelsService(deps: Pick<Deps, 'database'>) {
-  return createCatalogService(deps.database, modelCatalog)
+  return { ...createCatalogService(deps.database, modelCatalog), ...createJsonReads(deps.database, modelCatalog) }
 }

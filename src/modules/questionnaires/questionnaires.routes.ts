@@ -1,9 +1,8 @@
-import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { created, noContent } from '../../http/responses.js'
 import { IdParam, KeyParam, VersionQuery } from '../../shared/schemas.js'
-import type { OwnerKind } from './questionnaires.repo.js'
 import {
   AnsweredQuestionnaire, AnswersUpdate, AttachedQuestionnaire, AttachedQuestionnairePage, AttachQuestionnaire, OwnerKeyParams, OwnerPageQuery, Questionnaire,
   QuestionnaireCreate, QuestionnaireListQuery, QuestionnairePage,
@@ -11,23 +10,14 @@ import {
 import type { QuestionnairesService } from './questionnaires.service.js'
 
 const tags = ['questionnaires']
+const useCaseTags = ['questionnaires', 'use cases']
+const modelTags = ['questionnaires', 'models']
+const vendorTags = ['questionnaires', 'vendors']
 const detached = { 204: Type.Null({ description: 'Detached.' }) }
 
-/** The operationIds of one owner kind's attachment routes (they become the client's method names). */
-interface OwnerRoutes {
-  kind: OwnerKind
-  path: string
-  idPrefix: string
-  label: string
-  tag: string
-  ops: { list: string; get: string; attach: string; detach: string; answer: string }
-}
-
-const OWNER_ROUTES: OwnerRoutes[] = [
-  { kind: 'use_case', path: '/use_cases', idPrefix: 'uc', label: 'a use case', tag: 'use cases', ops: { list: 'listUseCaseQuestionnaires', get: 'getUseCaseQuestionnaire', attach: 'attachUseCaseQuestionnaire', detach: 'detachUseCaseQuestionnaire', answer: 'answerUseCaseQuestionnaire' } },
-  { kind: 'model', path: '/models', idPrefix: 'mdl', label: 'a model', tag: 'models', ops: { list: 'listModelQuestionnaires', get: 'getModelQuestionnaire', attach: 'attachModelQuestionnaire', detach: 'detachModelQuestionnaire', answer: 'answerModelQuestionnaire' } },
-  { kind: 'vendor', path: '/vendors', idPrefix: 'vnd', label: 'a vendor', tag: 'vendors', ops: { list: 'listVendorQuestionnaires', get: 'getVendorQuestionnaire', attach: 'attachVendorQuestionnaire', detach: 'detachVendorQuestionnaire', answer: 'answerVendorQuestionnaire' } },
-]
+/** 201 with the attachment, located at …/questionnaires/{key} under the owner. */
+const attachedAt = (req: FastifyRequest, reply: FastifyReply, attached: AttachedQuestionnaire) =>
+  created(req, reply, attached, `${req.url.split('?')[0]}/${encodeURIComponent(attached.key)}`)
 
 export function questionnaireRoutes(questionnaires: QuestionnairesService): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -43,39 +33,64 @@ export function questionnaireRoutes(questionnaires: QuestionnairesService): Fast
       schema: { operationId: 'createQuestionnaire', summary: 'Publish a new version of a questionnaire', tags, body: QuestionnaireCreate, response: { 201: Questionnaire } },
     }, async (req, reply) => created(req, reply, await questionnaires.create(req.ctx, req.body)))
 
-    for (const owner of OWNER_ROUTES) attachmentRoutes(app as unknown as FastifyInstance, questionnaires, owner)
+    app.get('/use_cases/:id/questionnaires', {
+      schema: { operationId: 'listUseCaseQuestionnaires', summary: 'List the questionnaires attached to a use case', tags: useCaseTags, params: IdParam('uc'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
+    }, async (req) => questionnaires.listAttached(req.ctx, 'use_case', req.params.id, req.query))
+
+    app.get('/use_cases/:id/questionnaires/:key', {
+      schema: { operationId: 'getUseCaseQuestionnaire', summary: 'Get a questionnaire attached to a use case, with its answers and progress', tags: useCaseTags, params: OwnerKeyParams, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.getAttached(req.ctx, 'use_case', req.params.id, req.params.key))
+
+    app.post('/use_cases/:id/questionnaires', {
+      schema: { operationId: 'attachUseCaseQuestionnaire', summary: 'Attach a questionnaire to a use case', tags: useCaseTags, params: IdParam('uc'), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
+    }, async (req, reply) => attachedAt(req, reply, await questionnaires.attach(req.ctx, 'use_case', req.params.id, req.body)))
+
+    app.put('/use_cases/:id/questionnaires/:key/answers', {
+      schema: { operationId: 'answerUseCaseQuestionnaire', summary: 'Answer questions of a questionnaire attached to a use case', tags: useCaseTags, params: OwnerKeyParams, body: AnswersUpdate, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.answer(req.ctx, 'use_case', req.params.id, req.params.key, req.body))
+
+    app.delete('/use_cases/:id/questionnaires/:key', {
+      schema: { operationId: 'detachUseCaseQuestionnaire', summary: 'Detach a questionnaire from a use case', description: 'Its answers go with it.', tags: useCaseTags, params: OwnerKeyParams, response: detached },
+    }, async (req, reply) => noContent(reply, questionnaires.detach(req.ctx, 'use_case', req.params.id, req.params.key)))
+
+    app.get('/models/:id/questionnaires', {
+      schema: { operationId: 'listModelQuestionnaires', summary: 'List the questionnaires attached to a model', tags: modelTags, params: IdParam('mdl'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
+    }, async (req) => questionnaires.listAttached(req.ctx, 'model', req.params.id, req.query))
+
+    app.get('/models/:id/questionnaires/:key', {
+      schema: { operationId: 'getModelQuestionnaire', summary: 'Get a questionnaire attached to a model, with its answers and progress', tags: modelTags, params: OwnerKeyParams, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.getAttached(req.ctx, 'model', req.params.id, req.params.key))
+
+    app.post('/models/:id/questionnaires', {
+      schema: { operationId: 'attachModelQuestionnaire', summary: 'Attach a questionnaire to a model', tags: modelTags, params: IdParam('mdl'), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
+    }, async (req, reply) => attachedAt(req, reply, await questionnaires.attach(req.ctx, 'model', req.params.id, req.body)))
+
+    app.put('/models/:id/questionnaires/:key/answers', {
+      schema: { operationId: 'answerModelQuestionnaire', summary: 'Answer questions of a questionnaire attached to a model', tags: modelTags, params: OwnerKeyParams, body: AnswersUpdate, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.answer(req.ctx, 'model', req.params.id, req.params.key, req.body))
+
+    app.delete('/models/:id/questionnaires/:key', {
+      schema: { operationId: 'detachModelQuestionnaire', summary: 'Detach a questionnaire from a model', description: 'Its answers go with it.', tags: modelTags, params: OwnerKeyParams, response: detached },
+    }, async (req, reply) => noContent(reply, questionnaires.detach(req.ctx, 'model', req.params.id, req.params.key)))
+
+    app.get('/vendors/:id/questionnaires', {
+      schema: { operationId: 'listVendorQuestionnaires', summary: 'List the questionnaires attached to a vendor', tags: vendorTags, params: IdParam('vnd'), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
+    }, async (req) => questionnaires.listAttached(req.ctx, 'vendor', req.params.id, req.query))
+
+    app.get('/vendors/:id/questionnaires/:key', {
+      schema: { operationId: 'getVendorQuestionnaire', summary: 'Get a questionnaire attached to a vendor, with its answers and progress', tags: vendorTags, params: OwnerKeyParams, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.getAttached(req.ctx, 'vendor', req.params.id, req.params.key))
+
+    app.post('/vendors/:id/questionnaires', {
+      schema: { operationId: 'attachVendorQuestionnaire', summary: 'Attach a questionnaire to a vendor', tags: vendorTags, params: IdParam('vnd'), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
+    }, async (req, reply) => attachedAt(req, reply, await questionnaires.attach(req.ctx, 'vendor', req.params.id, req.body)))
+
+    app.put('/vendors/:id/questionnaires/:key/answers', {
+      schema: { operationId: 'answerVendorQuestionnaire', summary: 'Answer questions of a questionnaire attached to a vendor', tags: vendorTags, params: OwnerKeyParams, body: AnswersUpdate, response: { 200: AnsweredQuestionnaire } },
+    }, async (req) => questionnaires.answer(req.ctx, 'vendor', req.params.id, req.params.key, req.body))
+
+    app.delete('/vendors/:id/questionnaires/:key', {
+      schema: { operationId: 'detachVendorQuestionnaire', summary: 'Detach a questionnaire from a vendor', description: 'Its answers go with it.', tags: vendorTags, params: OwnerKeyParams, response: detached },
+    }, async (req, reply) => noContent(reply, questionnaires.detach(req.ctx, 'vendor', req.params.id, req.params.key)))
   }
-}
-
-/** Attach, list, get with answers, answer, detach: the same five routes for use cases, models and vendors. */
-function attachmentRoutes(fastify: FastifyInstance, questionnaires: QuestionnairesService, owner: OwnerRoutes): void {
-  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const { kind, path, ops, label } = owner
-  const ownerTags = ['questionnaires', owner.tag]
-
-  app.get(`${path}/:id/questionnaires`, {
-    schema: { operationId: ops.list, summary: `List the questionnaires attached to ${label}`, tags: ownerTags, params: IdParam(owner.idPrefix), querystring: OwnerPageQuery, response: { 200: AttachedQuestionnairePage } },
-  }, async (req) => questionnaires.listAttached(req.ctx, kind, req.params.id, req.query))
-
-  app.get(`${path}/:id/questionnaires/:key`, {
-    schema: { operationId: ops.get, summary: `Get a questionnaire attached to ${label}, with its answers and progress`, tags: ownerTags, params: OwnerKeyParams, response: { 200: AnsweredQuestionnaire } },
-  }, async (req) => questionnaires.getAttached(req.ctx, kind, req.params.id, req.params.key))
-
-  app.post(`${path}/:id/questionnaires`, {
-    schema: { operationId: ops.attach, summary: `Attach a questionnaire to ${label}`, tags: ownerTags, params: IdParam(owner.idPrefix), body: AttachQuestionnaire, response: { 201: AttachedQuestionnaire } },
-  }, async (req, reply) => {
-    const attached = await questionnaires.attach(req.ctx, kind, req.params.id, req.body)
-    return created(req, reply, attached, `${req.url.split('?')[0]}/${encodeURIComponent(attached.key)}`)
-  })
-
-  app.put(`${path}/:id/questionnaires/:key/answers`, {
-    schema: { operationId: ops.answer, summary: `Answer questions of a questionnaire attached to ${label}`, tags: ownerTags, params: OwnerKeyParams, body: AnswersUpdate, response: { 200: AnsweredQuestionnaire } },
-  }, async (req) => questionnaires.answer(req.ctx, kind, req.params.id, req.params.key, req.body))
-
-  app.delete(`${path}/:id/questionnaires/:key`, {
-    schema: { operationId: ops.detach, summary: `Detach a questionnaire from ${label}`, description: 'Its answers go with it.', tags: ownerTags, params: OwnerKeyParams, response: detached },
-  }, async (req, reply) => {
-    await questionnaires.detach(req.ctx, kind, req.params.id, req.params.key)
-    return reply.code(204).send(null)
-  })
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created, noContent } from '../../http/responses.js'
+import { created, jsonText, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { UseCase, UseCaseCreate, UseCaseListQuery, UseCasePage, UseCaseUpdate } from './use-cases.schemas.js'
 import type { UseCasesService } from './use-cases.service.js'
@@ -11,11 +11,11 @@ export function useCaseRoutes(useCases: UseCasesService): FastifyPluginAsyncType
   return async (app) => {
     app.get('/use_cases', {
       schema: { operationId: 'listUseCases', summary: 'List use cases', tags, querystring: UseCaseListQuery, response: { 200: UseCasePage } },
-    }, async (req) => useCases.list(req.ctx, req.query))
+    }, async (req, reply) => jsonText(reply, await useCases.listJson(req.ctx, req.query)))
 
     app.get('/use_cases/:id', {
       schema: { operationId: 'getUseCase', summary: 'Get a use case', tags, params: IdParam('uc'), response: { 200: UseCase } },
-    }, async (req) => useCases.get(req.ctx, req.params.id))
+    }, async (req, reply) => jsonText(reply, await useCases.getJson(req.ctx, req.params.id)))
 
     app.post('/use_cases', {
       schema: { operationId: 'createUseCase', summary: 'Create a use case', tags, body: UseCaseCreate, response: { 201: UseCase } },

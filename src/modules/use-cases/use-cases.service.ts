@@ -1,7 +1,8 @@
 import type { UseCaseRow } from '../../db/tables.js'
-import { type CatalogSpec, createCatalogService, NAMED } from '../../shared/catalog.js'
+import { createCatalogService, createJsonReads, type JsonCatalogSpec, NAMED } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { ownerOf } from '../../shared/governed.js'
+import { column, customFields, owner, questionnaireIds, storedJson } from '../../shared/item-json.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
@@ -14,7 +15,7 @@ export type UseCasesService = ReturnType<typeof createUseCasesService>
 const PLAIN_FIELDS = ['description', 'ai_type', 'system_type', 'risk_category_level', 'source', 'creator_id'] as const
 const LIST_FIELDS = ['regions', 'industries'] as const
 
-export const useCaseCatalog: CatalogSpec<UseCaseRow, UseCase, UseCaseCreate, UseCaseUpdate, UseCaseListQuery> = {
+export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate, UseCaseUpdate, UseCaseListQuery> = {
   table: 'use_cases',
   label: 'use case',
   resourceType: 'use_case',
@@ -86,8 +87,27 @@ export const useCaseCatalog: CatalogSpec<UseCaseRow, UseCase, UseCaseCreate, Use
     created_at: row.created_at,
     updated_at: row.updated_at,
   }),
+  json: {
+    id: column('id'),
+    name: column('name'),
+    description: column('description'),
+    ai_type: column('ai_type'),
+    system_type: column('system_type'),
+    risk_category_level: column('risk_category_level'),
+    regions: storedJson('regions'),
+    industries: storedJson('industries'),
+    source: column('source'),
+    owner,
+    custom_fields: customFields,
+    workflow_stage_id: column('workflow_stage_id'),
+    workflow_stage_step: column('workflow_stage_step'),
+    questionnaire_ids: questionnaireIds,
+    creator_id: column('creator_id'),
+    created_at: column('created_at'),
+    updated_at: column('updated_at'),
+  },
 }
 
 export function createUseCasesService(deps: Pick<Deps, 'database'>) {
-  return createCatalogService(deps.database, useCaseCatalog)
+  return { ...createCatalogService(deps.database, useCaseCatalog), ...createJsonReads(deps.database, useCaseCatalog) }
 }

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { created, noContent } from '../../http/responses.js'
+import { created, jsonText, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { Vendor, VendorCreate, VendorListQuery, VendorPage, VendorUpdate } from './vendors.schemas.js'
 import type { VendorsService } from './vendors.service.js'
@@ -11,11 +11,11 @@ export function vendorRoutes(vendors: VendorsService): FastifyPluginAsyncTypebox
   return async (app) => {
     app.get('/vendors', {
       schema: { operationId: 'listVendors', summary: 'List vendors', tags, querystring: VendorListQuery, response: { 200: VendorPage } },
-    }, async (req) => vendors.list(req.ctx, req.query))
+    }, async (req, reply) => jsonText(reply, await vendors.listJson(req.ctx, req.query)))
 
     app.get('/vendors/:id', {
       schema: { operationId: 'getVendor', summary: 'Get a vendor', tags, params: IdParam('vnd'), response: { 200: Vendor } },
-    }, async (req) => vendors.get(req.ctx, req.params.id))
+    }, async (req, reply) => jsonText(reply, await vendors.getJson(req.ctx, req.params.id)))
 
     app.post('/vendors', {
       schema: { operationId: 'createVendor', summary: 'Create a vendor', tags, body: VendorCreate, response: { 201: Vendor } },

@@ -1,7 +1,8 @@
 import type { VendorRow } from '../../db/tables.js'
-import { type CatalogSpec, createCatalogService, NAMED } from '../../shared/catalog.js'
+import { createCatalogService, createJsonReads, type JsonCatalogSpec, NAMED } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { ownerOf } from '../../shared/governed.js'
+import { column, customFields, owner } from '../../shared/item-json.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { nameColumns, presentFields } from '../../shared/records.js'
 import type { Vendor, VendorCreate, VendorListQuery, VendorUpdate } from './vendors.schemas.js'
@@ -11,7 +12,7 @@ export type VendorsService = ReturnType<typeof createVendorsService>
 const PLAIN_FIELDS = ['description', 'website', 'status'] as const
 const DEFAULTS = { status: 'active' }
 
-export const vendorCatalog: CatalogSpec<VendorRow, Vendor, VendorCreate, VendorUpdate, VendorListQuery> = {
+export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, VendorUpdate, VendorListQuery> = {
   table: 'vendors',
   label: 'vendor',
   resourceType: 'vendor',
@@ -42,8 +43,19 @@ export const vendorCatalog: CatalogSpec<VendorRow, Vendor, VendorCreate, VendorU
     created_at: row.created_at,
     updated_at: row.updated_at,
   }),
+  json: {
+    id: column('id'),
+    name: column('name'),
+    description: column('description'),
+    website: column('website'),
+    status: column('status'),
+    owner,
+    custom_fields: customFields,
+    created_at: column('created_at'),
+    updated_at: column('updated_at'),
+  },
 }
 
 export function createVendorsService(deps: Pick<Deps, 'database'>) {
-  return createCatalogService(deps.database, vendorCatalog)
+  return { ...createCatalogService(deps.database, vendorCatalog), ...createJsonReads(deps.database, vendorCatalog) }
 }

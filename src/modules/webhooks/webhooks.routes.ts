@@ -18,8 +18,7 @@ import type { WebhooksService } from './webhooks.service.js'
 
 const tags = ['webhooks']
 const config = { role: 'admin' as const }
-// Never kept for Idempotency-Key replays: the stored answer would hold the secret.
-const secretConfig = { ...config, returnsSecret: true }
+const secretConfig = { ...config, oneTimeSecret: 'secret' }
 const Params = IdParam('whep')
 
 export function webhookRoutes(webhooks: WebhooksService): FastifyPluginAsyncTypebox {
@@ -39,7 +38,7 @@ export function webhookRoutes(webhooks: WebhooksService): FastifyPluginAsyncType
       schema: {
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint (admin); its signing secret is returned once',
-        description: 'Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. The answer holds the secret, so it is not stored for Idempotency-Key replays.',
+        description: 'Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. An Idempotency-Key replay answers the endpoint without its secret (`secret_shown: false`).',
         tags,
         body: WebhookEndpointCreate,
         response: { 201: WebhookEndpointWithSecret },
@@ -61,7 +60,7 @@ export function webhookRoutes(webhooks: WebhooksService): FastifyPluginAsyncType
 
     app.post('/webhook_endpoints/:id/rotate_secret', {
       config: secretConfig,
-      schema: { operationId: 'rotateWebhookEndpointSecret', summary: 'Make a new signing secret (admin); the old one also signs for 24 h', tags, params: Params, response: { 200: WebhookEndpointWithSecret } },
+      schema: { operationId: 'rotateWebhookEndpointSecret', summary: 'Make a new signing secret (admin); the old one also signs for 24 h', description: 'The new secret is returned once: an Idempotency-Key replay answers the endpoint without it (`secret_shown: false`) and rotates nothing.', tags, params: Params, response: { 200: WebhookEndpointWithSecret } },
     }, async (req) => webhooks.rotateSecret(req.ctx, req.params.id))
 
     app.post('/webhook_endpoints/:id/test', {

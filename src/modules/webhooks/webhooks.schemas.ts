@@ -26,7 +26,8 @@ export type WebhookEndpoint = Static<typeof WebhookEndpoint>
 
 export const WebhookEndpointWithSecret = Type.Object({
   ...WebhookEndpoint.properties,
-  secret: Type.String({ description: 'The signing secret (Standard Webhooks). Shown once, never again.', examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] }),
+  secret: Type.Optional(Type.String({ description: 'The signing secret (Standard Webhooks). Shown once, never again: absent when the response is an Idempotency-Key replay.', examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] })),
+  secret_shown: Type.Boolean({ description: 'true when `secret` holds the secret; false on an Idempotency-Key replay, which never carries it.' }),
 })
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>
 

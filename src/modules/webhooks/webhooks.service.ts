@@ -84,7 +84,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         await repo.insertEndpoint(tx, row)
         const endpoint = toEndpoint(row)
         return {
-          result: { ...endpoint, secret },
+          result: { ...endpoint, secret, secret_shown: true },
           audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: auditName(row.url), metadata: { events: input.events, enabled: endpoint.enabled } },
         }
       })
@@ -142,7 +142,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         }
         await repo.updateEndpoint(tx, ctx.tenantId, id, set)
         return {
-          result: { ...toEndpoint({ ...row, ...set }), secret },
+          result: { ...toEndpoint({ ...row, ...set }), secret, secret_shown: true },
           audit: { action: 'webhook_endpoint.secret_rotated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url), metadata: { previous_secret_expires_at: set.previous_secret_expires_at } },
         }
       })
