@@ -8,7 +8,6 @@
 //   --heap-mb <n>       BENCH_HEAP_MB       the service's V8 heap cap (--max-old-space-size); default: what `npm start` uses, 0 = none
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
 import { fork } from 'node:child_process'
-import { createServer } from 'node:http'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -115,39 +114,38 @@ const createRun = await run(CREATE, createOptions, 201, 'create')
 // Events: the same creates with an endpoint subscribed to every event, then the delivery lag at a steady 500 creates/s.
 let webhookFigures
 if (only.length === 0 || only.includes('webhooks')) {
-  const lags = []
-  let received = 0
-  const receiver = createServer((req, res) => {
-    let body = ''
-    req.on('data', (chunk) => (body += chunk))
-    req.on('end', () => {
-      received++
-      const event = JSON.parse(body)
-      if (event.type === 'use_case.created' && event.tenant === 'bench') lags.push(Date.now() - Date.parse(event.created_at))
-      res.writeHead(204).end()
-    })
+  // The receiver runs in a process of its own, like the ceiling, so that it does not share autocannon's event loop.
+  const receiver = fork(join(ROOT, 'bench/receiver.mjs'), [], { stdio: 'inherit' })
+  const ask = (message) => new Promise((resolve) => {
+    receiver.once('message', resolve)
+    if (message) receiver.send(message)
   })
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve))
-  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${receiver.address().port}/`, events: ['*'] }) })).json()
+  const { port } = await ask()
+  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'] }) })).json()
   const withHook = await run('POST /use_cases — with a * webhook', createOptions, 201, 'webhooks')
   // Waits until no event has arrived for 2 s: everything queued so far is delivered.
+  const received = async () => (await ask('stats')).received
   const settle = async () => {
-    for (let last = -1; received !== last; await new Promise((r) => setTimeout(r, 2000))) last = received
+    for (let last = -1, now = await received(); now !== last; now = await received()) {
+      last = now
+      await new Promise((r) => setTimeout(r, 2000))
+    }
   }
   await settle()
-  lags.length = 0
+  await ask('reset')
   const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
   await settle()
-  lags.sort((a, b) => a - b)
+  const { lags, unique, duplicates } = await ask('stats')
   const lagAt = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? null
+  // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
     create_drop: createRun ? Math.round((1 - withHook.requests_per_s / createRun.requests_per_s) * 1000) / 10 : null,
     lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
-    delivered: lags.length, created: steady.total,
+    delivered: unique, duplicates, created: steady.total,
   }
-  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${webhookFigures.delivered} of ${webhookFigures.created} events at 500/s)`)
+  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
   await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: auth })
-  receiver.close()
+  receiver.kill()
 }
 await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } }, 200, 'token')
 
@@ -194,7 +192,7 @@ const targets = [
   ...(webhookFigures
     ? [
         ['create with a * webhook ≥ 90 % of without', `${webhookFigures.create_drop} % lower`, webhookFigures.create_drop !== null && webhookFigures.create_drop <= TARGETS.webhook_create_drop_percent],
-        ['webhook delivery lag p99 < 1 s at 500 creates/s', `${webhookFigures.lag_p99_ms} ms (${webhookFigures.delivered}/${webhookFigures.created} delivered)`, webhookFigures.lag_p99_ms !== null && webhookFigures.lag_p99_ms < TARGETS.webhook_lag_p99_ms && webhookFigures.delivered === webhookFigures.created],
+        ['webhook delivery lag p99 < 1 s at 500 creates/s', `${webhookFigures.lag_p99_ms} ms (${webhookFigures.delivered} delivered of ${webhookFigures.created} answered creates)`, webhookFigures.lag_p99_ms !== null && webhookFigures.lag_p99_ms < TARGETS.webhook_lag_p99_ms && webhookFigures.delivered >= webhookFigures.created],
       ]
     : []),
 ]

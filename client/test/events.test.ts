@@ -36,7 +36,13 @@ describe('client: webhooks and the event stream', () => {
     const stale = { ...(received.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 3600) }
     await expect(verifyWebhook(secret, stale, received.body)).rejects.toThrow(/timestamp/)
 
-    const deliveries = await client.webhookEndpoints.deliveries.list(id)
+    // The receiver has the event before the service reads its answer: the log says so a moment later.
+    const deadline = Date.now() + 5000
+    let deliveries = await client.webhookEndpoints.deliveries.list(id)
+    while (deliveries.data?.items[0]?.status !== 'succeeded' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20))
+      deliveries = await client.webhookEndpoints.deliveries.list(id)
+    }
     expect(deliveries.data?.items[0]).toMatchObject({ status: 'succeeded', eventType: 'use_case.created' })
     const listed = await client.webhookEndpoints.list()
     expect(listed.data?.items.map((e) => e.id)).toContain(id)

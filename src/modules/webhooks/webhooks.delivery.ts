@@ -23,14 +23,37 @@ export const SEND_TIMEOUT_MS = 10_000
 /** A claimed delivery is this instance's until then; after a crash another instance takes it over. */
 const LEASE_MS = SEND_TIMEOUT_MS + 5_000
 const POLL_MS = 1000
+/**
+ * Turns of the loop (fan out, claim, record successes) start at most this often: under load one turn serves
+ * many commits and many finished sends, instead of a few queries for each of them.
+ */
+const TURN_MS = 50
 const FANOUT_BATCH = 500
-const CONCURRENCY = 128
-/** Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. */
-export const PER_ENDPOINT = 16
+/** Sends in flight at once, over all endpoints: enough for several hanging endpoints to leave room for the others. */
+const CONCURRENCY = 512
+/** Claimed deliveries held at once (sending or waiting for a free slot of their endpoint). */
+const IN_HAND = 1024
+/** Deliveries claimed in one statement at most. */
+const CLAIM_BATCH = 128
+/**
+ * Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. A busy
+ * service answers its sends late (its event loop serves the API first), so an endpoint's throughput is this
+ * many sends per event-loop delay: enough for hundreds of events a second.
+ */
+export const PER_ENDPOINT = 64
 const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
 const FIRST_BACKOFF_MS = 5000
+
+/** A claimed delivery, with what its send needs (read for the whole claimed batch at once). */
+interface Claimed {
+  delivery: WebhookDeliveryRow
+  endpoint: WebhookEndpointRow | undefined
+  record: AuditLogRow | undefined
+  /** Shared by the batch: several events about one resource fetch it once. */
+  resources: Map<string, Promise<unknown>>
+}
 
 interface SendResult {
   status?: number
@@ -67,10 +90,14 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 export class WebhookDispatcher {
   private readonly database: Database
   private readonly inFlight = new Map<string, number>()
+  /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
+  private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
   private readonly abort = new AbortController()
   private tenantsWithEndpoints = new Set<string>()
   private timer: NodeJS.Timeout | undefined
+  private nextTurn: NodeJS.Timeout | undefined
+  private lastTurn = 0
   private running = false
   private again = false
   private stopped = false
@@ -100,11 +127,15 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
+    clearTimeout(this.nextTurn)
     this.database.commits.off('audit', this.onCommit)
     this.abort.abort()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
     await this.flushSucceeded().catch(() => undefined)
+    const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
+    this.queued.clear()
+    if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', waiting).execute().catch(() => undefined)
     this.agents.http.destroy()
     this.agents.https.destroy()
   }
@@ -113,30 +144,34 @@ export class WebhookDispatcher {
     if (this.tenantsWithEndpoints.has(tenantId)) this.wake()
   }
 
+  /** Asks for a turn of the loop: now, or TURN_MS after the last one started (wakes in between share it). */
   wake(): void {
-    if (this.stopped) return
+    if (this.stopped || this.nextTurn) return
     if (this.running) {
       this.again = true
       return
     }
-    this.running = true
-    void this.run()
+    this.nextTurn = setTimeout(() => {
+      this.nextTurn = undefined
+      void this.run()
+    }, Math.max(0, this.lastTurn + TURN_MS - Date.now()))
   }
 
   private async run(): Promise<void> {
+    this.running = true
+    this.lastTurn = Date.now()
+    this.again = false
     try {
-      do {
-        this.again = false
-        await this.flushSucceeded()
-        await this.fanOut()
-        await this.claimAndSend()
-        if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
-      } while (this.again && !this.stopped)
+      await this.flushSucceeded()
+      await this.fanOut()
+      await this.claim()
+      if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
     } catch (err) {
       if (!this.stopped) this.deps.log.warn({ err: (err as Error).message }, 'webhook dispatch failed; retrying on the next poll')
     } finally {
       this.running = false
     }
+    if (this.again) this.wake()
   }
 
   /** Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. */
@@ -184,15 +219,17 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims due deliveries (never more than PER_ENDPOINT in flight per endpoint) and starts sending them. The
-   * batch's endpoints and audit records are read in one query each, so an event costs the API's database little.
+   * Claims due deliveries of the endpoints with fewer than PER_ENDPOINT waiting, reads the batch's endpoints and
+   * audit records in one query each, and queues them for sending. An endpoint's queue drains as its sends finish,
+   * without waiting for the next turn, so a fast endpoint is never held to PER_ENDPOINT sends per turn.
    */
-  private async claimAndSend(): Promise<void> {
-    const capacity = CONCURRENCY - this.sends.size
-    if (capacity <= 0 || this.stopped) return
+  private async claim(): Promise<void> {
+    const limit = Math.min(CLAIM_BATCH, IN_HAND - this.sends.size - this.waiting())
+    if (limit <= 0 || this.stopped) return
     const { db, dialect } = this.database
     const at = now()
-    const busy = [...this.inFlight].filter(([, n]) => n >= PER_ENDPOINT).map(([id]) => id)
+    // An endpoint's queue is refilled before it runs dry, so a fast endpoint always has its sends in flight.
+    const busy = [...this.queued].filter(([, queue]) => queue.length >= PER_ENDPOINT).map(([id]) => id)
     let due = db
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -201,7 +238,7 @@ export class WebhookDispatcher {
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
       .where('endpoint_id', 'in', db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
       .orderBy('next_attempt_at')
-      .limit(capacity)
+      .limit(limit)
     if (busy.length > 0) due = due.where('endpoint_id', 'not in', busy)
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
@@ -211,6 +248,8 @@ export class WebhookDispatcher {
       .returningAll()
       .execute()
     if (claimed.length === 0) return
+    // A full batch means more may be due.
+    if (claimed.length === limit) this.again = true
     const tenants = [...new Set(claimed.map((d) => d.tenant_id))]
     const endpointIds = [...new Set(claimed.map((d) => d.endpoint_id))]
     const auditIds = claimed.flatMap((d) => (d.audit_id === null ? [] : [d.audit_id]))
@@ -220,32 +259,46 @@ export class WebhookDispatcher {
     const records = new Map(
       auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
     )
-    // Several events of one batch about the same resource fetch it once.
     const resources = new Map<string, Promise<unknown>>()
-    const release: string[] = []
     for (const delivery of claimed) {
-      const n = this.inFlight.get(delivery.endpoint_id) ?? 0
-      if (n >= PER_ENDPOINT || this.stopped) {
-        release.push(delivery.id)
-        continue
-      }
-      this.inFlight.set(delivery.endpoint_id, n + 1)
       const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
-      const send = this.deliver(delivery, endpoints.get(delivery.endpoint_id), record, resources).finally(() => {
-        this.sends.delete(send)
-        const left = (this.inFlight.get(delivery.endpoint_id) ?? 1) - 1
-        if (left > 0) this.inFlight.set(delivery.endpoint_id, left)
-        else this.inFlight.delete(delivery.endpoint_id)
-        this.wake()
-      })
-      this.sends.add(send)
+      const queue = this.queued.get(delivery.endpoint_id) ?? []
+      queue.push({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record, resources })
+      this.queued.set(delivery.endpoint_id, queue)
     }
-    if (release.length > 0) await db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', release).execute()
-    // A full batch means more may be due.
-    if (claimed.length === capacity && release.length === 0) this.again = true
+    this.sendQueued()
   }
 
-  private async deliver(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow | undefined, record: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<void> {
+  private waiting(): number {
+    let n = 0
+    for (const queue of this.queued.values()) n += queue.length
+    return n
+  }
+
+  /** Starts queued sends while their endpoints have free slots (PER_ENDPOINT) and CONCURRENCY allows. */
+  private sendQueued(): void {
+    for (const [endpointId, queue] of this.queued) {
+      let n = this.inFlight.get(endpointId) ?? 0
+      while (queue.length > 0 && n < PER_ENDPOINT && this.sends.size < CONCURRENCY && !this.stopped) {
+        const claimed = queue.shift()!
+        // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
+        if (Date.parse(claimed.delivery.lease_until!) - Date.now() < SEND_TIMEOUT_MS) continue
+        this.inFlight.set(endpointId, ++n)
+        const send = this.deliver(claimed).finally(() => {
+          this.sends.delete(send)
+          const left = (this.inFlight.get(endpointId) ?? 1) - 1
+          if (left > 0) this.inFlight.set(endpointId, left)
+          else this.inFlight.delete(endpointId)
+          this.sendQueued()
+          this.wake()
+        })
+        this.sends.add(send)
+      }
+      if (queue.length === 0) this.queued.delete(endpointId)
+    }
+  }
+
+  private async deliver({ delivery, endpoint, record, resources }: Claimed): Promise<void> {
     try {
       // Deleted since it was queued: its deliveries went with it.
       if (!endpoint) return
@@ -354,6 +407,8 @@ export class WebhookDispatcher {
     const error = result.error ?? (result.status ? `the receiver answered ${result.status}` : 'no answer')
     // 410 Gone is the receiver saying "stop": Standard Webhooks asks senders to disable the endpoint.
     if (status === 410) {
+      // What waits for this endpoint stays pending under its lease; disabled, the endpoint is claimed no more.
+      this.queued.delete(endpoint.id)
       await this.finish(delivery, { ...attempt, status: 'failed', last_error: error })
       await this.disable(endpoint, 'the receiver answered 410 Gone')
       return
