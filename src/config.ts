@@ -43,6 +43,10 @@ export type Config = Readonly<{
   webhookSecretKey: string | undefined
   /** Lets webhooks target loopback, private and link-local addresses (tests, closed networks). */
   webhookAllowPrivateNetworks: boolean
+  /** How long one webhook send may take, connection to the end of the answer. */
+  webhookTimeoutMs: number
+  /** How often an idle event stream sends a comment line. */
+  eventsHeartbeatMs: number
 }>
 
 export class ConfigError extends Error {
@@ -112,6 +116,8 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: optionalString(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535),
     webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 600_000),
   })
 }
 

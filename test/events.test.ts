@@ -62,7 +62,8 @@ describeEachDialect('GET /events', (dialect) => {
   const create = async (name: string) => (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name } })).json() as { id: string }
 
   beforeAll(async () => {
-    t = await startTestApp(dialect)
+    // Heartbeats every 100 ms instead of 15 s, so that a test can see them; openStream skips them.
+    t = await startTestApp(dialect, { EVENTS_HEARTBEAT_MS: '100' })
     base = await t.app.listen({ port: 0, host: '127.0.0.1' })
     token = await t.token('acme', 'read')
   })
@@ -77,6 +78,25 @@ describeEachDialect('GET /events', (dialect) => {
     expect(event).toMatchObject({ event: 'use_case.created', data: { resource_id: uc.id, resource_name: 'During the stream', action: 'use_case.created' } })
     expect(event.id).toBe(event.data.id)
     stream.close()
+  })
+
+  it('sends a comment line every EVENTS_HEARTBEAT_MS while nothing happens', async () => {
+    const abort = new AbortController()
+    const res = await fetch(`${base}${PREFIX}/events?action=nothing.happens`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal })
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    const heartbeats: number[] = []
+    const started = Date.now()
+    try {
+      while (heartbeats.length < 3) {
+        const read = await Promise.race([reader.read(), new Promise<never>((_r, reject) => setTimeout(() => reject(new Error(`${heartbeats.length} heartbeats in 2 s`)), 2000))])
+        for (const _beat of decoder.decode(read.value, { stream: true }).matchAll(/^: heartbeat$/gm)) heartbeats.push(Date.now() - started)
+      }
+    } finally {
+      abort.abort()
+    }
+    expect(heartbeats[2]).toBeGreaterThanOrEqual(250)
+    expect(heartbeats[2]).toBeLessThan(2000)
   })
 
   it('resumes after Last-Event-ID or ?after= without losing or repeating a record', async () => {

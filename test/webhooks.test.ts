@@ -256,6 +256,35 @@ describeEachDialect('webhooks', (dialect) => {
   })
 })
 
+describeEachDialect('webhook send timeout', (dialect) => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT_MS: '300' })
+  })
+  afterAll(async () => t?.close())
+
+  it('gives up on a receiver that does not answer within WEBHOOK_TIMEOUT_MS and tries again later', async () => {
+    const hanging = await startReceiver(() => undefined)
+    try {
+      const admin = t.as('acme', 'admin')
+      const created = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url: hanging.url, events: ['use_case.created'] } })
+      expect(created.statusCode, created.body).toBe(201)
+      await admin({ method: 'POST', url: '/use_cases', payload: { name: 'Never answered' } })
+      const deadline = Date.now() + 5000
+      let items: any[] = []
+      while (!(items[0]?.attempts > 0) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50))
+        items = (await admin({ method: 'GET', url: `/webhook_endpoints/${created.json().id}/deliveries` })).json().items
+      }
+      expect(items[0]).toMatchObject({ status: 'pending', attempts: 1, last_status_code: null, last_error: 'no answer within 0.3 s' })
+      expect(Date.parse(items[0].next_attempt_at)).toBeGreaterThan(Date.parse(items[0].last_attempt_at))
+      expect(hanging.received).toHaveLength(1)
+    } finally {
+      await hanging.close()
+    }
+  })
+})
+
 describeEachDialect('webhook targets', (dialect) => {
   let t: TestApp
   beforeAll(async () => {

@@ -7,9 +7,9 @@ import type { EventsService } from './events.service.js'
 
 /** Open streams allowed per API key on one instance: each holds a connection and polls the log. */
 export const STREAMS_PER_KEY = 5
-const HEARTBEAT_MS = 15_000
 
-export function eventRoutes(events: EventsService, feed: AuditFeed): FastifyPluginAsyncTypebox {
+/** `heartbeatMs`: how often an idle stream sends a comment line (EVENTS_HEARTBEAT_MS, 15 s). */
+export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs: number): FastifyPluginAsyncTypebox {
   const open = new Map<string, number>()
   const streams = new Set<() => void>()
 
@@ -51,7 +51,7 @@ export function eventRoutes(events: EventsService, feed: AuditFeed): FastifyPlug
         dirty = true
         wake?.()
       }
-      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS)
+      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs)
       const finish = () => {
         if (closed) return
         closed = true

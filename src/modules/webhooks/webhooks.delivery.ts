@@ -19,9 +19,8 @@ import { auditName, newDelivery } from './webhooks.service.js'
 export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<unknown>
 
 const DAY_MS = 24 * 3600 * 1000
-export const SEND_TIMEOUT_MS = 10_000
-/** A claimed delivery is this instance's until then; after a crash another instance takes it over. */
-const LEASE_MS = SEND_TIMEOUT_MS + 5_000
+/** A claimed delivery is this instance's for the send timeout and this much more; after a crash another instance takes it over. */
+const LEASE_MARGIN_MS = 5_000
 const POLL_MS = 1000
 /**
  * Turns of the loop (fan out, claim, record successes) start at most this often: under load one turn serves
@@ -89,6 +88,8 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
  */
 export class WebhookDispatcher {
   private readonly database: Database
+  /** WEBHOOK_TIMEOUT_MS: the longest a send may take. */
+  private readonly timeoutMs: number
   private readonly inFlight = new Map<string, number>()
   /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
@@ -112,6 +113,7 @@ export class WebhookDispatcher {
     private readonly resolveResource: ResourceResolver,
   ) {
     this.database = deps.database
+    this.timeoutMs = deps.config.webhookTimeoutMs
     const agentOptions = { keepAlive: true, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) }
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
   }
@@ -243,7 +245,7 @@ export class WebhookDispatcher {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
       .updateTable('webhook_deliveries')
-      .set({ lease_until: new Date(Date.now() + LEASE_MS).toISOString() })
+      .set({ lease_until: new Date(Date.now() + this.timeoutMs + LEASE_MARGIN_MS).toISOString() })
       .where('id', 'in', due)
       .returningAll()
       .execute()
@@ -282,7 +284,7 @@ export class WebhookDispatcher {
       while (queue.length > 0 && n < PER_ENDPOINT && this.sends.size < CONCURRENCY && !this.stopped) {
         const claimed = queue.shift()!
         // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
-        if (Date.parse(claimed.delivery.lease_until!) - Date.now() < SEND_TIMEOUT_MS) continue
+        if (Date.parse(claimed.delivery.lease_until!) - Date.now() < this.timeoutMs) continue
         this.inFlight.set(endpointId, ++n)
         const send = this.deliver(claimed).finally(() => {
           this.sends.delete(send)
@@ -344,7 +346,7 @@ export class WebhookDispatcher {
     return { id, body }
   }
 
-  /** One signed POST: no redirects followed, SEND_TIMEOUT_MS for the whole exchange, private targets refused. */
+  /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
   private async post(endpoint: WebhookEndpointRow, eventId: string, body: string): Promise<SendResult> {
     const { webhookKey, config } = this.deps
     const allowPrivate = config.webhookAllowPrivateNetworks
@@ -377,9 +379,9 @@ export class WebhookDispatcher {
       'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
     }
     const client = url.protocol === 'https:' ? https : http
-    const timeout = AbortSignal.timeout(SEND_TIMEOUT_MS)
+    const timeout = AbortSignal.timeout(this.timeoutMs)
     const signal = AbortSignal.any([timeout, this.abort.signal])
-    const failure = (err: Error) => (timeout.aborted ? `no answer within ${SEND_TIMEOUT_MS / 1000} s` : describeError(err))
+    const failure = (err: Error) => (timeout.aborted ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
     return new Promise<SendResult>((resolve) => {
       const req = client.request(url, { method: 'POST', headers, signal, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
         // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
