@@ -65,6 +65,7 @@ import { createEventsService } from './modules/events/events.service.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
 import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
+import { createDatabase, type Database } from './db/create-db.js'
 import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 
@@ -151,14 +152,18 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
-  const dispatcher = new WebhookDispatcher(deps, resourceResolver(services))
+  const deliveryDatabase = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
+  const dispatcher = new WebhookDispatcher({ ...deps, database: deliveryDatabase }, resourceResolver(createServices({ ...deps, database: deliveryDatabase })))
   app.addHook('onReady', async () => {
     dispatcher.start()
     feed.start()
   })
   // preClose: open event streams must end before the server waits for its connections to close.
   app.addHook('preClose', async () => feed.stop())
-  app.addHook('onClose', async () => dispatcher.stop())
+  app.addHook('onClose', async () => {
+    await dispatcher.stop()
+    if (deliveryDatabase !== deps.database) await deliveryDatabase.close()
+  })
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
     const { mcpHttpRoutes } = await import('./mcp/http.js')
@@ -196,6 +201,16 @@ export function createServices(deps: Deps) {
     events: createEventsService(deps),
   }
   return { ...services, dossier: createDossierService(deps, services) }
+}
+
+/**
+ * PostgreSQL: webhook delivery queries on a small pool of its own, so that under load neither the API's requests
+ * nor the deliveries wait for the other's connections. Its commits wake the same listeners and its audit records
+ * are chained with the same keys.
+ */
+function deliveryPool(deps: Deps): Database {
+  const own = createDatabase(deps.config.databaseUrl, { poolSize: 4, onPoolError: (err) => deps.log.warn({ err: err.message }, 'database connection lost') })
+  return { ...own, commits: deps.database.commits, audit: deps.database.audit }
 }
 
 /** What an event carries as `data.resource`: the audited record as its GET answers now. */

@@ -61,6 +61,8 @@ export interface DatabaseOptions {
   onPoolError?: (err: Error) => void
   /** PostgreSQL: fail a query left unanswered this long (default QUERY_TIMEOUT_MS; 0 = never, for long maintenance work). */
   queryTimeoutMs?: number
+  /** PostgreSQL: connections in the pool at most (default 10). */
+  poolSize?: number
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -165,7 +167,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   const pool = new pg.Pool({
     Client: resilientClient(pg),
     connectionString: url,
-    max: 10,
+    max: options.poolSize ?? 10,
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
     ...(timeout > 0

@@ -415,6 +415,12 @@ export class WebhookDispatcher {
       await this.disable(endpoint, 'the receiver answered 410 Gone')
       return
     }
+    // The endpoint is marked failing before the attempt shows in its delivery log, so a reader of the log sees both.
+    if (endpoint.failing_since === null) {
+      await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).where('failing_since', 'is', null).execute()
+    } else if (Date.parse(endpoint.failing_since) + DAY_MS <= Date.now()) {
+      await this.disable(endpoint, `every delivery has failed since ${endpoint.failing_since}`)
+    }
     const next = Date.now() + Math.min(DAY_MS, result.retryAfterMs ?? backoffMs(attempt.attempts))
     const giveUp = next > Date.parse(delivery.created_at) + DAY_MS
     await db
@@ -423,11 +429,6 @@ export class WebhookDispatcher {
       .where('tenant_id', '=', delivery.tenant_id)
       .where('id', '=', delivery.id)
       .execute()
-    if (endpoint.failing_since === null) {
-      await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).where('failing_since', 'is', null).execute()
-    } else if (Date.parse(endpoint.failing_since) + DAY_MS <= Date.now()) {
-      await this.disable(endpoint, `every delivery has failed since ${endpoint.failing_since}`)
-    }
   }
 
   private async flushSucceeded(): Promise<void> {
