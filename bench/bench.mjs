@@ -109,7 +109,10 @@ const createOptions = {
   url: `${base}${P}/use_cases`, method: 'POST', headers: json,
   requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
 }
+// Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
+let cpuAtStart = service.cpuMs()
 const createRun = await run(CREATE, createOptions, 201, 'create')
+const cpuPerCreate = createRun ? (service.cpuMs() - cpuAtStart) / createRun.total : null
 
 // Events: the same creates with an endpoint subscribed to every event, then the delivery lag at a steady 500 creates/s.
 let webhookFigures
@@ -122,6 +125,7 @@ if (only.length === 0 || only.includes('webhooks')) {
   })
   const { port } = await ask()
   const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'] }) })).json()
+  cpuAtStart = service.cpuMs()
   const withHook = await run('POST /use_cases — with a * webhook', createOptions, 201, 'webhooks')
   // Waits until no event has arrived for 2 s: everything queued so far is delivered.
   const received = async () => (await ask('stats')).received
@@ -132,6 +136,8 @@ if (only.length === 0 || only.includes('webhooks')) {
     }
   }
   await settle()
+  // Until every event of the run is delivered: what the deliveries cost counts.
+  const cpuPerCreateWithHook = (service.cpuMs() - cpuAtStart) / withHook.total
   await ask('reset')
   const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
   await settle()
@@ -140,10 +146,12 @@ if (only.length === 0 || only.includes('webhooks')) {
   // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
     create_drop: createRun ? Math.round((1 - withHook.requests_per_s / createRun.requests_per_s) * 1000) / 10 : null,
+    cpu_ms_per_create: cpuPerCreate === null ? null : Math.round(cpuPerCreate * 100) / 100,
+    cpu_ms_per_create_with_hook: Math.round(cpuPerCreateWithHook * 100) / 100,
     lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
     delivered: unique, duplicates, created: steady.total,
   }
-  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
+  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; service CPU per create ${webhookFigures.cpu_ms_per_create} ms without, ${webhookFigures.cpu_ms_per_create_with_hook} ms with (deliveries included); delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
   await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: auth })
   receiver.kill()
 }
@@ -228,6 +236,7 @@ const md = [
   '',
   `Peak RSS of the service: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
   '',
+  ...(webhookFigures?.cpu_ms_per_create ? [`Service CPU per create: ${webhookFigures.cpu_ms_per_create} ms without a webhook, ${webhookFigures.cpu_ms_per_create_with_hook} ms with a * webhook (its deliveries included).`, ''] : []),
   '| target | measured | met |',
   '|---|---:|:---:|',
   ...targets.map(([name, value, met]) => `| ${name} | ${value} | ${met ? 'yes' : 'no'} |`),

@@ -17,6 +17,9 @@ export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
 /** The V8 heap cap `npm start` runs the service with, so the benchmarks measure the service as it is run. */
 export const START_HEAP_MB = Number(/--max-old-space-size=(\d+)/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1] ?? 0)
 
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
+const CLOCK_TICKS = 100
+
 export const heapArgs = (mb) => (mb > 0 ? [`--max-old-space-size=${mb}`] : [])
 
 /** `--name value` flags, else the environment variable, else the default. */
@@ -118,6 +121,11 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = heapAr
     readyMs,
     output: () => output,
     peakRssMb: () => (sample(), peakRssKb / 1024),
+    /** CPU time the process has used so far (user + system), ms; Linux. */
+    cpuMs() {
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+    },
     /** Resident memory right now, MB. */
     rssMb() {
       try {
