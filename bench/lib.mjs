@@ -90,6 +90,8 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = heapAr
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  // A benchmark that throws must not leave its service running.
+  process.once('exit', () => child.kill())
   let output = ''
   child.stdout.on('data', (d) => (output += d))
   child.stderr.on('data', (d) => (output += d))
