@@ -16,6 +16,7 @@ import * as owners from './migrations/2026-11-23T14b-owners.js'
 import * as evidence from './migrations/2026-11-23T15-evidence.js'
 import * as webhooks from './migrations/2026-11-23T16-webhooks.js'
 import * as nameKeyBackfill from './migrations/2026-11-23T17-name-key-backfill.js'
+import * as auditActionCreatedIndex from './migrations/2026-11-23T18-audit-action-created-index.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T15-evidence': evidence,
   '2026-11-23T16-webhooks': webhooks,
   '2026-11-23T17-name-key-backfill': nameKeyBackfill,
+  '2026-11-23T18-audit-action-created-index': auditActionCreatedIndex,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -1,0 +1,13 @@
+import type { Kysely } from 'kysely'
+
+/**
+ * Audit queries by action, newest first, read the tenant's log by time and skipped every record of other actions:
+ * with a million revisions newer than the creates asked for, 575 ms for a page. By action, then time, they seek.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.createIndex('audit_logs_tenant_action_created').on('audit_logs').columns(['tenant_id', 'action', 'created_at', 'id']).execute()
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropIndex('audit_logs_tenant_action_created').execute()
+}
