@@ -130,7 +130,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
    * fewer for the common PATCH. A body naming anything else is decorated again.
    */
   const afterUpdate = async (current: Row, columns: Partial<Row>, before: Item, input: Update, decorated: () => Promise<Item[]>): Promise<Item> => {
-    if (Object.keys(input).some((field) => !(field in columns))) return (await decorated())[0]
+    if (!namesRowFieldsOnly(input, columns)) return (await decorated())[0]
     const was = spec.toItem(current) as Record<string, unknown>
     const now = spec.toItem({ ...current, ...columns }) as Record<string, unknown>
     const changed = Object.keys(now).filter((field) => JSON.stringify(was[field]) !== JSON.stringify(now[field]))
@@ -165,8 +165,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
           // As on update: a body of row fields only leaves nothing for decorate to fill in.
-          const rowOnly = Object.keys(input).every((field) => field in row)
-          const [created] = rowOnly ? [spec.toItem(row)] : await decorate(tx, ctx.tenantId, [spec.toItem(row)])
+          const [created] = namesRowFieldsOnly(input, row) ? [spec.toItem(row)] : await decorate(tx, ctx.tenantId, [spec.toItem(row)])
           return {
             result: created,
             audit: [{ ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } }, ...extra],
@@ -267,6 +266,11 @@ export function catalogItems<Row, Item extends { id: string }>(
   rows: Row[],
 ): Promise<Item[]> {
   return decorateItems(spec, conn, tenantId, rows.map((row) => spec.toItem(row)))
+}
+
+/** True when every field of a body is a column of the row it writes: then nothing decorate fills in can change. */
+function namesRowFieldsOnly(input: object, columns: object): boolean {
+  return Object.keys(input).every((field) => field in columns)
 }
 
 /** The item a create is compared against: every field empty, so the audit lists what the create set. */
