@@ -20,6 +20,12 @@ export const START_HEAP_MB = Number(/--max-old-space-size=(\d+)/.exec(JSON.parse
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100
 
+/** CPU time a process has used so far (user + system), ms; Linux. */
+export function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+}
+
 export const heapArgs = (mb) => (mb > 0 ? [`--max-old-space-size=${mb}`] : [])
 
 /** `--name value` flags, else the environment variable, else the default. */
@@ -124,10 +130,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = heapAr
     output: () => output,
     peakRssMb: () => (sample(), peakRssKb / 1024),
     /** CPU time the process has used so far (user + system), ms; Linux. */
-    cpuMs() {
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ')
-      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-    },
+    cpuMs: () => processCpuMs(child.pid),
     /** Resident memory right now, MB. */
     rssMb() {
       try {
