@@ -22,6 +22,23 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     return res.json().id as string
   }
 
+  it('reads the head as committed while a write transaction is open (never its uncommitted changes)', async () => {
+    await create('Head under a transaction')
+    const committed = (await t.as('acme', 'read')({ method: 'GET', url: '/use_cases' })).headers.etag as string
+    const { db } = t.deps.database
+    const begin = dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
+    let during: Promise<{ headers: Record<string, unknown> }> | undefined
+    await db.connection().execute(async (tx) => {
+      await begin.execute(tx)
+      await tx.updateTable('tenants').set({ audit_seq: sql`audit_seq + 1000` }).where('id', '=', 'acme').execute()
+      // The GET reaches the read cache while the transaction holds the moved head; then the transaction rolls back.
+      during = t.as('acme', 'read')({ method: 'GET', url: '/use_cases' })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      await sql`rollback`.execute(tx)
+    })
+    expect((await during!).headers.etag).toBe(committed)
+  })
+
   it('answers a repeated GET with the same ETag and body, and 304 to If-None-Match', async () => {
     await create('Cached one')
     const first = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases' })

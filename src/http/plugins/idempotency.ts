@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { IdempotencyStore } from '../../shared/idempotency.js'
 import { AppError } from '../errors.js'
 
@@ -49,9 +49,24 @@ function fingerprint(req: FastifyRequest): string {
 export function installIdempotency(api: FastifyInstance, store: IdempotencyStore): void {
   api.decorateRequest('idempotency', null)
 
-  api.addHook('preHandler', async (req, reply) => {
+  // Callback hooks: most requests pass straight through, without an async hook's promise.
+  api.addHook('preHandler', (req, reply, done) => {
     const key = req.headers['idempotency-key']
-    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return
+    if (req.method !== 'POST' || key === undefined || req.routeOptions.config.public) return done()
+    claimKey(req, reply, key).then((replayed) => {
+      if (!replayed) done()
+    }, done)
+  })
+
+  api.addHook('onSend', (req, reply, payload, done) => {
+    const claim = req.idempotency
+    if (!claim) return done(null, payload)
+    req.idempotency = null
+    settle(req, reply, claim, payload).then(() => done(null, payload), done)
+  })
+
+  /** Claims the key for this request, or replays the first response (true), or refuses. */
+  async function claimKey(req: FastifyRequest, reply: FastifyReply, key: string | string[]): Promise<boolean> {
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
       throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
     }
@@ -62,24 +77,23 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
       const claim = await store.claim(id, print)
       if (claim.kind === 'claimed') {
         req.idempotency = { id, fingerprint: print }
-        return
+        return false
       }
       if (claim.kind === 'mismatch') {
         throw new AppError('validation_failed', 'this Idempotency-Key was already used with a different request body', [{ field: 'Idempotency-Key', message: 'reused with another body' }])
       }
       if (claim.kind === 'replay') {
         const { status, headers, body } = claim.response
-        return reply.code(status).headers(headers).header('Idempotent-Replayed', 'true').send(body)
+        reply.code(status).headers(headers).header('Idempotent-Replayed', 'true').send(body)
+        return true
       }
       if (Date.now() > deadline) throw new AppError('conflict', 'a request with this Idempotency-Key is still in progress; retry later')
       await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS))
     }
-  })
+  }
 
-  api.addHook('onSend', async (req, reply, payload) => {
-    const claim = req.idempotency
-    if (!claim) return payload
-    req.idempotency = null
+  /** Keeps a successful response for replay, or frees the key for a retry. */
+  async function settle(req: FastifyRequest, reply: FastifyReply, claim: { id: string; fingerprint: string }, payload: unknown): Promise<void> {
     if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
       const headers: Record<string, string> = {}
       for (const name of REPLAYED_HEADERS) {
@@ -92,6 +106,5 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
     } else {
       await store.release(claim.id)
     }
-    return payload
-  })
+  }
 }

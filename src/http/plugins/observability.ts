@@ -17,7 +17,7 @@ export function routeLabel(req: FastifyRequest): string {
  */
 export function installObservability(app: FastifyInstance, deps: Deps): void {
   const { metrics, config } = deps
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = routeLabel(req)
     const durationMs = reply.elapsedTime
     metrics.httpRequests.observe({ method: req.method, route, status_code: reply.statusCode }, durationMs / 1000)
@@ -32,6 +32,7 @@ export function installObservability(app: FastifyInstance, deps: Deps): void {
     }
     if (QUIET_ROUTES.has(route)) req.log.debug(line, 'request')
     else req.log.info(line, 'request')
+    done()
   })
   if (config.metricsToken === undefined || config.metricsPort !== undefined) return
   const expected = digest(config.metricsToken)

@@ -73,11 +73,12 @@ export async function installRateLimit(api: FastifyInstance, deps: Pick<Deps, 'c
     keyGenerator: (req) => (req.ctx ? `key:${req.ctx.tenantId}:${req.ctx.actor.id}` : `addr:${clientAddress(req)}`),
     errorResponseBuilder: (_req, context) => limited(context.max, context.ttl, `rate limit of ${context.max} requests per minute exceeded`),
   })
-  api.addHook('onSend', async (_req, reply) => {
+  api.addHook('onSend', (_req, reply, payload, done) => {
     for (const name of ['limit', 'remaining', 'reset'] as const) {
       const value = reply.getHeader(`ratelimit-${name}`)
       if (value !== undefined) reply.header(`x-ratelimit-${name}`, value)
     }
+    done(null, payload)
   })
 }
 

@@ -39,31 +39,36 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
   // auditChainHead's query, compiled once: building it per request cost a third of a cached answer's throughput.
   const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
-  const tenantEtag = sharedReads(async (tenantId: string): Promise<string> => {
-    const { rows } = await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })
-    const head = rows[0] as { audit_seq: number; audit_head: string }
-    return `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
-  })
+  type Head = { audit_seq: number; audit_head: string }
+  const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
+  const tenantEtag = sharedReads(async (tenantId: string): Promise<string> => etagOf((await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })).rows[0] as Head))
 
   scope.decorateRequest('readCacheMiss', null)
 
   // A 304 only for what would be a 200: from a cached 200 of this very URL at this head, else once the route has
   // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
-  const answerFromCache = async (req: FastifyRequest, reply: FastifyReply) => {
-    const etag = await tenantEtag(req.ctx.tenantId)
+  const answerFromCache = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const head = database.readNow<Head>({ ...headQuery, parameters: [req.ctx.tenantId] })?.[0]
+    if (head !== undefined) return answerAt(req, reply, etagOf(head), done)
+    tenantEtag(req.ctx.tenantId).then((etag) => answerAt(req, reply, etag, done), done)
+  }
+  const answerAt = (req: FastifyRequest, reply: FastifyReply, etag: string, done: (err?: Error) => void) => {
     reply.header('cache-control', 'private, no-cache')
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)
     if (cached?.etag === etag) {
       if (ifNoneMatch(req.headers['if-none-match'], etag)) {
         observe('not_modified')
-        return reply.header('etag', etag).code(304).send()
+        reply.header('etag', etag).code(304).send()
+        return
       }
       observe('hit')
-      return reply.header('etag', etag).header('content-type', cached.contentType).send(cached.body)
+      reply.header('etag', etag).header('content-type', cached.contentType).send(cached.body)
+      return
     }
     observe('miss')
     req.readCacheMiss = { key, etag }
+    done()
   }
 
   scope.addHook('onRoute', (route) => {
@@ -76,18 +81,18 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     route.onRequest = [...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]), answerFromCache]
   })
 
-  scope.addHook('onSend', async (req, reply, payload) => {
+  scope.addHook('onSend', (req, reply, payload, done) => {
     const miss = req.readCacheMiss
-    if (!miss || reply.statusCode !== 200) return payload
+    if (!miss || reply.statusCode !== 200) return done(null, payload)
     reply.header('etag', miss.etag)
     if (cache && req.method === 'GET' && typeof payload === 'string') {
       cache.set(miss.key, { etag: miss.etag, body: Buffer.from(payload), contentType: String(reply.getHeader('content-type')) })
     }
     if (ifNoneMatch(req.headers['if-none-match'], miss.etag)) {
       reply.code(304).removeHeader('content-type')
-      return null
+      return done(null, null)
     }
-    return payload
+    done(null, payload)
   })
 }
 

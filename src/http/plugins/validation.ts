@@ -37,9 +37,9 @@ export function installValidators(app: FastifyInstance): void {
  * parameters of every API route (headers cannot carry either: Node refuses NUL and decodes them as Latin-1).
  */
 export function installTextChecks(api: FastifyInstance): void {
-  api.addHook('preValidation', async (req) => {
+  api.addHook('preValidation', (req, _reply, done) => {
     const errors = [...malformedText(req.params), ...malformedText(req.query), ...malformedText(req.body)]
-    if (errors.length > 0) throw malformedTextError(errors)
+    done(errors.length > 0 ? malformedTextError(errors) : undefined)
   })
 }
 
