@@ -23,6 +23,7 @@ import { systemCtx } from './shared/context.js'
 import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
+import { ItemCache } from './shared/item-cache.js'
 import { createMetrics } from './shared/metrics.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
 
@@ -107,7 +108,8 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey }
+  const itemCache = config.readCacheBytes > 0 ? new ItemCache(database, config.readCacheBytes) : null
+  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey, itemCache }
 }
 
 /** Releases what createDeps opened. */

@@ -13,6 +13,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
+import type { ItemCache, ItemView } from './item-cache.js'
 import { itemJson, type JsonField, pageJson } from './item-json.js'
 import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
@@ -226,23 +227,55 @@ async function listQuery<Query extends CatalogQuery>(db: Kysely<Tables>, spec: C
 export function createJsonReads<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery>(
   database: Database,
   spec: JsonCatalogSpec<Row, Item, Create, Update, Query>,
+  itemCache: ItemCache | null,
 ) {
   const { db, dialect } = database
+  const type = spec.resourceType
   // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
   const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
-  const getQuery = database.prepared((db as AnyDb).selectFrom(spec.table).select(item).where('tenant_id', '=', '').where('id', '=', '').compile())
+  const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
+  const getQuery = database.prepared(rendered.where('id', '=', '').compile())
+  // One statement text for any number of ids, so it is planned (PostgreSQL) and prepared once.
+  const someQuery = database.prepared(rendered.where('id', 'in', dialect === 'sqlite' ? sql`(select value from json_each(${''}))` : sql`(select unnest(${''}::text[]))`).compile())
+  type Rendered = { id: string; updated_at: string; item: string }
+
+  /** The rendered items of these ids (those that exist), kept for later reads of this view. */
+  const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, string>> => {
+    const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, dialect === 'sqlite' ? JSON.stringify(ids) : ids] })
+    if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, row.item)
+    return new Map(rows.map((row) => [row.id, row.item]))
+  }
+
   return {
+    /** A page: its records' ids in order from the list query, their JSON from the item cache or rendered for it. */
     async listJson(ctx: Ctx, query: Query): Promise<string> {
       const ks = keyset(query, spec.sortColumns)
-      const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
-      const { rows } = await db.executeQuery<{ id: string; item: string }>(database.prepared(applyKeyset(q, ks).compile()))
-      const page = toPage(rows, ks, (row) => row.item)
-      return pageJson(page.items, page.pagination)
+      if (!itemCache) {
+        const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
+        const { rows } = await db.executeQuery<{ id: string; item: string }>(database.prepared(applyKeyset(q, ks).compile()))
+        const page = toPage(rows, ks, (row) => row.item)
+        return pageJson(page.items, page.pagination)
+      }
+      const view = await itemCache.view(ctx.tenantId, ctx.readAt)
+      const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])])
+      const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(database.prepared(applyKeyset(q, ks).compile()))
+      const page = toPage(rows, ks, (row) => row)
+      // Kept only if rendered from the version the list read: a page never mixes a record's order and older content.
+      const kept = page.items.map((row) => itemCache.get(view, type, row.id, row.updated_at))
+      const missing = page.items.filter((_row, i) => kept[i] === undefined).map((row) => row.id)
+      const fresh = missing.length > 0 ? await render(ctx, missing, view) : undefined
+      // A record deleted between the two statements is left out, as a list after the delete would.
+      const items = page.items.flatMap((row, i) => kept[i] ?? fresh!.get(row.id) ?? [])
+      return pageJson(items, page.pagination)
     },
 
     async getJson(ctx: Ctx, id: string): Promise<string> {
-      const [row] = (await db.executeQuery<{ item: string }>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
+      const view = itemCache ? await itemCache.view(ctx.tenantId, ctx.readAt) : null
+      const kept = view ? itemCache!.get(view, type, id) : undefined
+      if (kept !== undefined) return kept
+      const [row] = (await db.executeQuery<Rendered>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
       if (!row) throw notFound(spec.label, id)
+      if (view) itemCache!.put(view, type, row.id, row.updated_at, row.item)
       return row.item
     },
   }

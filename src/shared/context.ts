@@ -15,6 +15,8 @@ export interface Ctx {
   role: Role
   requestId: string | null
   source: Source
+  /** The tenant's audit chain position this request's reads start from, when the read cache has just read it. */
+  readAt?: number
 }
 
 export function systemCtx(tenantId: string, source: Source = 'system', requestId: string | null = null): Ctx {

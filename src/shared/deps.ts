@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/create-db.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
+import type { ItemCache } from './item-cache.js'
 import type { Metrics } from './metrics.js'
 import type { RedisClient } from './redis.js'
 
@@ -18,6 +19,8 @@ export interface Deps {
   redis: RedisClient | undefined
   /** Encrypts webhook signing secrets at rest (from WEBHOOK_SECRET_KEY, else the JWT secret). */
   webhookKey: Buffer
+  /** Governed records' JSON kept across writes (null with SERVICE_READ_CACHE_MB=0). */
+  itemCache: ItemCache | null
   /** The connection listening for revocations from other instances (with Redis). */
   revocationListener?: RedisClient
 }

@@ -41,7 +41,7 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
   const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
   type Head = { audit_seq: number; audit_head: string }
   const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
-  const tenantEtag = sharedReads(async (tenantId: string): Promise<string> => etagOf((await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })).rows[0] as Head))
+  const tenantHead = sharedReads(async (tenantId: string): Promise<Head> => (await database.db.executeQuery({ ...headQuery, parameters: [tenantId] })).rows[0] as Head)
 
   scope.decorateRequest('readCacheMiss', null)
 
@@ -49,10 +49,11 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
   // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
   const answerFromCache = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     const head = database.readNow<Head>({ ...headQuery, parameters: [req.ctx.tenantId] })?.[0]
-    if (head !== undefined) return answerAt(req, reply, etagOf(head), done)
-    tenantEtag(req.ctx.tenantId).then((etag) => answerAt(req, reply, etag, done), done)
+    if (head !== undefined) return answerAt(req, reply, head, done)
+    tenantHead(req.ctx.tenantId).then((read) => answerAt(req, reply, read, done), done)
   }
-  const answerAt = (req: FastifyRequest, reply: FastifyReply, etag: string, done: (err?: Error) => void) => {
+  const answerAt = (req: FastifyRequest, reply: FastifyReply, head: Head, done: (err?: Error) => void) => {
+    const etag = etagOf(head)
     reply.header('cache-control', 'private, no-cache')
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)
@@ -68,6 +69,8 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     }
     observe('miss')
     req.readCacheMiss = { key, etag }
+    // The route's reads start from this head: the records kept rendered need not read it again (ItemCache).
+    req.ctx.readAt = head.audit_seq
     done()
   }
 

@@ -65,6 +65,6 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
   },
 }
 
-export function createModelsService(deps: Pick<Deps, 'database'>) {
-  return { ...createCatalogService(deps.database, modelCatalog), ...createJsonReads(deps.database, modelCatalog) }
+export function createModelsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+  return { ...createCatalogService(deps.database, modelCatalog), ...createJsonReads(deps.database, modelCatalog, deps.itemCache) }
 }

@@ -108,6 +108,6 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   },
 }
 
-export function createUseCasesService(deps: Pick<Deps, 'database'>) {
-  return { ...createCatalogService(deps.database, useCaseCatalog), ...createJsonReads(deps.database, useCaseCatalog) }
+export function createUseCasesService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+  return { ...createCatalogService(deps.database, useCaseCatalog), ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache) }
 }

@@ -56,6 +56,6 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
   },
 }
 
-export function createVendorsService(deps: Pick<Deps, 'database'>) {
-  return { ...createCatalogService(deps.database, vendorCatalog), ...createJsonReads(deps.database, vendorCatalog) }
+export function createVendorsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+  return { ...createCatalogService(deps.database, vendorCatalog), ...createJsonReads(deps.database, vendorCatalog, deps.itemCache) }
 }

@@ -1,0 +1,99 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+
+/**
+ * Governed records' JSON is kept across writes (ItemCache) and forgotten from what the audit log says changed.
+ * Every read here goes to a second instance too, whose kept items only the shared audit log can correct.
+ */
+describeEachDialect('records kept rendered across writes', (dialect) => {
+  let a: TestApp
+  let b: TestApp
+  beforeAll(async () => {
+    a = await startTestApp(dialect)
+    b = await startTestApp(dialect, { DATABASE_URL: a.config.databaseUrl })
+  })
+  afterAll(async () => {
+    await b?.close()
+    await a?.close()
+  })
+
+  const write = (opts: { method: string; url: string; payload?: object }) => a.as('acme', 'write')(opts as never)
+  const post = async (url: string, payload: object) => {
+    const res = await write({ method: 'POST', url, payload })
+    expect(res.statusCode, res.body).toBe(201)
+    return res.json()
+  }
+  /** The list page and each record's GET, from both instances: all four must agree with `check`. */
+  const readEverywhere = async (collection: string, ids: string[]) => {
+    const seen = []
+    for (const t of [a, b]) {
+      const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json().items as { id: string }[]
+      const gets = await Promise.all(ids.map(async (id) => (await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${id}` })).json()))
+      seen.push({ page: page.filter((r) => ids.includes(r.id)), gets })
+    }
+    expect(seen[1]).toEqual(seen[0])
+    expect(seen[0].page).toEqual(seen[0].gets)
+    return seen[0].gets
+  }
+
+  it('shows every kind of change on both instances: own fields, owner renamed, custom field renamed, values, deletes', async () => {
+    const ada = await post('/users', { email: 'kept@example.com', name: 'Ada' })
+    const field = await post('/custom_fields', { name: 'Tier', entity_types: ['use_case', 'model', 'vendor'] })
+    for (const collection of ['/use_cases', '/models', '/vendors']) {
+      const ids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        ids.push((await post(collection, { name: `Kept ${collection} ${i}`, owner: { owner_id: ada.id }, custom_fields: [{ custom_field_id: field.id, value: `t${i}` }] })).id)
+      }
+      await readEverywhere(collection, ids)
+
+      // A record's own change: that record is forgotten, the others stay as they were.
+      await write({ method: 'PATCH', url: `${collection}/${ids[1]}`, payload: { name: `Renamed ${collection}` } })
+      expect((await readEverywhere(collection, ids)).map((r) => r.name)).toEqual([`Kept ${collection} 0`, `Renamed ${collection}`, `Kept ${collection} 2`])
+
+      // What other records hold: the owner's name and the custom field's name show in every record.
+      await write({ method: 'PATCH', url: `/users/${ada.id}`, payload: { name: `Ada of ${collection}` } })
+      expect((await readEverywhere(collection, ids)).map((r) => r.owner.name)).toEqual(ids.map(() => `Ada of ${collection}`))
+      await write({ method: 'PATCH', url: `/custom_fields/${field.id}`, payload: { name: `Tier of ${collection}` } })
+      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].name)).toEqual(ids.map(() => `Tier of ${collection}`))
+
+      await write({ method: 'PATCH', url: `${collection}/${ids[2]}`, payload: { custom_fields: [{ custom_field_id: field.id, value: 'changed' }] } })
+      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].value)).toEqual(['t0', 't1', 'changed'])
+
+      expect((await write({ method: 'DELETE', url: `${collection}/${ids[0]}` })).statusCode).toBe(204)
+      for (const t of [a, b]) {
+        expect((await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${ids[0]}` })).statusCode).toBe(404)
+        const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json().items as { id: string }[]
+        expect(page.map((r) => r.id)).not.toContain(ids[0])
+      }
+    }
+  })
+
+  it('shows a workflow move and a questionnaire attachment (changes audited under other names)', async () => {
+    const uc = await post('/use_cases', { name: 'Kept through the workflow' })
+    const [before] = await readEverywhere('/use_cases', [uc.id])
+    expect((await write({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).statusCode).toBe(200)
+    const [after] = await readEverywhere('/use_cases', [uc.id])
+    expect([after.workflow_stage_id, after.workflow_stage_step]).not.toEqual([before.workflow_stage_id, before.workflow_stage_step])
+
+    const sections = [{ id: 's1', title: 'Purpose', questions: [{ id: 'purpose', question: 'What does it decide?', evidence_type: 'text' }] }]
+    await post('/questionnaires', { key: 'KEPT', name: 'Kept questionnaire', target: 'use_case', sections })
+    await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { questionnaire_ids: ['KEPT+1'] } })
+    expect((await readEverywhere('/use_cases', [uc.id]))[0].questionnaire_ids).toEqual(['KEPT+1'])
+  })
+
+  it('shows a change made behind one instance once the audit log records it, and many changes at once', async () => {
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push((await post('/vendors', { name: `Busy vendor ${i}` })).id)
+    await readEverywhere('/vendors', ids)
+    // More changes between two reads than the cache reads one by one: it forgets the tenant's records.
+    for (let i = 0; i < 210; i++) await write({ method: 'PATCH', url: `/vendors/${ids[i % 5]}`, payload: { description: `pass ${i}` } })
+    expect((await readEverywhere('/vendors', ids)).map((r) => r.description)).toEqual(['pass 205', 'pass 206', 'pass 207', 'pass 208', 'pass 209'])
+    // Another tenant's writes forget nothing of this one's.
+    await a.as('globex', 'write')({ method: 'POST', url: '/vendors', payload: { name: 'Elsewhere' } })
+    expect((await readEverywhere('/vendors', ids)).map((r) => r.name)).toEqual(ids.map((_id, i) => `Busy vendor ${i}`))
+    // Sanity of the premise: the records' audit trail is what the second instance learns from.
+    const { rows } = await sql<{ n: number }>`select count(*) as n from audit_logs where tenant_id = 'acme' and resource_type = 'vendor'`.execute(a.deps.database.db)
+    expect(Number(rows[0].n)).toBeGreaterThan(210)
+  })
+})
