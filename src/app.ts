@@ -213,12 +213,15 @@ function deliveryPool(deps: Deps): Database {
   return { ...own, commits: deps.database.commits, audit: deps.database.audit }
 }
 
-/** What an event carries as `data.resource`: the audited record as its GET answers now. */
+/** What an event carries as `data.resource`: the audited record as its GET answers now, as JSON text. */
 function resourceResolver(services: Services): ResourceResolver {
+  // The families whose GET the database renders: one statement, and the text goes into the body as it is.
+  const rendered: Record<string, (ctx: Ctx, id: string) => Promise<string>> = {
+    use_case: services.useCases.getJson,
+    model: services.models.getJson,
+    vendor: services.vendors.getJson,
+  }
   const getters: Record<string, (ctx: Ctx, id: string) => Promise<unknown>> = {
-    use_case: services.useCases.get,
-    model: services.models.get,
-    vendor: services.vendors.get,
     risk_type: services.riskTypes.get,
     risk_scenario: services.riskScenarios.get,
     workflow_stage: services.workflowStages.get,
@@ -229,7 +232,10 @@ function resourceResolver(services: Services): ResourceResolver {
     api_key: services.apiKeys.get,
     webhook_endpoint: services.webhooks.get,
   }
-  return async (ctx, type, id) => (getters[type] ? getters[type](ctx, id) : null)
+  return async (ctx, type, id) => {
+    if (rendered[type]) return rendered[type](ctx, id)
+    return getters[type] ? JSON.stringify(await getters[type](ctx, id)) : null
+  }
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

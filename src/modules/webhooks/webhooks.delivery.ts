@@ -15,8 +15,8 @@ import { decryptSecret, signWebhook } from './webhook-secrets.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
-/** Returns a resource as its GET does; throws AppError not_found when it is gone. */
-export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<unknown>
+/** Returns a resource as the JSON text of its GET; throws AppError not_found when it is gone. */
+export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<string | null>
 
 const DAY_MS = 24 * 3600 * 1000
 /** A claimed delivery is this instance's for the send timeout and this much more; after a crash another instance takes it over. */
@@ -51,7 +51,7 @@ interface Claimed {
   endpoint: WebhookEndpointRow | undefined
   record: AuditLogRow | undefined
   /** Shared by the batch: several events about one resource fetch it once. */
-  resources: Map<string, Promise<unknown>>
+  resources: Map<string, Promise<string | null>>
 }
 
 interface SendResult {
@@ -261,7 +261,7 @@ export class WebhookDispatcher {
     const records = new Map(
       auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
     )
-    const resources = new Map<string, Promise<unknown>>()
+    const resources = new Map<string, Promise<string | null>>()
     for (const delivery of claimed) {
       const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
       const queue = this.queued.get(delivery.endpoint_id) ?? []
@@ -325,10 +325,10 @@ export class WebhookDispatcher {
     }
   }
 
-  private async eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<{ id: string; body: string } | null> {
+  private async eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, Promise<string | null>>): Promise<{ id: string; body: string } | null> {
     if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
     if (!row) return null
-    let resource: unknown = null
+    let resource: string | null = null
     if (row.resource_id !== null) {
       const key = `${row.tenant_id}/${row.resource_type}/${row.resource_id}`
       let pending = resources.get(key)
@@ -342,8 +342,9 @@ export class WebhookDispatcher {
       resource = await pending
     }
     const id = `evt_${row.id}`
-    const body = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: { ...toAuditLog(row), resource } })
-    return { id, body }
+    // The resource's JSON text goes in as it is, as the last field of `data` (the record renders as `{…}}`).
+    const head = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: toAuditLog(row) })
+    return { id, body: `${head.slice(0, -2)},"resource":${resource ?? 'null'}}}` }
   }
 
   /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
