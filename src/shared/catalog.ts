@@ -231,6 +231,9 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
   const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
   const getQuery = database.prepared((db as AnyDb).selectFrom(spec.table).select(item).where('tenant_id', '=', '').where('id', '=', '').compile())
+  // Any number of ids in one parameter, so that one statement text (prepared once) serves every batch.
+  const anyId = dialect === 'sqlite' ? sql<boolean>`${sql.ref(`${spec.table}.id`)} in (select value from json_each(${''}))` : sql<boolean>`${sql.ref(`${spec.table}.id`)} = any(${''})`
+  const getManyQuery = database.prepared((db as AnyDb).selectFrom(spec.table).select(['id', item]).where('tenant_id', '=', '').where(anyId).compile())
   return {
     async listJson(ctx: Ctx, query: Query): Promise<string> {
       const ks = keyset(query, spec.sortColumns)
@@ -244,6 +247,13 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const [row] = (await db.executeQuery<{ item: string }>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
       if (!row) throw notFound(spec.label, id)
       return row.item
+    },
+
+    /** What getJson gives for each of `ids` that exists, by id (webhook events read a batch's records at once). */
+    async getJsonMany(ctx: Ctx, ids: string[]): Promise<Map<string, string>> {
+      const parameters = [ctx.tenantId, dialect === 'sqlite' ? JSON.stringify(ids) : ids]
+      const { rows } = await db.executeQuery<{ id: string; item: string }>({ ...getManyQuery, parameters })
+      return new Map(rows.map((row) => [row.id, row.item]))
     },
   }
 }
