@@ -225,12 +225,16 @@ describeEachDialect('webhooks', (dialect) => {
   it('signs with the old and the new secret after a rotation', async () => {
     const r = await receiver()
     const { id, secret: old } = await endpoint(r.url, ['use_case.created'])
+    // A send before the rotation: the secret it decrypted must not outlive the rotation.
+    await useCase('Before rotation')
+    const [before] = await r.until((got) => got.length === 1)
+    expect(String(before.headers['webhook-signature']).split(' ')).toHaveLength(1)
     const rotated = await admin({ method: 'POST', url: `/webhook_endpoints/${id}/rotate_secret` })
     expect(rotated.statusCode).toBe(200)
     const fresh = rotated.json().secret as string
     expect(fresh).not.toBe(old)
     await useCase('After rotation')
-    const [event] = await r.until((got) => got.length === 1)
+    const event = (await r.until((got) => got.length === 2))[1]
     expect(String(event.headers['webhook-signature']).split(' ')).toHaveLength(2)
     expect(new Webhook(fresh).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
     expect(new Webhook(old).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })

@@ -43,6 +43,8 @@ const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
 const FIRST_BACKOFF_MS = 5000
+/** Decrypted signing secrets kept at most: a few per endpoint (current, previous), for many endpoints. */
+const SECRETS_KEPT = 1000
 
 /** A claimed delivery, with what its send needs (read for the whole claimed batch at once). */
 interface Claimed {
@@ -106,6 +108,11 @@ export class WebhookDispatcher {
   private succeeded: { id: string; status: number }[] = []
   /** Connections are kept open between sends; every new one is checked by the guarded lookup. */
   private readonly agents: { http: http.Agent; https: https.Agent }
+  /**
+   * Signing secrets by their stored ciphertext: decrypted once, not on every send. A rotation stores a new
+   * ciphertext, so it is never served a stale secret.
+   */
+  private readonly secrets = new Map<string, string>()
 
   constructor(
     private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
@@ -353,7 +360,7 @@ export class WebhookDispatcher {
 
   /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
   private async post(endpoint: WebhookEndpointRow, eventId: string, body: string): Promise<SendResult> {
-    const { webhookKey, config } = this.deps
+    const { config } = this.deps
     const allowPrivate = config.webhookAllowPrivateNetworks
     const url = new URL(endpoint.url)
     const host = url.hostname.replace(/^\[|\]$/g, '')
@@ -368,9 +375,9 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(Date.now() / 1000)
     const secrets: string[] = []
     try {
-      secrets.push(decryptSecret(webhookKey, endpoint.secret))
+      secrets.push(this.secret(endpoint.secret))
       if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
-        secrets.push(decryptSecret(webhookKey, endpoint.previous_secret))
+        secrets.push(this.secret(endpoint.previous_secret))
       }
     } catch {
       return { error: 'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret' }
@@ -397,6 +404,16 @@ export class WebhookDispatcher {
       req.on('error', (err) => resolve({ error: failure(err) }))
       req.end(body)
     })
+  }
+
+  private secret(stored: string): string {
+    let secret = this.secrets.get(stored)
+    if (secret === undefined) {
+      secret = decryptSecret(this.deps.webhookKey, stored)
+      if (this.secrets.size >= SECRETS_KEPT) this.secrets.clear()
+      this.secrets.set(stored, secret)
+    }
+    return secret
   }
 
   private async record(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow, result: SendResult): Promise<void> {
