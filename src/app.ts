@@ -215,12 +215,15 @@ function deliveryPool(deps: Deps): Database {
   return { ...own, commits: deps.database.commits, audit: deps.database.audit }
 }
 
-/** What an event carries as `data.resource`: the audited record as its GET answers now. */
+/** What an event carries as `data.resource`: the audited record as its GET answers now, as JSON text. */
 function resourceResolver(services: Services): ResourceResolver {
+  // The families whose GET the database renders: one statement for a batch's records, whose text goes into the body as it is.
+  const rendered: Record<string, (ctx: Ctx, ids: string[]) => Promise<Map<string, string>>> = {
+    use_case: services.useCases.getJsonMany,
+    model: services.models.getJsonMany,
+    vendor: services.vendors.getJsonMany,
+  }
   const getters: Record<string, (ctx: Ctx, id: string) => Promise<unknown>> = {
-    use_case: services.useCases.get,
-    model: services.models.get,
-    vendor: services.vendors.get,
     risk_type: services.riskTypes.get,
     risk_scenario: services.riskScenarios.get,
     workflow_stage: services.workflowStages.get,
@@ -231,7 +234,20 @@ function resourceResolver(services: Services): ResourceResolver {
     api_key: services.apiKeys.get,
     webhook_endpoint: services.webhooks.get,
   }
-  return async (ctx, type, id) => (getters[type] ? getters[type](ctx, id) : null)
+  return async (ctx, type, ids) => {
+    if (rendered[type]) return rendered[type](ctx, ids)
+    const found = new Map<string, string>()
+    const get = getters[type]
+    if (!get) return found
+    for (const id of ids) {
+      try {
+        found.set(id, JSON.stringify(await get(ctx, id)))
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'not_found')) throw err
+      }
+    }
+    return found
+  }
 }
 
 function readinessChecks(deps: Deps): Record<string, ReadinessCheck> {

@@ -123,6 +123,32 @@ describeEachDialect('webhooks', (dialect) => {
     expect(log[0]).toMatchObject({ event_type: 'use_case.created', attempts: 1, last_status_code: 200, next_attempt_at: null, event_id: payload.id })
   })
 
+  it("carries the resource as its GET answers and the audit record as the log's GET does", async () => {
+    const r = await receiver()
+    await endpoint(r.url, ['use_case.updated', 'model.created', 'vendor.created'])
+    const owner = (await admin({ method: 'POST', url: '/users', payload: { email: 'events@example.com', name: 'Event owner' } })).json()
+    const single = (await admin({ method: 'POST', url: '/custom_fields', payload: { name: 'Ticket' } })).json()
+    const multiple = (await admin({ method: 'POST', url: '/custom_fields', payload: { name: 'Tags', multiple: true } })).json()
+    const uc = await useCase('Governed event')
+    const patch = await admin({
+      method: 'PATCH', url: `/use_cases/${uc.id}`,
+      payload: { owner: { owner_id: owner.id, owner_type: 'user' }, custom_fields: [{ custom_field_id: single.id, value: 'AI-7' }, { custom_field_id: multiple.id, value: ['b', 'a'] }], regions: ['EU'] },
+    })
+    expect(patch.statusCode, patch.body).toBe(200)
+    const model = (await admin({ method: 'POST', url: '/models', payload: { name: 'Event model' } })).json()
+    const vendor = (await admin({ method: 'POST', url: '/vendors', payload: { name: 'Event vendor' } })).json()
+    const got = await r.until((all) => all.length === 3)
+    for (const [type, path] of [['use_case.updated', `/use_cases/${uc.id}`], ['model.created', `/models/${model.id}`], ['vendor.created', `/vendors/${vendor.id}`]]) {
+      const event = got.find((e) => e.json.type === type)!.json
+      const { resource, ...record } = event.data
+      expect(resource).toEqual((await admin({ method: 'GET', url: path })).json())
+      expect(record).toEqual((await admin({ method: 'GET', url: `/audit_logs/${record.id}` })).json())
+      expect(Object.keys(event)).toEqual(['id', 'type', 'created_at', 'tenant', 'sequence', 'data'])
+      expect(Object.keys(event.data).at(-1)).toBe('resource')
+    }
+    expect(got.find((e) => e.json.type === 'use_case.updated')!.json.data.resource).toMatchObject({ owner: { owner_id: owner.id, name: 'Event owner' }, custom_fields: [expect.anything(), expect.anything()] })
+  })
+
   it('sends a deleted resource as null and a ping on test', async () => {
     const r = await receiver()
     const { id, secret } = await endpoint(r.url, ['use_case.deleted'])
@@ -199,12 +225,16 @@ describeEachDialect('webhooks', (dialect) => {
   it('signs with the old and the new secret after a rotation', async () => {
     const r = await receiver()
     const { id, secret: old } = await endpoint(r.url, ['use_case.created'])
+    // A send before the rotation: the secret it decrypted must not outlive the rotation.
+    await useCase('Before rotation')
+    const [before] = await r.until((got) => got.length === 1)
+    expect(String(before.headers['webhook-signature']).split(' ')).toHaveLength(1)
     const rotated = await admin({ method: 'POST', url: `/webhook_endpoints/${id}/rotate_secret` })
     expect(rotated.statusCode).toBe(200)
     const fresh = rotated.json().secret as string
     expect(fresh).not.toBe(old)
     await useCase('After rotation')
-    const [event] = await r.until((got) => got.length === 1)
+    const event = (await r.until((got) => got.length === 2))[1]
     expect(String(event.headers['webhook-signature']).split(' ')).toHaveLength(2)
     expect(new Webhook(fresh).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })
     expect(new Webhook(old).verify(event.body, headersOf(event))).toMatchObject({ type: 'use_case.created' })

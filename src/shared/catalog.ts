@@ -235,11 +235,12 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
   const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
   const getQuery = database.prepared(rendered.where('id', '=', '').compile())
-  // One statement text for any number of ids, so it is planned (PostgreSQL) and prepared once.
-  const someQuery = database.prepared(rendered.where('id', 'in', dialect === 'sqlite' ? sql`(select value from json_each(${''}))` : sql`(select unnest(${''}::text[]))`).compile())
+  // Any number of ids in one parameter, so that one statement text (prepared once) serves every batch.
+  const anyId = dialect === 'sqlite' ? sql<boolean>`${sql.ref(`${spec.table}.id`)} in (select value from json_each(${''}))` : sql<boolean>`${sql.ref(`${spec.table}.id`)} = any(${''})`
+  const someQuery = database.prepared(rendered.where(anyId).compile())
   type Rendered = { id: string; updated_at: string; item: string }
 
-  /** The rendered items of these ids (those that exist), kept for later reads of this view. */
+  /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
   const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, string>> => {
     const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, dialect === 'sqlite' ? JSON.stringify(ids) : ids] })
     if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, row.item)
@@ -278,6 +279,9 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       if (view) itemCache!.put(view, type, row.id, row.updated_at, row.item)
       return row.item
     },
+
+    /** What getJson gives for each of `ids` that exists, by id (webhook events read a batch's records at once). */
+    getJsonMany: (ctx: Ctx, ids: string[]): Promise<Map<string, string>> => render(ctx, ids, null),
   }
 }
 

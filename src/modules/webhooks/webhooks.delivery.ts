@@ -4,7 +4,6 @@ import { isIP } from 'node:net'
 import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
 import type { AuditLogRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
-import { AppError } from '../../http/errors.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
@@ -15,8 +14,8 @@ import { decryptSecret, signWebhook } from './webhook-secrets.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
-/** Returns a resource as its GET does; throws AppError not_found when it is gone. */
-export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceId: string) => Promise<unknown>
+/** Returns resources of one type as the JSON text of their GET, by id; those that are gone are left out. */
+export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceIds: string[]) => Promise<Map<string, string>>
 
 const DAY_MS = 24 * 3600 * 1000
 /** A claimed delivery is this instance's for the send timeout and this much more; after a crash another instance takes it over. */
@@ -44,14 +43,16 @@ const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
 const FIRST_BACKOFF_MS = 5000
+/** Decrypted signing secrets kept at most: a few per endpoint (current, previous), for many endpoints. */
+const SECRETS_KEPT = 1000
 
 /** A claimed delivery, with what its send needs (read for the whole claimed batch at once). */
 interface Claimed {
   delivery: WebhookDeliveryRow
   endpoint: WebhookEndpointRow | undefined
   record: AuditLogRow | undefined
-  /** Shared by the batch: several events about one resource fetch it once. */
-  resources: Map<string, Promise<unknown>>
+  /** The claimed batch's resources as JSON text, by `tenant/type/id` (read for the whole batch at once). */
+  resources: Map<string, string>
 }
 
 interface SendResult {
@@ -107,10 +108,15 @@ export class WebhookDispatcher {
   private succeeded: { id: string; status: number }[] = []
   /** Connections are kept open between sends; every new one is checked by the guarded lookup. */
   private readonly agents: { http: http.Agent; https: https.Agent }
+  /**
+   * Signing secrets by their stored ciphertext: decrypted once, not on every send. A rotation stores a new
+   * ciphertext, so it is never served a stale secret.
+   */
+  private readonly secrets = new Map<string, string>()
 
   constructor(
     private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
-    private readonly resolveResource: ResourceResolver,
+    private readonly resolveResources: ResourceResolver,
   ) {
     this.database = deps.database
     this.timeoutMs = deps.config.webhookTimeoutMs
@@ -261,7 +267,7 @@ export class WebhookDispatcher {
     const records = new Map(
       auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
     )
-    const resources = new Map<string, Promise<unknown>>()
+    const resources = await this.resources(records.values())
     for (const delivery of claimed) {
       const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
       const queue = this.queued.get(delivery.endpoint_id) ?? []
@@ -269,6 +275,23 @@ export class WebhookDispatcher {
       this.queued.set(delivery.endpoint_id, queue)
     }
     this.sendQueued()
+  }
+
+  /** The records' resources, in one lookup per tenant and resource type: one statement for the rendered families. */
+  private async resources(records: Iterable<AuditLogRow>): Promise<Map<string, string>> {
+    const wanted = new Map<string, { tenantId: string; type: string; ids: Set<string> }>()
+    for (const row of records) {
+      if (row.resource_id === null) continue
+      const key = `${row.tenant_id}/${row.resource_type}`
+      const group = wanted.get(key) ?? { tenantId: row.tenant_id, type: row.resource_type, ids: new Set<string>() }
+      group.ids.add(row.resource_id)
+      wanted.set(key, group)
+    }
+    const found = new Map<string, string>()
+    for (const [key, { tenantId, type, ids }] of wanted) {
+      for (const [id, json] of await this.resolveResources(systemCtx(tenantId), type, [...ids])) found.set(`${key}/${id}`, json)
+    }
+    return found
   }
 
   private waiting(): number {
@@ -308,7 +331,7 @@ export class WebhookDispatcher {
         await this.finish(delivery, { status: 'failed', last_error: 'gave up: not delivered within 24 h' })
         return
       }
-      const event = await this.eventBody(delivery, record, resources)
+      const event = this.eventBody(delivery, record, resources)
       if (event === null) {
         await this.finish(delivery, { status: 'failed', last_error: 'the audit record no longer exists' })
         return
@@ -325,30 +348,19 @@ export class WebhookDispatcher {
     }
   }
 
-  private async eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, Promise<unknown>>): Promise<{ id: string; body: string } | null> {
+  private eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, string>): { id: string; body: string } | null {
     if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
     if (!row) return null
-    let resource: unknown = null
-    if (row.resource_id !== null) {
-      const key = `${row.tenant_id}/${row.resource_type}/${row.resource_id}`
-      let pending = resources.get(key)
-      if (!pending) {
-        pending = this.resolveResource(systemCtx(row.tenant_id), row.resource_type, row.resource_id).catch((err: unknown) => {
-          if (err instanceof AppError && err.code === 'not_found') return null
-          throw err
-        })
-        resources.set(key, pending)
-      }
-      resource = await pending
-    }
+    const resource = row.resource_id === null ? undefined : resources.get(`${row.tenant_id}/${row.resource_type}/${row.resource_id}`)
     const id = `evt_${row.id}`
-    const body = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: { ...toAuditLog(row), resource } })
-    return { id, body }
+    // The resource's JSON text goes in as it is, as the last field of `data` (the record renders as `{…}}`).
+    const head = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: toAuditLog(row) })
+    return { id, body: `${head.slice(0, -2)},"resource":${resource ?? 'null'}}}` }
   }
 
   /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
   private async post(endpoint: WebhookEndpointRow, eventId: string, body: string): Promise<SendResult> {
-    const { webhookKey, config } = this.deps
+    const { config } = this.deps
     const allowPrivate = config.webhookAllowPrivateNetworks
     const url = new URL(endpoint.url)
     const host = url.hostname.replace(/^\[|\]$/g, '')
@@ -363,9 +375,9 @@ export class WebhookDispatcher {
     const timestamp = Math.floor(Date.now() / 1000)
     const secrets: string[] = []
     try {
-      secrets.push(decryptSecret(webhookKey, endpoint.secret))
+      secrets.push(this.secret(endpoint.secret))
       if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
-        secrets.push(decryptSecret(webhookKey, endpoint.previous_secret))
+        secrets.push(this.secret(endpoint.previous_secret))
       }
     } catch {
       return { error: 'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret' }
@@ -392,6 +404,16 @@ export class WebhookDispatcher {
       req.on('error', (err) => resolve({ error: failure(err) }))
       req.end(body)
     })
+  }
+
+  private secret(stored: string): string {
+    let secret = this.secrets.get(stored)
+    if (secret === undefined) {
+      secret = decryptSecret(this.deps.webhookKey, stored)
+      if (this.secrets.size >= SECRETS_KEPT) this.secrets.clear()
+      this.secrets.set(stored, secret)
+    }
+    return secret
   }
 
   private async record(delivery: WebhookDeliveryRow, endpoint: WebhookEndpointRow, result: SendResult): Promise<void> {
