@@ -42,7 +42,7 @@ cli('seed', '--use-cases', '200', '--tenant', OTHER_TENANT)
 const otherKey = /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', OTHER_TENANT, '--role', 'read', '--name', 'bench-reader'))[0]
 
 // The read cache off: every page and query below is read from the database, which is what scale measures.
-const service = await startService(database.url, { SERVICE_READ_CACHE_MB: '0' })
+const service = await startService(database.url, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' })
 const base = service.base
 const auth = { authorization: `Bearer ${await token(base)}` }
 const json = { ...auth, 'content-type': 'application/json' }
@@ -184,7 +184,7 @@ const md = [
   `# Scale benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}. One tenant seeded by \`aigov seed\` with ${useCases} use cases and ` +
-    `${auditLogs} audit records (${report.seed_seconds} s, planner statistics included). Reads: one client, one request after another for ${duration} s each (latency), the read cache off (SERVICE_READ_CACHE_MB=0); creates: autocannon at 50 connections. ` +
+    `${auditLogs} audit records (${report.seed_seconds} s, planner statistics included). Reads: one client, one request after another for ${duration} s each (latency), the read and record caches off (SERVICE_READ_CACHE_MB=0, SERVICE_RECORD_CACHE_MB=0); creates: autocannon at 50 connections. ` +
     `Produced by \`npm run bench:scale\` (SCALE_USE_CASES, SCALE_AUDIT_LOGS, SCALE_DURATION).`,
   '',
   '| measurement | p50 ms | p99 ms | req/s | errors |',

@@ -20,6 +20,8 @@ export type Config = Readonly<{
   starterLibrary: boolean
   /** Memory for rendered GET answers of tenant records, bytes; 0 turns the read cache off (ETags stay). */
   readCacheBytes: number
+  /** Memory for use cases, models and vendors kept rendered across writes (ItemCache), bytes; 0 turns it off. */
+  recordCacheBytes: number
   /** The largest evidence file, bytes. */
   evidenceMaxBytes: number
   logLevel: string
@@ -103,6 +105,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, 'SERVICE_WORKERS', 1, 1, 64),
     starterLibrary: boolean(env, 'SERVICE_STARTER_LIBRARY', true),
     readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
+    recordCacheBytes: integer(env, 'SERVICE_RECORD_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     evidenceMaxBytes: integer(env, 'EVIDENCE_MAX_MB', 25, 1, 1024) * 1024 * 1024,
     logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
     production,

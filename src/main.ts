@@ -108,7 +108,7 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  const itemCache = config.readCacheBytes > 0 ? new ItemCache(database, config.readCacheBytes) : null
+  const itemCache = config.recordCacheBytes > 0 ? new ItemCache(database, config.recordCacheBytes) : null
   return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey, itemCache }
 }
 

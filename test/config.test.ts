@@ -6,7 +6,7 @@ describe('settings', () => {
     expect(loadConfig({})).toMatchObject({
       port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/service.db', redisUrl: undefined, tokenTtlSeconds: 3600,
       bootstrapTenant: 'default', debug: false, enableMcp: false, mcpReadOnly: false, rateLimitPerMinute: 600,
-      rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, readCacheBytes: 16 * 1024 * 1024, logLevel: 'info',
+      rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, readCacheBytes: 16 * 1024 * 1024, recordCacheBytes: 16 * 1024 * 1024, logLevel: 'info',
       corsOrigins: [], shutdownTimeoutMs: 10_000, databaseConnectTimeoutSeconds: 30, metricsToken: undefined, metricsPort: undefined,
     })
   })
@@ -23,6 +23,7 @@ describe('settings', () => {
     ['RATE_LIMIT_PER_MINUTE', '-1'],
     ['SERVICE_WORKERS', '0'],
     ['SERVICE_READ_CACHE_MB', '-1'],
+    ['SERVICE_RECORD_CACHE_MB', '4097'],
     ['LOG_LEVEL', 'loud'],
     ['SERVICE_TENANT', 'Has Spaces'],
     ['SERVICE_SERVER_BASE_URL', 'not a url'],

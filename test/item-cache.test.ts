@@ -9,11 +9,15 @@ import { describeEachDialect, startTestApp, type TestApp } from './helpers/harne
 describeEachDialect('records kept rendered across writes', (dialect) => {
   let a: TestApp
   let b: TestApp
+  /** Keeps nothing (SERVICE_RECORD_CACHE_MB=0): every read rendered by the database. */
+  let plain: TestApp
   beforeAll(async () => {
     a = await startTestApp(dialect)
     b = await startTestApp(dialect, { DATABASE_URL: a.config.databaseUrl })
+    plain = await startTestApp(dialect, { DATABASE_URL: a.config.databaseUrl, SERVICE_RECORD_CACHE_MB: '0' })
   })
   afterAll(async () => {
+    await plain?.close()
     await b?.close()
     await a?.close()
   })
@@ -24,15 +28,16 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     expect(res.statusCode, res.body).toBe(201)
     return res.json()
   }
-  /** The list page and each record's GET, from both instances: all four must agree with `check`. */
+  /** The list page and each record's GET, from every instance: all must agree. */
   const readEverywhere = async (collection: string, ids: string[]) => {
     const seen = []
-    for (const t of [a, b]) {
+    for (const t of [a, b, plain]) {
       const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json().items as { id: string }[]
       const gets = await Promise.all(ids.map(async (id) => (await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${id}` })).json()))
       seen.push({ page: page.filter((r) => ids.includes(r.id)), gets })
     }
     expect(seen[1]).toEqual(seen[0])
+    expect(seen[2]).toEqual(seen[0])
     expect(seen[0].page).toEqual(seen[0].gets)
     return seen[0].gets
   }

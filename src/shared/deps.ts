@@ -19,7 +19,7 @@ export interface Deps {
   redis: RedisClient | undefined
   /** Encrypts webhook signing secrets at rest (from WEBHOOK_SECRET_KEY, else the JWT secret). */
   webhookKey: Buffer
-  /** Governed records' JSON kept across writes (null with SERVICE_READ_CACHE_MB=0). */
+  /** Governed records' JSON kept across writes (null with SERVICE_RECORD_CACHE_MB=0). */
   itemCache: ItemCache | null
   /** The connection listening for revocations from other instances (with Redis). */
   revocationListener?: RedisClient
