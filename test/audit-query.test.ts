@@ -1,11 +1,13 @@
-import { type KyselyPlugin, sql } from 'kysely'
+import { CompiledQuery, type KyselyPlugin, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seed } from '../src/cli/seed.js'
 import * as perTenantSearch from '../src/db/migrations/2026-11-23T13b-audit-name-search-per-tenant.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { csvField } from '../src/modules/audit-logs/audit-export.js'
 import { createAuditLogsService } from '../src/modules/audit-logs/audit-logs.service.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { systemCtx } from '../src/shared/context.js'
+import type { AuditLogListQuery } from '../src/modules/audit-logs/audit-logs.schemas.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 /** A small RFC 4180 reader, to check the export parses back to what was written. */
@@ -153,6 +155,109 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
     await t.deps.database.db.deleteFrom('audit_logs').where('id', '=', last.id).execute()
     expect((await write({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(false)
   })
+})
+
+describeEachDialect('audit queries over a tenant of thousands of records', (dialect) => {
+  let t: TestApp
+  // Seeded names differ only in their digits ("Seeded use case <run>-0000017"): every piece of three characters
+  // is in hundreds of names. Creates come first, then one update per use case.
+  const USE_CASES = 3000
+  let all: { id: string; resource_name: string }[]
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    await seed(t.deps.database, [], { tenant: 'many', useCases: USE_CASES, auditLogs: 2 * USE_CASES, progress: () => undefined })
+    all = await t.deps.database.db.selectFrom('audit_logs').select(['id', 'resource_name']).where('tenant_id', '=', 'many').orderBy('id').execute()
+  }, 120_000)
+  afterAll(async () => t?.close())
+
+  const query = (payload: Partial<AuditLogListQuery>) => createAuditLogsService(t.deps).list(systemCtx('many'), { page_limit: 50, ...payload } as AuditLogListQuery)
+  const seededName = (i: number) => all[i].resource_name
+
+  it('finds exactly the records holding q, whether q is common, rare with common pieces, or neither', async () => {
+    const search = async (q: string) => {
+      const found: string[] = []
+      let after: string | undefined
+      do {
+        const page = await query({ q, page_limit: 100, ...(after ? { page_after: after } : {}) })
+        found.push(...page.items.map((a) => a.id))
+        after = page.pagination.next_cursor ?? undefined
+      } while (after)
+      return found
+    }
+    const expected = (q: string) => all.filter((a) => a.resource_name?.toLowerCase().includes(q.toLowerCase())).map((a) => a.id)
+    // Common; the whole name of one use case (its create and its update); a hundred names; two thousand names, none
+    // among the oldest records (so not found by reading the first pages).
+    for (const q of ['SEEDED use', seededName(0).toUpperCase(), seededName(17), '-00001', '-0001', '00017', '-0000009']) {
+      const want = expected(q)
+      expect(await search(q), q).toEqual(want)
+      expect(want.length, q).toBeGreaterThan(0)
+    }
+    expect(expected(seededName(17))).toHaveLength(2)
+  }, 120_000)
+
+  if (dialect !== 'postgres') return
+
+  type PlanNode = {
+    'Relation Name'?: string
+    'Actual Rows': number
+    'Actual Loops': number
+    'Rows Removed by Filter'?: number
+    'Rows Removed by Index Recheck'?: number
+    'Shared Hit Blocks': number
+    'Shared Read Blocks': number
+    Plans?: PlanNode[]
+  }
+  /** The statements one query of the tenant runs, each with its plan as PostgreSQL reports running it again. */
+  const plans = async (payload: Partial<AuditLogListQuery>) => {
+    const { db } = t.deps.database
+    // Sub-queries pass through transformQuery too: keep only the statements that ran (they come back with a result).
+    const compiled = new Map<unknown, CompiledQuery>()
+    const statements: CompiledQuery[] = []
+    const capture: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => (compiled.set(queryId, db.getExecutor().compileQuery(node, queryId)), node),
+      transformResult: async ({ result, queryId }) => (statements.push(compiled.get(queryId)!), result),
+    }
+    await createAuditLogsService({ ...t.deps, database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx('many'), { page_limit: 50, ...payload } as AuditLogListQuery)
+    const explained: { sql: string; plan: PlanNode }[] = []
+    for (const statement of statements) {
+      const { rows } = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`explain (analyze, buffers, format json) ${statement.sql}`, [...statement.parameters]))
+      explained.push({ sql: statement.sql, plan: rows[0]['QUERY PLAN'][0].Plan })
+    }
+    return explained
+  }
+  /** Rows the statements of one query read from audit_logs. */
+  const rowsRead = async (payload: Partial<AuditLogListQuery>) => {
+    const count = (node: PlanNode): number =>
+      (node['Relation Name'] === 'audit_logs' ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * node['Actual Loops'] : 0) +
+      (node.Plans ?? []).reduce((sum, child) => sum + count(child), 0)
+    return (await plans(payload)).reduce((sum, { plan }) => sum + count(plan), 0)
+  }
+
+  it('reads a few pages of records for a rare q whose pieces are all common, not every record', async () => {
+    expect(await rowsRead({ q: seededName(0) })).toBeLessThan(all.length / 5)
+    expect(await rowsRead({ q: seededName(17), sort: '-created_at' })).toBeLessThan(all.length / 5)
+  })
+
+  it('reads one page of records for an action that only the newer half of the records have', async () => {
+    expect(await rowsRead({ action: 'use_case.updated' })).toBeLessThanOrEqual(51)
+  })
+
+  it('reads as many index pages for a rare q after another tenant wrote thousands of records with like names', async () => {
+    // The statements asking the gram indexes (5-character pieces, trigrams for a 4-character q): their plan is
+    // fixed, so their pages change only with what they read.
+    const pagesRead = async () => {
+      let pages = 0
+      for (const q of [seededName(17), '0017']) {
+        const [asked] = (await plans({ q })).filter((s) => s.sql.includes('@>'))
+        pages += asked.plan['Shared Hit Blocks'] + asked.plan['Shared Read Blocks']
+      }
+      return pages
+    }
+    const before = await pagesRead()
+    await seed(t.deps.database, [], { tenant: 'many-neighbour', useCases: 1000, auditLogs: 2000, progress: () => undefined })
+    // GIN's pending list held every tenant's new entries and each search read all of it (some 90 pages here).
+    expect(await pagesRead()).toBeLessThan(before + 5)
+  }, 60_000)
 })
 
 describe('audit q on SQLite: each tenant searches its own index', () => {

@@ -17,6 +17,9 @@ import * as evidence from './migrations/2026-11-23T15-evidence.js'
 import * as webhooks from './migrations/2026-11-23T16-webhooks.js'
 import * as nameKeyBackfill from './migrations/2026-11-23T17-name-key-backfill.js'
 import * as auditActionCreatedIndex from './migrations/2026-11-23T18-audit-action-created-index.js'
+import * as auditPrimaryKeyByTenant from './migrations/2026-11-23T19a-audit-primary-key-by-tenant.js'
+import * as auditNameFiveGrams from './migrations/2026-11-23T19b-audit-name-five-grams.js'
+import * as auditNameTrigramsNoPendingList from './migrations/2026-11-23T19c-audit-name-trigrams-no-pending-list.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -37,6 +40,9 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T16-webhooks': webhooks,
   '2026-11-23T17-name-key-backfill': nameKeyBackfill,
   '2026-11-23T18-audit-action-created-index': auditActionCreatedIndex,
+  '2026-11-23T19a-audit-primary-key-by-tenant': auditPrimaryKeyByTenant,
+  '2026-11-23T19b-audit-name-five-grams': auditNameFiveGrams,
+  '2026-11-23T19c-audit-name-trigrams-no-pending-list': auditNameTrigramsNoPendingList,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -40,7 +40,7 @@ function filteredAuditLogs(db: Db, dialect: DialectName, tenantId: string, filte
 }
 
 /**
- * PostgreSQL: `q` as strpos, not LIKE. Without statistics on the names (see trigramCandidates) the planner takes a
+ * PostgreSQL: `q` as strpos, not LIKE. Without statistics on the names (see gramCandidates) the planner takes a
  * LIKE to match almost nothing and reads the whole table to sort a handful; strpos it takes as matching a third,
  * and scans the tenant's records in order until a page is full, which is right when q is common (rare ones come
  * narrowed to their candidates).
@@ -50,9 +50,29 @@ function substringTest(q: string) {
 }
 
 export async function listAuditLogs(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset): Promise<AuditLogRow[]> {
-  const candidateSeqs = filter.q === undefined ? null : dialect === 'sqlite' ? await nameSearchCandidates(db, tenantId, filter.q) : await trigramCandidates(db, tenantId, filter.q)
+  if (filter.q !== undefined && dialect === 'postgres') return searchAuditLogs(db, tenantId, filter, filter.q, ks)
+  const candidateSeqs = filter.q === undefined ? null : await nameSearchCandidates(db, tenantId, filter.q)
   if (candidateSeqs?.length === 0) return []
   return applyKeyset(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs), ks).execute()
+}
+
+/** Pages' worth of records the first step of a PostgreSQL search reads in order before it asks the index. */
+const SCAN_PAGES = 10
+
+/**
+ * PostgreSQL `q`, in up to three steps, each giving the exact page. First the next SCAN_PAGES pages' worth of the
+ * tenant's records in page order, other filters applied: a common q fills the page there, and the index would
+ * cost more, since GIN gathers every match before it returns any. Then the records whose name holds q, from the
+ * tenant's keys of a gram index, when they are few. Else (q neither common nor rare) the records in order until
+ * the page is full.
+ */
+async function searchAuditLogs(db: Db, tenantId: string, filter: AuditFilter, q: string, ks: Keyset): Promise<AuditLogRow[]> {
+  const window = applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, { ...filter, q: undefined }, null), { ...ks, limit: SCAN_PAGES * (ks.limit + 1) - 1 })
+  const first = await applyKeyset(db.selectFrom(window.as('w')).selectAll().where(substringTest(q)), { ...ks, after: null }).execute()
+  if (first.length > ks.limit) return first
+  const candidateSeqs = await gramCandidates(db, tenantId, q)
+  if (candidateSeqs?.length === 0) return []
+  return applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, filter, candidateSeqs), ks).execute()
 }
 
 const NAME_WINDOW = 5
@@ -85,24 +105,32 @@ async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promis
   return fewest
 }
 
+const GRAM_PIECES = 8
+
 /**
- * PostgreSQL: the same narrowing, from the tenant's keys of the trigram index (migration 2026-11-23T13b): a few
- * evenly spread 3-character pieces of q, prefixed with the tenant. Asked first and alone, not as a condition of
- * the page query: there the planner has no statistics for the substring test (statistics over all tenants' names
- * would let another tenant's data choose the plan, and so the time) and would read every match of a common
- * phrase through the index instead of scanning in order until a page is full.
+ * PostgreSQL: the seqs of the tenant's audit records whose resource name holds q, or null when there are more than
+ * FEW_CANDIDATES. Asked of the tenant's keys of a GIN index (tenant-prefixed, so no other tenant's postings are
+ * read): 5-character pieces of q (migration 2026-11-23T19b), or 3-character ones for a shorter q (2026-11-23T13b).
+ * The pieces cover q, up to GRAM_PIECES of them: GIN walks the rarest piece and skips through the others, so each
+ * one costs a little even when common, and a piece rare enough is almost always among them.
+ * The keys reach the planner as a sub-select, so it never looks them up in its statistics (gathered over all
+ * tenants' names) and always takes the index; strpos then keeps exactly the records that hold q.
  */
-async function trigramCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
+async function gramCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
   const chars = [...nameKey(q)]
   if (chars.length < 3) return null
-  const last = chars.length - 3
-  const starts = new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))
-  const keys = [...new Set([...starts].map((start) => `${tenantId}:${chars.slice(start, start + 3).join('')}`))]
+  const size = chars.length >= 5 ? 5 : 3
+  const last = chars.length - size
+  const pieces = Math.min(GRAM_PIECES, Math.ceil(chars.length / size))
+  const starts = Array.from({ length: pieces }, (_v, i) => (pieces === 1 ? 0 : Math.round((last * i) / (pieces - 1))))
+  const keys = [...new Set(starts.map((start) => `${tenantId}:${chars.slice(start, start + size).join('')}`))]
+  const grams = size === 5 ? sql`audit_name_five_grams(tenant_id, resource_name)` : sql`audit_name_trigrams(tenant_id, resource_name)`
   const rows = await db
     .selectFrom('audit_logs')
     .select('seq')
     .where('tenant_id', '=', tenantId)
-    .where(sql<boolean>`audit_name_trigrams(tenant_id, resource_name) @> ${keys}::text[]`)
+    .where(sql<boolean>`${grams} @> (select ${keys}::text[])`)
+    .where(substringTest(q))
     .limit(FEW_CANDIDATES + 1)
     .execute()
   return rows.length <= FEW_CANDIDATES ? rows.map((r) => r.seq) : null
