@@ -182,7 +182,11 @@ export class WebhookDispatcher {
     if (this.again) this.wake()
   }
 
-  /** Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. */
+  /**
+   * Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. Fresh deliveries
+   * are leased to this instance as they are inserted and go straight to its send queues, with the endpoint and
+   * records read for the fan-out and the resources read once for all of them: claim() takes only the rest.
+   */
   private async fanOut(): Promise<void> {
     const { db } = this.database
     const endpoints = await db
@@ -192,38 +196,60 @@ export class WebhookDispatcher {
       .where('e.enabled', '=', 1)
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
+    const fresh: Omit<Claimed, 'resources'>[] = []
     for (const endpoint of endpoints) {
-      if (this.stopped) return
-      if (endpoint.audit_seq > endpoint.cursor_seq) await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id)
+      if (this.stopped) break
+      if (endpoint.audit_seq > endpoint.cursor_seq) fresh.push(...(await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id, this.room(endpoint.id, fresh.length))))
     }
+    if (fresh.length === 0) return
+    // Should this read fail, the leases run out and claim() sends these deliveries.
+    const resources = await this.resources(fresh.flatMap((f) => (f.record ? [f.record] : [])))
+    this.enqueue(fresh.map((f) => ({ ...f, resources })))
   }
 
-  private async fanOutEndpoint(tenantId: string, endpointId: string): Promise<void> {
+  /** How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: as claim() would take. */
+  private room(endpointId: string, taken: number): number {
+    if ((this.queued.get(endpointId)?.length ?? 0) >= PER_ENDPOINT) return 0
+    return Math.min(CLAIM_BATCH, IN_HAND - this.sends.size - this.waiting() - taken)
+  }
+
+  /** Queues the endpoint's new deliveries; leases up to `room` of them to this instance and returns those, to send once committed. */
+  private async fanOutEndpoint(tenantId: string, endpointId: string, room: number): Promise<Omit<Claimed, 'resources'>[]> {
     const { dialect } = this.database
-    await inTransaction(this.database, async (tx) => {
-      let lock = tx.selectFrom('webhook_endpoints').select(['events', 'cursor_seq', 'enabled']).where('tenant_id', '=', tenantId).where('id', '=', endpointId)
+    return inTransaction(this.database, async (tx) => {
+      let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
       // Another instance fanning out this endpoint right now: leave it to that one.
       if (dialect === 'postgres') lock = lock.forUpdate().skipLocked()
       const endpoint = await lock.executeTakeFirst()
-      if (!endpoint || endpoint.enabled !== 1) return
-      const records = await tx
-        .selectFrom('audit_logs')
-        .select(['id', 'seq', 'action'])
-        .where('tenant_id', '=', tenantId)
-        .where('seq', '>', endpoint.cursor_seq)
-        .orderBy('seq')
-        .limit(FANOUT_BATCH)
-        .execute()
-      if (records.length === 0) return
+      if (!endpoint || endpoint.enabled !== 1) return []
+      const records = await tx.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('seq', '>', endpoint.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
+      if (records.length === 0) return []
       const patterns = JSON.parse(endpoint.events) as string[]
       const at = now()
-      const deliveries = records.filter((r) => matchesEvent(patterns, r.action)).map((r) => newDelivery(tenantId, endpointId, r.id, r.action, at))
-      if (deliveries.length > 0) {
-        await tx.insertInto('webhook_deliveries').values(deliveries).onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing()).execute()
-      }
+      const leaseUntil = this.leaseUntil()
+      const fresh = records
+        .filter((r) => matchesEvent(patterns, r.action))
+        .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
+      const inserted =
+        fresh.length === 0
+          ? []
+          : await tx
+              .insertInto('webhook_deliveries')
+              .values(fresh.map((f) => f.delivery))
+              .onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing())
+              .returning('id')
+              .execute()
       await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
       if (records.length === FANOUT_BATCH) this.again = true
+      // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
+      const ids = new Set(inserted.map((r) => r.id))
+      return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
     })
+  }
+
+  /** A lease taken now: the send timeout and a margin. */
+  private leaseUntil(): string {
+    return new Date(Date.now() + this.timeoutMs + LEASE_MARGIN_MS).toISOString()
   }
 
   /**
@@ -251,7 +277,7 @@ export class WebhookDispatcher {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
       .updateTable('webhook_deliveries')
-      .set({ lease_until: new Date(Date.now() + this.timeoutMs + LEASE_MARGIN_MS).toISOString() })
+      .set({ lease_until: this.leaseUntil() })
       .where('id', 'in', due)
       .returningAll()
       .execute()
@@ -268,11 +294,15 @@ export class WebhookDispatcher {
       auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
     )
     const resources = await this.resources(records.values())
-    for (const delivery of claimed) {
-      const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
-      const queue = this.queued.get(delivery.endpoint_id) ?? []
-      queue.push({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record, resources })
-      this.queued.set(delivery.endpoint_id, queue)
+    this.enqueue(claimed.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record: delivery.audit_id === null ? undefined : records.get(delivery.audit_id), resources })))
+  }
+
+  /** Adds deliveries in hand to their endpoints' send queues and starts what can start. */
+  private enqueue(batch: Claimed[]): void {
+    for (const claimed of batch) {
+      const queue = this.queued.get(claimed.delivery.endpoint_id) ?? []
+      queue.push(claimed)
+      this.queued.set(claimed.delivery.endpoint_id, queue)
     }
     this.sendQueued()
   }
@@ -506,13 +536,14 @@ function describeError(err: Error): string {
 }
 
 /** One transaction on a connection of its own (SQLite: the write lock taken up front, as in runMutation). */
-async function inTransaction(database: Database, work: (tx: Tx) => Promise<void>): Promise<void> {
+async function inTransaction<T>(database: Database, work: (tx: Tx) => Promise<T>): Promise<T> {
   const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
-  await database.db.connection().execute(async (tx) => {
+  return database.db.connection().execute(async (tx) => {
     await begin.execute(tx)
     try {
-      await work(tx)
+      const result = await work(tx)
       await sql`commit`.execute(tx)
+      return result
     } catch (err) {
       await sql`rollback`.execute(tx).catch(() => undefined)
       throw err
