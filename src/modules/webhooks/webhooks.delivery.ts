@@ -95,7 +95,8 @@ export class WebhookDispatcher {
   /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
-  private readonly abort = new AbortController()
+  /** Sends in flight, ended by stop(). */
+  private readonly requests = new Set<http.ClientRequest>()
   private tenantsWithEndpoints = new Set<string>()
   private timer: NodeJS.Timeout | undefined
   private nextTurn: NodeJS.Timeout | undefined
@@ -137,7 +138,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer)
     clearTimeout(this.nextTurn)
     this.database.commits.off('audit', this.onCommit)
-    this.abort.abort()
+    for (const req of this.requests) req.destroy()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
     await this.flushSucceeded().catch(() => undefined)
@@ -367,7 +368,7 @@ export class WebhookDispatcher {
         return
       }
       const result = await this.post(endpoint, event.id, event.body)
-      if (this.abort.signal.aborted) {
+      if (this.stopped) {
         await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
         return
       }
@@ -421,17 +422,27 @@ export class WebhookDispatcher {
       'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
     }
     const client = url.protocol === 'https:' ? https : http
-    const timeout = AbortSignal.timeout(this.timeoutMs)
-    const signal = AbortSignal.any([timeout, this.abort.signal])
-    const failure = (err: Error) => (timeout.aborted ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
     return new Promise<SendResult>((resolve) => {
-      const req = client.request(url, { method: 'POST', headers, signal, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
+      let timedOut = false
+      const req = client.request(url, { method: 'POST', headers, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
         // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
         res.resume()
-        res.on('end', () => resolve({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
-        res.on('error', (err) => resolve({ status: res.statusCode, error: failure(err) }))
+        res.on('end', () => done({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
+        res.on('error', (err) => done({ status: res.statusCode, error: failure(err) }))
       })
-      req.on('error', (err) => resolve({ error: failure(err) }))
+      // A timer and a destroy, not AbortSignals: those cost several objects and listeners on every send.
+      const timer = setTimeout(() => {
+        timedOut = true
+        req.destroy()
+      }, this.timeoutMs)
+      const failure = (err: Error) => (timedOut ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
+      const done = (result: SendResult) => {
+        clearTimeout(timer)
+        this.requests.delete(req)
+        resolve(result)
+      }
+      this.requests.add(req)
+      req.on('error', (err) => done({ error: failure(err) }))
       req.end(body)
     })
   }
