@@ -95,7 +95,8 @@ export class WebhookDispatcher {
   /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
-  private readonly abort = new AbortController()
+  /** Sends in flight, ended by stop(). */
+  private readonly requests = new Set<http.ClientRequest>()
   private tenantsWithEndpoints = new Set<string>()
   private timer: NodeJS.Timeout | undefined
   private nextTurn: NodeJS.Timeout | undefined
@@ -137,7 +138,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer)
     clearTimeout(this.nextTurn)
     this.database.commits.off('audit', this.onCommit)
-    this.abort.abort()
+    for (const req of this.requests) req.destroy()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
     await this.flushSucceeded().catch(() => undefined)
@@ -182,7 +183,11 @@ export class WebhookDispatcher {
     if (this.again) this.wake()
   }
 
-  /** Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. */
+  /**
+   * Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. Fresh deliveries
+   * are leased to this instance as they are inserted and go straight to its send queues, with the endpoint and
+   * records read for the fan-out and the resources read once for all of them: claim() takes only the rest.
+   */
   private async fanOut(): Promise<void> {
     const { db } = this.database
     const endpoints = await db
@@ -192,38 +197,60 @@ export class WebhookDispatcher {
       .where('e.enabled', '=', 1)
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
+    const fresh: Omit<Claimed, 'resources'>[] = []
     for (const endpoint of endpoints) {
-      if (this.stopped) return
-      if (endpoint.audit_seq > endpoint.cursor_seq) await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id)
+      if (this.stopped) break
+      if (endpoint.audit_seq > endpoint.cursor_seq) fresh.push(...(await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id, this.room(endpoint.id, fresh.length))))
     }
+    if (fresh.length === 0) return
+    // Should this read fail, the leases run out and claim() sends these deliveries.
+    const resources = await this.resources(fresh.flatMap((f) => (f.record ? [f.record] : [])))
+    this.enqueue(fresh.map((f) => ({ ...f, resources })))
   }
 
-  private async fanOutEndpoint(tenantId: string, endpointId: string): Promise<void> {
+  /** How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: as claim() would take. */
+  private room(endpointId: string, taken: number): number {
+    if ((this.queued.get(endpointId)?.length ?? 0) >= PER_ENDPOINT) return 0
+    return Math.min(CLAIM_BATCH, IN_HAND - this.sends.size - this.waiting() - taken)
+  }
+
+  /** Queues the endpoint's new deliveries; leases up to `room` of them to this instance and returns those, to send once committed. */
+  private async fanOutEndpoint(tenantId: string, endpointId: string, room: number): Promise<Omit<Claimed, 'resources'>[]> {
     const { dialect } = this.database
-    await inTransaction(this.database, async (tx) => {
-      let lock = tx.selectFrom('webhook_endpoints').select(['events', 'cursor_seq', 'enabled']).where('tenant_id', '=', tenantId).where('id', '=', endpointId)
+    return inTransaction(this.database, async (tx) => {
+      let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
       // Another instance fanning out this endpoint right now: leave it to that one.
       if (dialect === 'postgres') lock = lock.forUpdate().skipLocked()
       const endpoint = await lock.executeTakeFirst()
-      if (!endpoint || endpoint.enabled !== 1) return
-      const records = await tx
-        .selectFrom('audit_logs')
-        .select(['id', 'seq', 'action'])
-        .where('tenant_id', '=', tenantId)
-        .where('seq', '>', endpoint.cursor_seq)
-        .orderBy('seq')
-        .limit(FANOUT_BATCH)
-        .execute()
-      if (records.length === 0) return
+      if (!endpoint || endpoint.enabled !== 1) return []
+      const records = await tx.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('seq', '>', endpoint.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
+      if (records.length === 0) return []
       const patterns = JSON.parse(endpoint.events) as string[]
       const at = now()
-      const deliveries = records.filter((r) => matchesEvent(patterns, r.action)).map((r) => newDelivery(tenantId, endpointId, r.id, r.action, at))
-      if (deliveries.length > 0) {
-        await tx.insertInto('webhook_deliveries').values(deliveries).onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing()).execute()
-      }
+      const leaseUntil = this.leaseUntil()
+      const fresh = records
+        .filter((r) => matchesEvent(patterns, r.action))
+        .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
+      const inserted =
+        fresh.length === 0
+          ? []
+          : await tx
+              .insertInto('webhook_deliveries')
+              .values(fresh.map((f) => f.delivery))
+              .onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing())
+              .returning('id')
+              .execute()
       await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
       if (records.length === FANOUT_BATCH) this.again = true
+      // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
+      const ids = new Set(inserted.map((r) => r.id))
+      return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
     })
+  }
+
+  /** A lease taken now: the send timeout and a margin. */
+  private leaseUntil(): string {
+    return new Date(Date.now() + this.timeoutMs + LEASE_MARGIN_MS).toISOString()
   }
 
   /**
@@ -251,7 +278,7 @@ export class WebhookDispatcher {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
       .updateTable('webhook_deliveries')
-      .set({ lease_until: new Date(Date.now() + this.timeoutMs + LEASE_MARGIN_MS).toISOString() })
+      .set({ lease_until: this.leaseUntil() })
       .where('id', 'in', due)
       .returningAll()
       .execute()
@@ -268,11 +295,15 @@ export class WebhookDispatcher {
       auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
     )
     const resources = await this.resources(records.values())
-    for (const delivery of claimed) {
-      const record = delivery.audit_id === null ? undefined : records.get(delivery.audit_id)
-      const queue = this.queued.get(delivery.endpoint_id) ?? []
-      queue.push({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record, resources })
-      this.queued.set(delivery.endpoint_id, queue)
+    this.enqueue(claimed.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record: delivery.audit_id === null ? undefined : records.get(delivery.audit_id), resources })))
+  }
+
+  /** Adds deliveries in hand to their endpoints' send queues and starts what can start. */
+  private enqueue(batch: Claimed[]): void {
+    for (const claimed of batch) {
+      const queue = this.queued.get(claimed.delivery.endpoint_id) ?? []
+      queue.push(claimed)
+      this.queued.set(claimed.delivery.endpoint_id, queue)
     }
     this.sendQueued()
   }
@@ -337,7 +368,7 @@ export class WebhookDispatcher {
         return
       }
       const result = await this.post(endpoint, event.id, event.body)
-      if (this.abort.signal.aborted) {
+      if (this.stopped) {
         await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
         return
       }
@@ -391,17 +422,27 @@ export class WebhookDispatcher {
       'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
     }
     const client = url.protocol === 'https:' ? https : http
-    const timeout = AbortSignal.timeout(this.timeoutMs)
-    const signal = AbortSignal.any([timeout, this.abort.signal])
-    const failure = (err: Error) => (timeout.aborted ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
     return new Promise<SendResult>((resolve) => {
-      const req = client.request(url, { method: 'POST', headers, signal, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
+      let timedOut = false
+      const req = client.request(url, { method: 'POST', headers, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
         // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
         res.resume()
-        res.on('end', () => resolve({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
-        res.on('error', (err) => resolve({ status: res.statusCode, error: failure(err) }))
+        res.on('end', () => done({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
+        res.on('error', (err) => done({ status: res.statusCode, error: failure(err) }))
       })
-      req.on('error', (err) => resolve({ error: failure(err) }))
+      // A timer and a destroy, not AbortSignals: those cost several objects and listeners on every send.
+      const timer = setTimeout(() => {
+        timedOut = true
+        req.destroy()
+      }, this.timeoutMs)
+      const failure = (err: Error) => (timedOut ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
+      const done = (result: SendResult) => {
+        clearTimeout(timer)
+        this.requests.delete(req)
+        resolve(result)
+      }
+      this.requests.add(req)
+      req.on('error', (err) => done({ error: failure(err) }))
       req.end(body)
     })
   }
@@ -506,13 +547,14 @@ function describeError(err: Error): string {
 }
 
 /** One transaction on a connection of its own (SQLite: the write lock taken up front, as in runMutation). */
-async function inTransaction(database: Database, work: (tx: Tx) => Promise<void>): Promise<void> {
+async function inTransaction<T>(database: Database, work: (tx: Tx) => Promise<T>): Promise<T> {
   const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
-  await database.db.connection().execute(async (tx) => {
+  return database.db.connection().execute(async (tx) => {
     await begin.execute(tx)
     try {
-      await work(tx)
+      const result = await work(tx)
       await sql`commit`.execute(tx)
+      return result
     } catch (err) {
       await sql`rollback`.execute(tx).catch(() => undefined)
       throw err
