@@ -23,7 +23,8 @@ const LEASE_MARGIN_MS = 5_000
 const POLL_MS = 1000
 /**
  * Turns of the loop (fan out, claim, record successes) start at most this often: under load one turn serves
- * many commits and many finished sends, instead of a few queries for each of them.
+ * many commits and many finished sends, instead of a few queries for each of them. On SQLite each turn's
+ * transaction also makes the API's writes wait (and sleep at least 1 ms) when they find the lock taken.
  */
 const TURN_MS = 50
 const FANOUT_BATCH = 500
@@ -82,8 +83,8 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 
 /**
  * Turns committed audit records into signed webhook deliveries and sends them. The audit log is the outbox:
- * per endpoint, one transaction reads the records after its cursor, queues a delivery for each match and moves
- * the cursor, so a record is queued exactly once whatever crashes. Deliveries are claimed with a lease
+ * one transaction per turn reads each endpoint's records after its cursor, queues a delivery for each match and
+ * moves the cursor, so a record is queued exactly once whatever crashes. Deliveries are claimed with a lease
  * (PostgreSQL: SKIP LOCKED), so each is sent by one instance; a crashed instance's leases run out and another
  * instance sends them again (at least once).
  */
@@ -141,7 +142,7 @@ export class WebhookDispatcher {
     for (const req of this.requests) req.destroy()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
-    await this.flushSucceeded().catch(() => undefined)
+    if (this.succeeded.length > 0) await recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
     const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
     this.queued.clear()
     if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', waiting).execute().catch(() => undefined)
@@ -171,8 +172,7 @@ export class WebhookDispatcher {
     this.lastTurn = Date.now()
     this.again = false
     try {
-      await this.flushSucceeded()
-      await this.fanOut()
+      await this.write()
       await this.claim()
       if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
     } catch (err) {
@@ -184,23 +184,47 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Queues deliveries for every enabled endpoint whose tenant's log has moved past its cursor. Fresh deliveries
-   * are leased to this instance as they are inserted and go straight to its send queues, with the endpoint and
-   * records read for the fan-out and the resources read once for all of them: claim() takes only the rest.
+   * The turn's writes, in one transaction: on SQLite one take of the write lock, which the API's writes wait
+   * for while it is held (and then sleep at least 1 ms), instead of one per statement. They are the successes
+   * recorded since the last turn and the fan-out of every enabled endpoint whose tenant's log has moved past its
+   * cursor. Fresh deliveries are leased to this instance as they are inserted and go straight to its send
+   * queues, with the endpoint and records read for the fan-out and the resources read once for all of them:
+   * claim() takes only the rest.
    */
-  private async fanOut(): Promise<void> {
-    const { db } = this.database
-    const endpoints = await db
+  private async write(): Promise<void> {
+    const endpoints = await this.database.db
       .selectFrom('webhook_endpoints as e')
       .innerJoin('tenants as t', 't.id', 'e.tenant_id')
       .select(['e.id', 'e.tenant_id', 'e.cursor_seq', 't.audit_seq'])
       .where('e.enabled', '=', 1)
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
-    const fresh: Omit<Claimed, 'resources'>[] = []
-    for (const endpoint of endpoints) {
-      if (this.stopped) break
-      if (endpoint.audit_seq > endpoint.cursor_seq) fresh.push(...(await this.fanOutEndpoint(endpoint.tenant_id, endpoint.id, this.room(endpoint.id, fresh.length))))
+    const behind = endpoints.filter((e) => e.audit_seq > e.cursor_seq)
+    if (behind.length === 0 && this.succeeded.length === 0) return
+    // The records are read before the transaction, which is then only writes, held as briefly as it can be.
+    const pending: { tenantId: string; endpointId: string; cursor: number; records: AuditLogRow[] }[] = []
+    for (const e of behind) {
+      const records = await this.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', e.tenant_id).where('seq', '>', e.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
+      if (records.length === FANOUT_BATCH) this.again = true
+      pending.push({ tenantId: e.tenant_id, endpointId: e.id, cursor: e.cursor_seq, records })
+    }
+    const succeeded = this.succeeded
+    this.succeeded = []
+    let fresh: Omit<Claimed, 'resources'>[]
+    try {
+      fresh = await inTransaction(this.database, async (tx) => {
+        await recordSucceeded(tx, succeeded)
+        const fresh: Omit<Claimed, 'resources'>[] = []
+        for (const p of pending) {
+          if (this.stopped) break
+          fresh.push(...(await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.endpointId, fresh.length))))
+        }
+        return fresh
+      })
+    } catch (err) {
+      // Recorded on the next turn; the fan-out is tried again from the same cursors.
+      this.succeeded.push(...succeeded)
+      throw err
     }
     if (fresh.length === 0) return
     // Should this read fail, the leases run out and claim() sends these deliveries.
@@ -214,38 +238,36 @@ export class WebhookDispatcher {
     return Math.min(CLAIM_BATCH, IN_HAND - this.sends.size - this.waiting() - taken)
   }
 
-  /** Queues the endpoint's new deliveries; leases up to `room` of them to this instance and returns those, to send once committed. */
-  private async fanOutEndpoint(tenantId: string, endpointId: string, room: number): Promise<Omit<Claimed, 'resources'>[]> {
-    const { dialect } = this.database
-    return inTransaction(this.database, async (tx) => {
-      let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
-      // Another instance fanning out this endpoint right now: leave it to that one.
-      if (dialect === 'postgres') lock = lock.forUpdate().skipLocked()
-      const endpoint = await lock.executeTakeFirst()
-      if (!endpoint || endpoint.enabled !== 1) return []
-      const records = await tx.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('seq', '>', endpoint.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
-      if (records.length === 0) return []
-      const patterns = JSON.parse(endpoint.events) as string[]
-      const at = now()
-      const leaseUntil = this.leaseUntil()
-      const fresh = records
-        .filter((r) => matchesEvent(patterns, r.action))
-        .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
-      const inserted =
-        fresh.length === 0
-          ? []
-          : await tx
-              .insertInto('webhook_deliveries')
-              .values(fresh.map((f) => f.delivery))
-              .onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing())
-              .returning('id')
-              .execute()
-      await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
-      if (records.length === FANOUT_BATCH) this.again = true
-      // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
-      const ids = new Set(inserted.map((r) => r.id))
-      return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
-    })
+  /**
+   * Queues a delivery for each of `records` (the tenant's log after `cursor`) that the endpoint's patterns match
+   * and moves its cursor; leases up to `room` of them to this instance and returns those, to send once committed.
+   */
+  private async fanOutEndpoint(tx: Tx, tenantId: string, endpointId: string, cursor: number, records: AuditLogRow[], room: number): Promise<Omit<Claimed, 'resources'>[]> {
+    let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
+    // Another instance fanning out this endpoint right now: leave it to that one.
+    if (this.database.dialect === 'postgres') lock = lock.forUpdate().skipLocked()
+    const endpoint = await lock.executeTakeFirst()
+    // Fanned out since the records were read (by another instance): they are queued already.
+    if (!endpoint || endpoint.enabled !== 1 || endpoint.cursor_seq !== cursor || records.length === 0) return []
+    const patterns = JSON.parse(endpoint.events) as string[]
+    const at = now()
+    const leaseUntil = this.leaseUntil()
+    const fresh = records
+      .filter((r) => matchesEvent(patterns, r.action))
+      .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
+    const inserted =
+      fresh.length === 0
+        ? []
+        : await tx
+            .insertInto('webhook_deliveries')
+            .values(fresh.map((f) => f.delivery))
+            .onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing())
+            .returning('id')
+            .execute()
+    await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
+    // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
+    const ids = new Set(inserted.map((r) => r.id))
+    return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
   }
 
   /** A lease taken now: the send timeout and a margin. */
@@ -275,6 +297,8 @@ export class WebhookDispatcher {
       .orderBy('next_attempt_at')
       .limit(limit)
     if (busy.length > 0) due = due.where('endpoint_id', 'not in', busy)
+    // Usually nothing is due (the fan-out leased the fresh deliveries): a read, then no write and no write lock.
+    if (!(await due.limit(1).executeTakeFirst())) return
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
       .updateTable('webhook_deliveries')
@@ -494,21 +518,6 @@ export class WebhookDispatcher {
       .execute()
   }
 
-  private async flushSucceeded(): Promise<void> {
-    if (this.succeeded.length === 0) return
-    const batch = this.succeeded
-    this.succeeded = []
-    const at = now()
-    for (const status of new Set(batch.map((b) => b.status))) {
-      const ids = batch.filter((b) => b.status === status).map((b) => b.id)
-      await this.database.db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'succeeded', attempts: sql`attempts + 1`, last_status_code: status, last_error: null, last_attempt_at: at, next_attempt_at: null, lease_until: null, updated_at: at })
-        .where('id', 'in', ids)
-        .execute()
-    }
-  }
-
   private async finish(delivery: WebhookDeliveryRow, set: Partial<WebhookDeliveryRow>): Promise<void> {
     await this.database.db
       .updateTable('webhook_deliveries')
@@ -544,6 +553,19 @@ function describeError(err: Error): string {
   const code = (err as { code?: string }).code
   if (code === 'EBLOCKEDTARGET') return err.message
   return code ? `${code}: ${err.message}` : err.message
+}
+
+/** Marks acknowledged deliveries succeeded: one statement per status code. */
+async function recordSucceeded(db: Tx | Database['db'], batch: { id: string; status: number }[]): Promise<void> {
+  const at = now()
+  for (const status of new Set(batch.map((b) => b.status))) {
+    const ids = batch.filter((b) => b.status === status).map((b) => b.id)
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'succeeded', attempts: sql`attempts + 1`, last_status_code: status, last_error: null, last_attempt_at: at, next_attempt_at: null, lease_until: null, updated_at: at })
+      .where('id', 'in', ids)
+      .execute()
+  }
 }
 
 /** One transaction on a connection of its own (SQLite: the write lock taken up front, as in runMutation). */
