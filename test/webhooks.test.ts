@@ -123,6 +123,21 @@ describeEachDialect('webhooks', (dialect) => {
     expect(log[0]).toMatchObject({ event_type: 'use_case.created', attempts: 1, last_status_code: 200, next_attempt_at: null, event_id: payload.id })
   })
 
+  it('sends an audit record queued before once, when its endpoint is fanned out from an earlier cursor again', async () => {
+    const r = await receiver()
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    await useCase('Queued once')
+    await r.until((got) => got.length === 1)
+    // As after a crash between queueing and moving the cursor: the next fan-out reads the record again.
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ cursor_seq: 0 }).where('id', '=', id).execute()
+    await useCase('Queued after')
+    await r.until((got) => got.some((e) => e.json.data.resource_name === 'Queued after'))
+    // Given time to send a duplicate, none comes.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(r.received.map((e) => e.json.data.resource_name)).toEqual(['Queued once', 'Queued after'])
+    expect(await deliveries(id)).toHaveLength(2)
+  })
+
   it("carries the resource as its GET answers and the audit record as the log's GET does", async () => {
     const r = await receiver()
     await endpoint(r.url, ['use_case.updated', 'model.created', 'vendor.created'])
