@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { nameKey as frozenNameKey } from '../src/db/migrations/2026-11-23T17-name-key-backfill.js'
@@ -17,7 +18,7 @@ describeEachDialect('name_key backfill migration', (dialect) => {
 
   /** Runs the backfill again, as on a database whose rows predate it; returns the warnings it reported. */
   const backfill = async () => {
-    await t.deps.database.db.deleteFrom('kysely_migration' as never).where('name', '=', MIGRATION).execute()
+    await sql`delete from kysely_migration where name = ${MIGRATION}`.execute(t.deps.database.db)
     const warnings: Error[] = []
     const onWarning = (w: Error) => warnings.push(w)
     process.on('warning', onWarning)

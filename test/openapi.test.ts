@@ -112,9 +112,9 @@ describe('OpenAPI document', () => {
       apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       tenantHeader: { type: 'apiKey', in: 'header', name: 'X-Tenant' },
     })
-    const token = operations.get('createToken')! as Operation & { parameters?: { name: string }[]; requestBody: { required: boolean } }
+    const token = operations.get('createToken')! as Operation & { parameters?: { name: string }[]; requestBody?: { required?: boolean } }
     expect(token.security).toEqual([{ apiKeyHeader: [], tenantHeader: [] }, {}])
-    expect(token.requestBody.required).toBe(false)
+    expect(token.requestBody?.required).toBe(false)
     expect((token.parameters ?? []).map((p) => p.name.toLowerCase())).not.toContain('x-api-key')
   })
 

@@ -150,7 +150,7 @@ describeEachDialect('policy controls', (dialect) => {
       const seen: string[] = []
       let cursor: string | null = null
       do {
-        const page = (await t.as('pages', 'read')({ method: 'GET', url: `/policy_controls?sort=name&page_limit=2${cursor ? `&page_after=${cursor}` : ''}` })).json()
+        const page: { items: { key: string }[]; pagination: { next_cursor: string | null } } = (await t.as('pages', 'read')({ method: 'GET', url: `/policy_controls?sort=name&page_limit=2${cursor ? `&page_after=${cursor}` : ''}` })).json()
         seen.push(...page.items.map((c: { key: string }) => c.key))
         cursor = page.pagination.next_cursor
       } while (cursor)

@@ -56,7 +56,7 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
           let status: number
           let expected: number | { stage: string; step: string }
           if (op.kind === 'advance' || op.kind === 'reject' || op.kind === 'put') {
-            const { workflow_stage: stage, workflow_stage_step: step } = before[op.uc] as { workflow_stage: Stage; workflow_stage_step: string }
+            const { workflow_stage: stage, workflow_stage_step: step } = before[op.uc] as { workflow_stage: Pick<Stage, 'id' | 'type'>; workflow_stage_step: string }
             const id = ids[op.uc]
             if (op.kind === 'put') {
               const target = list[op.stage % list.length]

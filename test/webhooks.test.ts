@@ -76,7 +76,7 @@ describeEachDialect('webhooks', (dialect) => {
   })
 
   it('refuses bad input, other roles and other tenants', async () => {
-    const bad = async (payload: unknown, field: string) => {
+    const bad = async (payload: Record<string, unknown>, field: string) => {
       const res = await admin({ method: 'POST', url: '/webhook_endpoints', payload })
       expect(res.statusCode, res.body).toBe(422)
       expect(JSON.stringify(res.json().errors)).toContain(field)
@@ -278,7 +278,7 @@ describeEachDialect('webhooks', (dialect) => {
     }
     await t.deps.database.db.insertInto('webhook_deliveries').values([row('whd_01jd3k8m9v4q2w6e8r0t2y4u61', 31 * day), row('whd_01jd3k8m9v4q2w6e8r0t2y4u62', 29 * day)]).execute()
     // A fresh dispatcher cleans up as it starts (then hourly).
-    const dispatcher = new WebhookDispatcher(t.deps, async () => null)
+    const dispatcher = new WebhookDispatcher(t.deps, async () => new Map())
     dispatcher.start()
     try {
       await eventually(async () => (await deliveries(id)).length === 1)

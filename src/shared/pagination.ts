@@ -11,11 +11,14 @@ export const PageQuery = {
 }
 
 /** A `sort` parameter accepting each allowed field, ascending or with `-` for descending. */
-export function SortParam(fields: readonly string[]) {
+export function SortParam<F extends string>(fields: readonly F[]) {
+  // Typed as the fields it allows: a union built from a list would be typed as no value at all.
   return Type.Optional(
-    Type.Union(
-      fields.flatMap((f) => [Type.Literal(f), Type.Literal(`-${f}`)]),
-      { description: `Sort field, \`-\` prefix for descending. Default: creation order.` },
+    Type.Unsafe<F | `-${F}`>(
+      Type.Union(
+        fields.flatMap((f) => [Type.Literal(f), Type.Literal(`-${f}`)]),
+        { description: `Sort field, \`-\` prefix for descending. Default: creation order.` },
+      ),
     ),
   )
 }

@@ -113,10 +113,11 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
     expect(res.statusCode).toBe(403)
   })
 
-  if (spec.updateBody) {
+  const { updateBody } = spec
+  if (updateBody) {
     it('updates with PATCH and audits the change', async () => {
       const record = await create('acme', spec.validBody(5))
-      const res = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${record.id}`, payload: spec.updateBody })
+      const res = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${record.id}`, payload: updateBody })
       expect(res.statusCode, res.body).toBe(200)
       const audit = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.updated` })
       expect(audit.json().items).toHaveLength(1)
