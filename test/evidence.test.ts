@@ -63,6 +63,17 @@ describeEachDialect('evidence', (dialect) => {
     expect(audit.json().items.map((a: { action: string }) => a.action)).toEqual(['evidence.created'])
   })
 
+  it('serves a file stored with a Content-Type that is no media type (accepted before uploads checked it) as octet-stream', async () => {
+    const data = Buffer.from('stored before the check')
+    const ev = (await upload(data)).json()
+    await t.deps.database.db.updateTable('evidence').set({ content_type: 'text/html\nx-injected: 1' }).where('id', '=', ev.id).execute()
+    const content = await read()({ method: 'GET', url: ev.content_path })
+    expect(content.statusCode, content.body).toBe(200)
+    expect(content.headers['content-type']).toBe('application/octet-stream')
+    expect(content.headers['x-injected']).toBeUndefined()
+    expect(content.rawPayload.equals(data)).toBe(true)
+  })
+
   it('stores the same content once per tenant, and keeps it until its last evidence goes', async () => {
     const data = randomBytes(700_000)
     const before = await counts()

@@ -5,7 +5,7 @@ import { AppError } from '../../http/errors.js'
 import { created } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { Evidence, EvidenceContentHeaders, type EvidenceLinkCreate, EvidenceLinkCreate as LinkSchema, EvidenceListQuery, EvidencePage, EvidenceUpload } from './evidence.schemas.js'
-import type { EvidenceService } from './evidence.service.js'
+import { type EvidenceService, servedContentType } from './evidence.service.js'
 
 const tags = ['evidence']
 const Binary = { type: 'string', format: 'binary' }
@@ -75,7 +75,7 @@ export function evidenceRoutes(evidence: EvidenceService, maxBytes: number): Fas
           download.body.destroy()
           return reply.code(304).send(null)
         }
-        reply.code(download.status).type(ev.content_type ?? 'application/octet-stream').header('content-length', String(download.end - download.start + 1))
+        reply.code(download.status).type(servedContentType(ev.content_type)).header('content-length', String(download.end - download.start + 1))
         if (download.status === 206) reply.header('content-range', `bytes ${download.start}-${download.end}/${download.size}`)
         return reply.send(download.body)
       } catch (err) {

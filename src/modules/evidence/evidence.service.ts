@@ -32,6 +32,11 @@ const ABANDONED_AFTER_MS = 60 * 60 * 1000
 /** type/subtype, both RFC 9110 tokens: anything else could not be sent back as the download's Content-Type. */
 const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
+/** The download's Content-Type: the stored one, unless it is no media type (stored before uploads were checked). */
+export function servedContentType(stored: string | null): string {
+  return stored !== null && MEDIA_TYPE.test(stored) ? stored : 'application/octet-stream'
+}
+
 export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
   const { database } = deps
   const { db } = database
