@@ -127,9 +127,9 @@ describeEachDialect('webhooks', (dialect) => {
     const r = await receiver()
     const { id } = await endpoint(r.url, ['use_case.created'])
     await useCase('Queued once')
-    await r.until((got) => got.length === 1)
+    const [first] = await r.until((got) => got.length === 1)
     // As after a crash between queueing and moving the cursor: the next fan-out reads the record again.
-    await t.deps.database.db.updateTable('webhook_endpoints').set({ cursor_seq: 0 }).where('id', '=', id).execute()
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ cursor_seq: first.json.sequence - 1 }).where('id', '=', id).execute()
     await useCase('Queued after')
     await r.until((got) => got.some((e) => e.json.data.resource_name === 'Queued after'))
     // Given time to send a duplicate, none comes.
