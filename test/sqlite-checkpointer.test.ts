@@ -32,3 +32,20 @@ it('copies committed writes from the log into the database file in the backgroun
   database = undefined
   expect(() => statSync(`${file}-wal`)).toThrow()
 })
+
+it('starts the log over under writes that never pause, so it stays near its size limit', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'aigov-checkpoint-'))
+  const file = join(dir, 'test.db')
+  database = createDatabase(`sqlite:${file}`)
+  const { db } = database
+  await sql`create table filler (id integer primary key, body text not null)`.execute(db)
+  // Commits of about 80 KB, 1 ms apart (a busy service's write load), until 150 MB are written: a log never
+  // copied to its end would hold every one of them.
+  let largest = 0
+  for (let written = 0; written < 150 * 1024 * 1024; written += 20 * 4096) {
+    await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 20) insert into filler (body) select printf('%.4000c', 'x') from n`.execute(db)
+    largest = Math.max(largest, statSync(`${file}-wal`).size)
+    await new Promise((r) => setTimeout(r, 1))
+  }
+  expect(largest).toBeLessThan(80 * 1024 * 1024)
+}, 60_000)
