@@ -24,10 +24,10 @@ const POLL_MS = 1000
 /**
  * Turns of the loop (fan out, claim, record successes) start at most this often while events keep coming: one
  * turn serves many commits and many finished sends, instead of a few queries for each of them. Each turn has a
- * cost of its own (its queries and commit; on SQLite API writes that find its lock taken sleep at least 1 ms),
- * so longer turns leave more to the API: with a `*` subscriber under full create load, 150 ms turns cost
- * creates about a third of their throughput where 50 ms turns cost half (npm run bench), for a delivery lag
- * p99 of ~0.4 s instead of ~0.07 s at 500 creates/s.
+ * cost of its own (its queries and a commit, while the API's writes wait), so longer turns leave more to the API:
+ * with a `*` subscriber under full create load, creates lost ~38 % of their throughput with 150 ms turns and ~48 %
+ * with 50 ms turns (npm run bench, SQLite, before its log was kept short), for a delivery lag p99 of ~0.4 s
+ * instead of ~0.07 s at 500 creates/s.
  */
 const TURN_MS = 150
 /**
@@ -195,10 +195,10 @@ export class WebhookDispatcher {
   }
 
   /**
-   * The turn's writes, in one transaction: on SQLite one take of the write lock, which the API's writes wait
-   * for while it is held (and then sleep at least 1 ms), instead of one per statement. They are the successes
-   * recorded since the last turn and the fan-out of every enabled endpoint whose tenant's log has moved past its
-   * cursor. Fresh deliveries are leased to this instance as they are inserted and go straight to its send
+   * The turn's writes, in one transaction: on SQLite one hold of the database's single writer, which the API's
+   * writes wait for (another process's sleep at least 1 ms each time they find it taken), instead of one per
+   * statement. They are the successes recorded since the last turn and the fan-out of every enabled endpoint whose
+   * tenant's log has moved past its cursor. Fresh deliveries are leased to this instance as they are inserted and go straight to its send
    * queues, with the endpoint and records read for the fan-out and the resources read once for all of them:
    * claim() takes only the rest.
    */
