@@ -198,9 +198,9 @@ export class WebhookDispatcher {
    * The turn's writes, in one transaction: on SQLite one hold of the database's single writer, which the API's
    * writes wait for (another process's sleep at least 1 ms each time they find it taken), instead of one per
    * statement. They are the successes recorded since the last turn and the fan-out of every enabled endpoint whose
-   * tenant's log has moved past its cursor. Fresh deliveries are leased to this instance as they are inserted and go straight to its send
-   * queues, with the endpoint and records read for the fan-out and the resources read once for all of them:
-   * claim() takes only the rest.
+   * tenant's log has moved past its cursor. Fresh deliveries are leased to this instance as they are inserted and
+   * go straight to its send queues, with the endpoint and records read for the fan-out and the resources read once
+   * for all of them: claim() takes only the rest.
    */
   private async write(): Promise<void> {
     const endpoints = await this.database.db
