@@ -213,13 +213,20 @@ export class WebhookDispatcher {
     const behind = endpoints.filter((e) => e.audit_seq > e.cursor_seq)
     this.lastFannedOut = 0
     if (behind.length === 0 && this.succeeded.length === 0) return
-    // The records are read before the transaction, which is then only writes, held as briefly as it can be.
+    // The records are read before the transaction, which is then only writes, held as briefly as it can be; a
+    // tenant's endpoints at the same cursor share one read.
+    const reads = new Map<string, AuditLogRow[]>()
     const pending: { tenantId: string; endpointId: string; cursor: number; records: AuditLogRow[] }[] = []
     for (const e of behind) {
-      const records = await this.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', e.tenant_id).where('seq', '>', e.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
-      if (records.length === FANOUT_BATCH) this.again = true
+      const key = `${e.tenant_id}/${e.cursor_seq}`
+      let records = reads.get(key)
+      if (!records) {
+        records = await this.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', e.tenant_id).where('seq', '>', e.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
+        reads.set(key, records)
+        if (records.length === FANOUT_BATCH) this.again = true
+        this.lastFannedOut += records.length
+      }
       pending.push({ tenantId: e.tenant_id, endpointId: e.id, cursor: e.cursor_seq, records })
-      this.lastFannedOut += records.length
     }
     const succeeded = this.succeeded
     this.succeeded = []
@@ -569,7 +576,7 @@ function describeError(err: Error): string {
 }
 
 /** Marks acknowledged deliveries succeeded: one statement per status code. */
-async function recordSucceeded(db: Tx | Database['db'], batch: { id: string; status: number }[]): Promise<void> {
+async function recordSucceeded(db: Tx, batch: { id: string; status: number }[]): Promise<void> {
   const at = now()
   for (const status of new Set(batch.map((b) => b.status))) {
     const ids = batch.filter((b) => b.status === status).map((b) => b.id)
