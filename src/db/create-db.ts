@@ -8,6 +8,7 @@ import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
 import { startCheckpointer } from './sqlite-checkpointer.js'
+import { groupCommit } from './sqlite-group-commit.js'
 import type { Tables } from './tables.js'
 import type { AuditKeys } from '../shared/audit-chain.js'
 
@@ -36,6 +37,12 @@ export interface Database {
    * when it cannot, and always on PostgreSQL: use Kysely then.
    */
   readNow<R>(query: CompiledQuery<R>): R[] | undefined
+  /**
+   * Runs `work` in one transaction on a connection of its own and resolves once it has committed; rolls back
+   * and rejects when `work` throws. SQLite: the write lock is taken up front (BEGIN IMMEDIATE), and transactions
+   * started in the same turn of the event loop commit together (see groupCommit).
+   */
+  transaction<T>(work: (tx: Kysely<Tables>) => Promise<T>): Promise<T>
 }
 
 export type QueryObserver = (durationMs: number, failed: boolean) => void
@@ -103,7 +110,8 @@ function createSqlite(path: string): Database {
     await db.destroy()
   }
   const readNow = <R>(query: CompiledQuery<R>) => (sqlite.inTransaction ? undefined : (statements.prepare(query.sql).all(query.parameters) as R[]))
-  return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, prepared: (query) => query, readNow }
+  const transaction = groupCommit(db, sqlite)
+  return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, prepared: (query) => query, readNow, transaction }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -197,6 +205,18 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     prepared: markPrepared,
     readNow: () => undefined,
+    transaction: (work) =>
+      db.connection().execute(async (tx) => {
+        await sql`begin`.execute(tx)
+        try {
+          const result = await work(tx)
+          await sql`commit`.execute(tx)
+          return result
+        } catch (err) {
+          await sql`rollback`.execute(tx).catch(() => undefined)
+          throw err
+        }
+      }),
   }
 }
 

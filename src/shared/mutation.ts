@@ -50,23 +50,15 @@ export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: 
  */
 export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>): Promise<T> {
   const keys = chainKeys(database)
-  // SQLite: take the write lock up front so concurrent processes queue on busy_timeout instead of failing mid-transaction.
-  const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
-  return database.db.connection().execute(async (tx) => {
+  const { result, audited } = await database.transaction(async (tx) => {
     if (database.dialect === 'postgres') lockingTransactions.add(tx)
-    await begin.execute(tx)
-    try {
-      const { result, audit } = await work(tx)
-      const entries = Array.isArray(audit) ? audit : [audit]
-      if (entries.length > 0) await appendAudit(tx, database.dialect, keys, ctx, entries)
-      await sql`commit`.execute(tx)
-      if (entries.length > 0) database.commits.emit('audit', ctx.tenantId)
-      return result
-    } catch (err) {
-      await sql`rollback`.execute(tx).catch(() => undefined)
-      throw err
-    }
+    const { result, audit } = await work(tx)
+    const entries = Array.isArray(audit) ? audit : [audit]
+    if (entries.length > 0) await appendAudit(tx, database.dialect, keys, ctx, entries)
+    return { result, audited: entries.length > 0 }
   })
+  if (audited) database.commits.emit('audit', ctx.tenantId)
+  return result
 }
 
 /**

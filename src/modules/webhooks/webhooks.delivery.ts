@@ -232,7 +232,7 @@ export class WebhookDispatcher {
     this.succeeded = []
     let fresh: Omit<Claimed, 'resources'>[]
     try {
-      fresh = await inTransaction(this.database, async (tx) => {
+      fresh = await this.database.transaction(async (tx) => {
         await recordSucceeded(tx, succeeded)
         const fresh: Omit<Claimed, 'resources'>[] = []
         for (const p of pending) {
@@ -586,20 +586,4 @@ async function recordSucceeded(db: Tx, batch: { id: string; status: number }[]):
       .where('id', 'in', ids)
       .execute()
   }
-}
-
-/** One transaction on a connection of its own (SQLite: the write lock taken up front, as in runMutation). */
-async function inTransaction<T>(database: Database, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const begin = database.dialect === 'sqlite' ? sql`begin immediate` : sql`begin`
-  return database.db.connection().execute(async (tx) => {
-    await begin.execute(tx)
-    try {
-      const result = await work(tx)
-      await sql`commit`.execute(tx)
-      return result
-    } catch (err) {
-      await sql`rollback`.execute(tx).catch(() => undefined)
-      throw err
-    }
-  })
 }

@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { type Kysely, sql } from 'kysely'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { createDatabase, type Database } from '../src/db/create-db.js'
+
+// On SQLite, transactions started in the same turn of the event loop commit together, each in a savepoint of its
+// own. What must hold: each is answered only once it is committed (another connection sees it), one that fails
+// is rolled back alone, and a failure that ends the whole transaction fails every member, never half of them.
+
+let dir: string
+let file: string
+let database: Database
+let other: SQLite.Database
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'aigov-group-commit-'))
+  file = join(dir, 'test.db')
+  database = createDatabase(`sqlite:${file}`)
+  await sql`create table notes (id integer primary key, body text not null unique)`.execute(database.db)
+  other = new SQLite(file, { readonly: true })
+})
+afterEach(async () => {
+  other.close()
+  await database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) => sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
+/** What another connection sees committed. */
+const committedIds = () => (other.prepare('select id from notes order by id').all() as { id: number }[]).map((r) => r.id)
+
+it('commits transactions started together as one, and answers each once another connection sees it', async () => {
+  const seenBySecond: number[][] = []
+  const first = database.transaction(async (tx) => {
+    await insert(tx, 1)
+    return 'first'
+  })
+  const second = database.transaction(async (tx) => {
+    await insert(tx, 2)
+    // The first one's row is written but not yet committed: they share one transaction.
+    seenBySecond.push(committedIds())
+    return 'second'
+  })
+  expect(await first).toBe('first')
+  expect(committedIds()).toEqual([1, 2])
+  expect(await second).toBe('second')
+  expect(seenBySecond).toEqual([[]])
+})
+
+it('rolls back a failing member alone: the others commit, it rejects with its own error', async () => {
+  const results = await Promise.allSettled([
+    database.transaction((tx) => insert(tx, 1, 'same')),
+    database.transaction(async (tx) => {
+      await insert(tx, 2)
+      await insert(tx, 3, 'same')
+    }),
+    database.transaction(async (tx) => {
+      await insert(tx, 4)
+      throw new Error('changed its mind')
+    }),
+    database.transaction((tx) => insert(tx, 5)),
+  ])
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
+  expect((results[1] as PromiseRejectedResult).reason.code).toBe('SQLITE_CONSTRAINT_UNIQUE')
+  expect((results[2] as PromiseRejectedResult).reason.message).toBe('changed its mind')
+  expect(committedIds()).toEqual([1, 5])
+})
+
+it('fails every member when one ends the whole transaction, and writes nothing of any of them', async () => {
+  const results = await Promise.allSettled([
+    database.transaction((tx) => insert(tx, 1)),
+    database.transaction(async (tx) => {
+      await insert(tx, 2)
+      // What SQLite does by itself on a full disk or an I/O error.
+      await sql`rollback`.execute(tx)
+      throw new Error('database or disk is full')
+    }),
+    database.transaction((tx) => insert(tx, 3)),
+  ])
+  expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
+  for (const r of results) expect((r as PromiseRejectedResult).reason.message).toBe('database or disk is full')
+  expect(committedIds()).toEqual([])
+  // The connection is usable afterwards.
+  await database.transaction((tx) => insert(tx, 4))
+  expect(committedIds()).toEqual([4])
+})
+
+it('commits a burst larger than one group in several, every member answered', async () => {
+  const ids = Array.from({ length: 150 }, (_, i) => i + 1)
+  await Promise.all(ids.map((id) => database.transaction((tx) => insert(tx, id))))
+  expect(committedIds()).toEqual(ids)
+})
