@@ -79,6 +79,12 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], keys: AuditKeys
     rows.push(row)
     prevHash = row.hash
   }
+  if (dialect === 'postgres') {
+    // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
+    // under that lock is a wait for every other writer of the tenant.
+    await tx.with('appended', (db) => db.insertInto('audit_logs').values(rows)).updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
+    return
+  }
   await tx.insertInto('audit_logs').values(rows).execute()
   await indexAuditNames(tx, dialect, ctx.tenantId, rows)
   await tx.updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
