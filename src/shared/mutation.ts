@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Database } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import { type AuditKeys, auditHash } from './audit-chain.js'
@@ -81,7 +81,7 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], keys: AuditKeys
   }
   if (dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
-    // under that lock is a wait for every other writer of the tenant.
+    // under that lock is a wait for every other writer of the tenant. (PostgreSQL indexes the names by itself.)
     await tx.with('appended', (db) => db.insertInto('audit_logs').values(rows)).updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
     return
   }
