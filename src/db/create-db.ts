@@ -38,9 +38,10 @@ export interface Database {
    */
   readNow<R>(query: CompiledQuery<R>): R[] | undefined
   /**
-   * Runs `work` in one transaction on a connection of its own and resolves once it has committed; rolls back
-   * and rejects when `work` throws. SQLite: the write lock is taken up front (BEGIN IMMEDIATE), and transactions
-   * started in the same turn of the event loop commit together (see groupCommit).
+   * Runs `work` in one transaction and resolves once it has committed; rolls back and rejects when `work`
+   * throws. PostgreSQL: on a pooled connection of its own. SQLite: on the one connection, the write lock taken up
+   * front (BEGIN IMMEDIATE), and transactions started in the same turn of the event loop commit together, each in
+   * a savepoint (see groupCommit).
    */
   transaction<T>(work: (tx: Kysely<Tables>) => Promise<T>): Promise<T>
 }
