@@ -87,6 +87,56 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     expect((await readEverywhere('/use_cases', [uc.id]))[0].questionnaire_ids).toEqual(['KEPT+1'])
   })
 
+  it('keeps list pages across updates that no list reads, and re-reads them after any other change', async () => {
+    const ada = await post('/users', { email: 'pages@example.com', name: 'Page owner' })
+    const field = await post('/custom_fields', { name: 'Page tier', entity_types: ['use_case'] })
+    const ids: string[] = []
+    for (let i = 0; i < 4; i++) {
+      ids.push((await post('/use_cases', { name: `Paged ${i}`, risk_category_level: 'high', custom_fields: [{ custom_field_id: field.id, value: 'gold' }] })).id)
+    }
+    const lists = [
+      '/use_cases?page_limit=2&risk_category_level=high',
+      '/use_cases?sort=-name&q=paged',
+      '/use_cases?sort=-updated_at&page_limit=3',
+      `/use_cases?custom_field_id=${field.id}&custom_field_value=gold`,
+      `/use_cases?owner_id=${ada.id}`,
+    ]
+    /** Every list from every instance, against the instance that keeps nothing; the pages' ids and descriptions. */
+    const readLists = async () => {
+      const seen: Record<string, [string, string | null][]> = {}
+      for (const url of lists) {
+        const pages = await Promise.all([a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).json()))
+        expect(pages[0], url).toEqual(pages[2])
+        expect(pages[1], url).toEqual(pages[2])
+        seen[url] = pages[2].items.map((r: { id: string; description: string | null }) => [r.id, r.description])
+      }
+      return seen
+    }
+    const patch = async (id: string, payload: object) => expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload })).statusCode).toBe(200)
+    const first = await readLists()
+    expect(first[lists[0]].map(([id]) => id)).toEqual(ids.slice(0, 2))
+
+    // Unlisted fields: the same records, in the same order, with the new content (updated_at sorts move it up).
+    await patch(ids[1], { description: 'kept page' })
+    const kept = await readLists()
+    expect(kept[lists[0]]).toEqual([[ids[0], null], [ids[1], 'kept page']])
+    expect(kept[lists[2]][0]).toEqual([ids[1], 'kept page'])
+
+    // Fields lists read: the pages change.
+    await patch(ids[0], { risk_category_level: 'low' })
+    expect((await readLists())[lists[0]].map(([id]) => id)).toEqual([ids[1], ids[2]])
+    await patch(ids[3], { name: 'Zz paged last' })
+    expect((await readLists())[lists[1]][0][0]).toBe(ids[3])
+    await patch(ids[2], { custom_fields: [{ custom_field_id: field.id, value: 'silver' }] })
+    expect((await readLists())[lists[3]].map(([id]) => id)).not.toContain(ids[2])
+    await patch(ids[2], { owner: { owner_id: ada.id } })
+    expect((await readLists())[lists[4]].map(([id]) => id)).toEqual([ids[2]])
+    await post('/use_cases', { name: 'Paged newest', risk_category_level: 'high' })
+    expect((await readLists())[lists[1]].map(([id]) => id)).toHaveLength(5)
+    expect((await write({ method: 'DELETE', url: `/use_cases/${ids[1]}` })).statusCode).toBe(204)
+    expect((await readLists())[lists[0]].map(([id]) => id)).toEqual([ids[2], ids[3]])
+  })
+
   it('shows a change made behind one instance once the audit log records it, and many changes at once', async () => {
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push((await post('/vendors', { name: `Busy vendor ${i}` })).id)

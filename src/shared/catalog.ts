@@ -13,7 +13,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
-import type { ItemCache, ItemView } from './item-cache.js'
+import type { ItemCache, ItemView, PageIds } from './item-cache.js'
 import { itemJson, type JsonField, pageJson } from './item-json.js'
 import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
@@ -94,6 +94,11 @@ export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, C
 /** A family whose reads the database renders: every item field, as the SQL that gives its JSON (see item-json.ts). */
 export interface JsonCatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> extends CatalogSpec<Row, Item, Create, Update, Query> {
   json: { [K in keyof Item]-?: JsonField }
+  /**
+   * Audited fields that no list filter, search or sort of the family reads: an update of only these leaves every
+   * list page holding the same records in the same order, so kept pages stay (ItemCache).
+   */
+  unlisted: readonly (keyof Item & string)[]
 }
 
 export type CatalogService<Item, Create, Update, Query> = {
@@ -239,6 +244,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const anyId = dialect === 'sqlite' ? sql<boolean>`${sql.ref(`${spec.table}.id`)} in (select value from json_each(${''}))` : sql<boolean>`${sql.ref(`${spec.table}.id`)} = any(${''})`
   const someQuery = database.prepared(rendered.where(anyId).compile())
   type Rendered = { id: string; updated_at: string; item: string }
+  itemCache?.keepPagesAcross(type, spec.unlisted)
 
   /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
   const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, string>> => {
@@ -258,15 +264,26 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
         return pageJson(page.items, page.pagination)
       }
       const view = await itemCache.view(ctx.tenantId, ctx.readAt)
-      const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])])
-      const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(database.prepared(applyKeyset(q, ks).compile()))
-      const page = toPage(rows, ks, (row) => row)
+      // Sorted by updated_at, every update moves its record: those pages are never kept.
+      const pageKey = ks.column === 'updated_at' ? null : JSON.stringify(query)
+      let page: PageIds | undefined = pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
+      // The versions the list query read, when it ran: a kept page and kept items are both current in the view.
+      let versions: string[] | undefined
+      if (!page) {
+        const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])])
+        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(database.prepared(applyKeyset(q, ks).compile()))
+        const read = toPage(rows, ks, (row) => row)
+        page = { ids: read.items.map((row) => row.id), pagination: read.pagination }
+        versions = read.items.map((row) => row.updated_at)
+        if (pageKey !== null) itemCache.putPage(view, type, pageKey, page)
+      }
+      const { ids } = page
       // Kept only if rendered from the version the list read: a page never mixes a record's order and older content.
-      const kept = page.items.map((row) => itemCache.get(view, type, row.id, row.updated_at))
-      const missing = page.items.filter((_row, i) => kept[i] === undefined).map((row) => row.id)
+      const kept = ids.map((id, i) => itemCache.get(view, type, id, versions?.[i]))
+      const missing = ids.filter((_id, i) => kept[i] === undefined)
       const fresh = missing.length > 0 ? await render(ctx, missing, view) : undefined
       // A record deleted between the two statements is left out, as a list after the delete would.
-      const items = page.items.flatMap((row, i) => kept[i] ?? fresh!.get(row.id) ?? [])
+      const items = ids.flatMap((id, i) => kept[i] ?? fresh!.get(id) ?? [])
       return pageJson(items, page.pagination)
     },
 

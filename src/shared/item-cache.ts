@@ -11,10 +11,14 @@ const ITEM_TTL_MS = 10 * 60_000
 /** Tenants whose chain position is remembered; one forgotten starts again with no items. */
 const MAX_TENANTS = 10_000
 
-/** How far a tenant's kept items are known to be current: up to chain position `seq`, in generation `epoch`. */
+/**
+ * How far a tenant's kept items are known to be current: up to chain position `seq`, in generation `epoch`; its
+ * kept list pages, in generation `lists`.
+ */
 interface TenantState {
   seq: number
   epoch: number
+  lists: number
 }
 
 /** What one request may read and file: the tenant's state when it looked. */
@@ -23,12 +27,23 @@ export interface ItemView {
   state: TenantState
   seq: number
   epoch: number
+  lists: number
+}
+
+/** A list page's records in order, and its pagination: what the list query found. */
+export interface PageIds {
+  ids: string[]
+  pagination: { has_more: boolean; next_cursor: string | null }
 }
 
 interface Entry {
   json: string
   updatedAt: string
   epoch: number
+}
+
+interface PageEntry extends PageIds {
+  lists: number
 }
 
 /**
@@ -40,9 +55,17 @@ interface Entry {
  * redefined, an attachment) or a long gap forgets the tenant's items (a new epoch). Reads take the state when they
  * start and file what they render only while the state is unchanged, so nothing rendered before a change is
  * filed after it was accounted for. Works across instances: the audit log they read is shared.
+ *
+ * A list page's records (its ids in order) are kept too, so that a list after a write reads no list query: most
+ * writes change what a record says, not which records a list holds or their order. An update whose audited
+ * changes are all fields that no list filter, search or sort reads (a family's `unlisted` fields) keeps the
+ * tenant's pages; any other change (a create, a delete, a rename, another family's change) forgets them all.
  */
 export class ItemCache {
   private readonly items: LRUCache<string, Entry>
+  private readonly pages: LRUCache<string, PageEntry>
+  /** Per family, the fields whose changes keep list pages. */
+  private readonly unlisted = new Map<string, ReadonlySet<string>>()
   private readonly tenants = new LRUCache<string, TenantState>({ max: MAX_TENANTS })
   /** Epochs are never reused, so a tenant forgotten and met again cannot see items of its earlier life. */
   private epochs = 0
@@ -54,12 +77,14 @@ export class ItemCache {
     maxBytes: number,
   ) {
     this.items = new LRUCache<string, Entry>({ maxSize: maxBytes, ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.json.length + e.updatedAt.length + 64 })
+    // Pages are small (50 ids): an eighth of the memory keeps thousands.
+    this.pages = new LRUCache<string, PageEntry>({ maxSize: Math.max(1, Math.floor(maxBytes / 8)), ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
     const { db } = database
     this.headQuery = db.selectFrom('tenants').select('audit_seq').where('id', '=', '').compile()
     this.deltaQuery = database.prepared(
       db
         .selectFrom('audit_logs')
-        .select(['resource_type', 'resource_id'])
+        .select(['resource_type', 'resource_id', 'action', 'changes'])
         .where('tenant_id', '=', '')
         .where('seq', '>', 0)
         .where('seq', '<=', 0)
@@ -74,19 +99,39 @@ export class ItemCache {
     const head = seq ?? (await this.head(tenantId))
     let state = this.tenants.get(tenantId)
     if (!state) {
-      state = { seq: head, epoch: ++this.epochs }
+      const epoch = ++this.epochs
+      state = { seq: head, epoch, lists: epoch }
       this.tenants.set(tenantId, state)
     } else if (state.seq < head) {
       const from = state.seq
-      const { rows } = await this.database.db.executeQuery<{ resource_type: string; resource_id: string | null }>({ ...this.deltaQuery, parameters: [tenantId, from, head] })
+      const { rows } = await this.database.db.executeQuery<Change>({ ...this.deltaQuery, parameters: [tenantId, from, head] })
       // Another request may have moved the state on meanwhile; the changes read still cover the rest of the way.
       if (state.seq < head) {
-        if (rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)) state.epoch = ++this.epochs
+        const everything = rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
+        if (everything) state.epoch = ++this.epochs
         else for (const r of rows) this.items.delete(itemKey(tenantId, r.resource_type, r.resource_id!))
+        if (everything || !rows.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
         state.seq = head
       }
     }
-    return { tenantId, state, seq: state.seq, epoch: state.epoch }
+    return { tenantId, state, seq: state.seq, epoch: state.epoch, lists: state.lists }
+  }
+
+  /** Declares the family's fields that no list filter, search or sort reads: updates of only these keep list pages. */
+  keepPagesAcross(type: string, unlisted: readonly string[]): void {
+    this.unlisted.set(type, new Set(unlisted))
+  }
+
+  /** The page's ids if kept and current in this view. */
+  getPage(view: ItemView, type: string, query: string): PageIds | undefined {
+    const entry = this.pages.get(pageKey(view.tenantId, type, query))
+    return entry?.lists === view.lists ? entry : undefined
+  }
+
+  /** Files a page read after the view was taken, unless the tenant's state has moved since. */
+  putPage(view: ItemView, type: string, query: string, page: PageIds): void {
+    if (!this.unchangedSince(view)) return
+    this.pages.set(pageKey(view.tenantId, type, query), { ...page, lists: view.lists })
   }
 
   /** The record's JSON if kept and current in this view; for a list row, only if rendered from that very version. */
@@ -98,9 +143,19 @@ export class ItemCache {
 
   /** Files a rendering made after the view was taken, unless the tenant's state has moved since. */
   put(view: ItemView, type: string, id: string, updatedAt: string, json: string): void {
-    const { state } = view
-    if (this.tenants.peek(view.tenantId) !== state || state.seq !== view.seq || state.epoch !== view.epoch) return
+    if (!this.unchangedSince(view)) return
     this.items.set(itemKey(view.tenantId, type, id), { json, updatedAt, epoch: view.epoch })
+  }
+
+  private unchangedSince({ tenantId, state, seq, epoch, lists }: ItemView): boolean {
+    return this.tenants.peek(tenantId) === state && state.seq === seq && state.epoch === epoch && state.lists === lists
+  }
+
+  /** An update of a family's record whose audited changes are all unlisted fields. */
+  private keepsPages(change: Change): boolean {
+    const unlisted = this.unlisted.get(change.resource_type)
+    if (!unlisted || change.action !== `${change.resource_type}.updated`) return false
+    return Object.keys(JSON.parse(change.changes ?? '{}') as object).every((field) => unlisted.has(field))
   }
 
   private async head(tenantId: string): Promise<number> {
@@ -110,4 +165,13 @@ export class ItemCache {
   }
 }
 
+interface Change {
+  resource_type: string
+  resource_id: string | null
+  action: string
+  changes: string | null
+}
+
 const itemKey = (tenantId: string, type: string, id: string) => `${tenantId} ${type} ${id}`
+const pageKey = (tenantId: string, type: string, query: string) => `${tenantId} ${type} ${query}`
+const pageSize = (page: PageEntry, key: string) => page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0))

@@ -20,6 +20,8 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
   governed: 'model',
   ...NAMED,
   audited: ['name', ...PLAIN_FIELDS, 'owner'],
+  // Lists filter on status, owner and custom field values, search and sort the name.
+  unlisted: ['summary', 'source', 'provider', 'model_type', 'version'],
   create: (input) => ({
     ...nameColumns(input.name),
     summary: input.summary ?? null,

@@ -24,6 +24,8 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   isUseCase: true,
   ...NAMED,
   audited: ['name', ...PLAIN_FIELDS, ...LIST_FIELDS, 'owner', 'workflow_stage_id', 'workflow_stage_step'],
+  // Lists filter on risk_category_level, owner, custom field values and creation time, search and sort the name.
+  unlisted: ['description', 'ai_type', 'system_type', 'source', 'creator_id', ...LIST_FIELDS, 'workflow_stage_id', 'workflow_stage_step'],
   // A new use case starts in the tenant's start stage, at its first step.
   create: async (input, ctx, tx) => ({
     ...nameColumns(input.name),

@@ -20,6 +20,8 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
   governed: 'vendor',
   ...NAMED,
   audited: ['name', ...PLAIN_FIELDS, 'owner'],
+  // Lists filter on status, owner and custom field values, search and sort the name.
+  unlisted: ['description', 'website'],
   create: (input) => ({
     ...nameColumns(input.name),
     description: input.description ?? null,
