@@ -232,7 +232,7 @@ const md = [
   `# Benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${connections} connections, ${duration} s per endpoint, ` +
-    `service in production mode as its own process (LOG_LEVEL=warn${heapMb > 0 ? `, --max-old-space-size=${heapMb} as \`npm start\` runs it` : ', no heap cap'}). The ceiling is a bare node:http server sending the list ` +
+    `service in production mode as its own process (LOG_LEVEL=warn, ${heapArgs(heapMb).join(' ')}${heapMb === START_HEAP_MB ? ' as `npm start` runs it' : ''}). The ceiling is a bare node:http server sending the list ` +
     `endpoint's ${listBody.length} bytes, measured in the same run; ratios are against it. Produced by \`npm run bench\`.`,
   '',
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +

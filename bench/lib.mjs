@@ -14,8 +14,10 @@ export const CLI = join(ROOT, 'dist/src/cli/main.js')
 export const P = '/api/v1/integration'
 export const TENANT = 'bench'
 export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
-/** The V8 heap cap `npm start` runs the service with, so the benchmarks measure the service as it is run. */
-export const START_HEAP_MB = Number(/--max-old-space-size=(\d+)/.exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1] ?? 0)
+/** The Node flags `npm start` runs the service with (its heap sizes), so the benchmarks measure the service as it is run. */
+const START_FLAGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ').filter((word) => word.startsWith('--'))
+/** The V8 heap cap among them. */
+export const START_HEAP_MB = Number(START_FLAGS.find((flag) => flag.startsWith('--max-old-space-size='))?.split('=')[1] ?? 0)
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100
@@ -26,7 +28,8 @@ export function processCpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
 }
 
-export const heapArgs = (mb) => (mb > 0 ? [`--max-old-space-size=${mb}`] : [])
+/** `npm start`'s flags with the heap cap set to `mb` (0: none). */
+export const heapArgs = (mb) => [...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')), ...(mb > 0 ? [`--max-old-space-size=${mb}`] : [])]
 
 /** `--name value` flags, else the environment variable, else the default. */
 export function setting(name, env, fallback) {
