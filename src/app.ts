@@ -66,6 +66,7 @@ import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
 import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
 import { createDatabase, type Database } from './db/create-db.js'
+import { AuditNameIndexer } from './shared/audit-name-search.js'
 import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 
@@ -156,13 +157,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   )
   const deliveryDatabase = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
   const dispatcher = new WebhookDispatcher({ ...deps, database: deliveryDatabase }, resourceResolver(createServices({ ...deps, database: deliveryDatabase })))
+  const nameIndexer = new AuditNameIndexer(deps.database, (err) => deps.log.warn({ err: err.message }, 'audit name indexing failed; retrying'))
   app.addHook('onReady', async () => {
     dispatcher.start()
     feed.start()
+    nameIndexer.start()
   })
   // preClose: open event streams must end before the server waits for its connections to close.
   app.addHook('preClose', async () => feed.stop())
   app.addHook('onClose', async () => {
+    await nameIndexer.stop()
     await dispatcher.stop()
     if (deliveryDatabase !== deps.database) await deliveryDatabase.close()
   })

@@ -286,6 +286,14 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     await createAuditLogsService({ database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx(tenant), { q } as never)
     return new Set(statements.flatMap((s) => [...s.matchAll(/\bfrom\s+("[^"]+"|\w+)/gi)].map((m) => m[1].replaceAll('"', ''))))
   }
+  /** Until the indexer has taken every audit record of the tenant (AuditNameIndexer). */
+  const indexed = async (tenant: string) => {
+    for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((r) => setTimeout(r, 20))) {
+      const row = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', tenant).executeTakeFirstOrThrow()
+      if (row.audit_names_seq === row.audit_seq) return
+    }
+    throw new Error(`the names of ${tenant} were not indexed within 10 s`)
+  }
   /** The stored bytes of an FTS5 index (its segments and their b-tree). */
   const indexBytes = async (table: string) => {
     const rows = async (shadow: string) => (await sql<Record<string, unknown>>`select * from ${sql.table(shadow)} order by 1`.execute(t.deps.database.db)).rows
@@ -294,17 +302,59 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
 
   it("reads only the tenant's own index, which another tenant's writes never touch", async () => {
     await addVendors('fts-a', ['Alpha widget', 'Shared word vendor'])
+    await indexed('fts-a')
     const read = await tablesRead('fts-a', 'word vendor')
-    expect([...read].sort()).toEqual(['audit_logs', 'fts-a:audit_name_search'])
-    const before = await Promise.all([...read].filter((table) => table !== 'audit_logs').map(indexBytes))
+    // The tenant's row gives how far its index reaches.
+    expect([...read].sort()).toEqual(['audit_logs', 'fts-a:audit_name_search', 'tenants'])
+    const indexes = [...read].filter((table) => table.endsWith(':audit_name_search'))
+    const before = await Promise.all(indexes.map(indexBytes))
     // Another tenant writes many records holding the very word searched for.
     await addVendors('fts-b', Array.from({ length: 200 }, (_v, i) => `Shared word vendor ${i}`))
-    expect(await Promise.all([...read].filter((table) => table !== 'audit_logs').map(indexBytes))).toEqual(before)
+    await indexed('fts-b')
+    expect(await Promise.all(indexes.map(indexBytes))).toEqual(before)
     expect(await tablesRead('fts-a', 'word vendor')).toEqual(read)
     expect(await names('fts-a', 'word vendor')).toEqual(['Shared word vendor'])
     expect(await names('fts-b', 'word vendor 19')).toEqual(['Shared word vendor 19', ...Array.from({ length: 10 }, (_v, i) => `Shared word vendor ${190 + i}`)])
     expect(await names('fts-b', 'alpha')).toEqual([])
   })
+
+  it('finds a record as soon as its write is answered, and the same once the indexer has taken it', async () => {
+    const search = (q: string) => names('fts-fresh', q)
+    await addVendors('fts-fresh', ['Quokka analytics'])
+    await indexed('fts-fresh')
+    // The indexer takes records 100 ms after their commit: a search right after the write reads them directly.
+    await addVendors('fts-fresh', ['Quokka insights', 'Wombat analytics'])
+    const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'fts-fresh').executeTakeFirstOrThrow()
+    expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
+    expect(await search('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+    expect(await search('analytics')).toEqual(['Quokka analytics', 'Wombat analytics'])
+    await indexed('fts-fresh')
+    expect(await search('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+    expect(await search('analytics')).toEqual(['Quokka analytics', 'Wombat analytics'])
+    // Each record went into the index once.
+    const entries = await sql<{ n: number }>`select count(*) as n from ${sql.table('fts-fresh:audit_name_search')} where ${sql.table('fts-fresh:audit_name_search')} match '"kka"'`.execute(t.deps.database.db)
+    expect(entries.rows).toEqual([{ n: 2 }])
+  })
+
+  it('indexes records appended behind its back (the CLI), and a backlog larger than a search reads directly', async () => {
+    await addVendors('fts-backlog', ['Backlog first'])
+    await seed(t.deps.database, [], { tenant: 'fts-backlog', useCases: 300, auditLogs: 700, progress: () => undefined })
+    // The read key's token is issued now (an audited write, which would have the indexer run soon).
+    expect(await names('fts-backlog', 'backlog first')).toEqual(['Backlog first'])
+    await indexed('fts-backlog')
+    // Past the indexing that the last commit asked for: from here only the periodic sweep indexes.
+    await new Promise((r) => setTimeout(r, 300))
+    // As if none of it were indexed: no commit of this instance announces it, so the periodic sweep must find it.
+    const index = sql.table('fts-backlog:audit_name_search')
+    await t.deps.database.transaction(async (tx) => {
+      await tx.updateTable('tenants').set({ audit_names_seq: 0 }).where('id', '=', 'fts-backlog').execute()
+      await sql`insert into ${index} (${index}) values ('delete-all')`.execute(tx)
+    })
+    // Over 500 records not indexed: the search scans them, and finds exactly what holds q.
+    expect(await names('fts-backlog', 'backlog first')).toEqual(['Backlog first'])
+    await indexed('fts-backlog')
+    expect(await names('fts-backlog', 'backlog first')).toEqual(['Backlog first'])
+  }, 30_000)
 
   it('moves an existing database to one index per tenant, every record still found', async () => {
     await addVendors('fts-old-a', ['Legacy ledger', 'Ledger two'])

@@ -54,7 +54,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
     const flushAudit = async () => {
       if (audit.length === 0) return
       await tx.insertInto('audit_logs').values(audit).execute()
-      await indexAuditNames(tx, database.dialect, tenant, audit)
+      if (database.dialect === 'sqlite') await indexAuditNames(tx, tenant, chain.audit_seq)
       done += audit.length
       audit.length = 0
       options.progress(done, total)

@@ -20,6 +20,7 @@ import * as auditActionCreatedIndex from './migrations/2026-11-23T18-audit-actio
 import * as auditPrimaryKeyByTenant from './migrations/2026-11-23T19a-audit-primary-key-by-tenant.js'
 import * as auditNameFiveGrams from './migrations/2026-11-23T19b-audit-name-five-grams.js'
 import * as auditNameTrigramsNoPendingList from './migrations/2026-11-23T19c-audit-name-trigrams-no-pending-list.js'
+import * as auditNamesIndexedSeq from './migrations/2026-11-25T10-audit-names-indexed-seq.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -43,6 +44,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T19a-audit-primary-key-by-tenant': auditPrimaryKeyByTenant,
   '2026-11-23T19b-audit-name-five-grams': auditNameFiveGrams,
   '2026-11-23T19c-audit-name-trigrams-no-pending-list': auditNameTrigramsNoPendingList,
+  '2026-11-25T10-audit-names-indexed-seq': auditNamesIndexedSeq,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

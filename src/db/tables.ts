@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely'
 
 /** Row types of every table. Timestamps are RFC 3339 UTC strings, arrays and objects JSON text, booleans 0/1. */
 export interface Tables {
@@ -97,6 +98,8 @@ export interface TenantRow {
   created_at: string
   audit_seq: number
   audit_head: string
+  /** SQLite: the tenant's audit records up to this seq are in its name index (audit-name-search.ts). */
+  audit_names_seq: Generated<number>
 }
 
 export interface SettingRow {

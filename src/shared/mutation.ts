@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely'
 import type { Database } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import { type AuditKeys, auditHash } from './audit-chain.js'
-import { indexAuditNames } from './audit-name-search.js'
 import type { Ctx } from './context.js'
 import { newId, now } from './ids.js'
 
@@ -81,12 +80,12 @@ async function appendAudit(tx: Tx, dialect: Database['dialect'], keys: AuditKeys
   }
   if (dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
-    // under that lock is a wait for every other writer of the tenant. (PostgreSQL indexes the names by itself.)
+    // under that lock is a wait for every other writer of the tenant.
     await tx.with('appended', (db) => db.insertInto('audit_logs').values(rows)).updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
     return
   }
+  // SQLite's name index takes the records once they have committed (AuditNameIndexer).
   await tx.insertInto('audit_logs').values(rows).execute()
-  await indexAuditNames(tx, dialect, ctx.tenantId, rows)
   await tx.updateTable('tenants').set({ audit_seq: seq, audit_head: prevHash }).where('id', '=', ctx.tenantId).execute()
 }
 

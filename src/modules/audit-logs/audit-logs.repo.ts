@@ -88,11 +88,21 @@ const FEW_CANDIDATES = 500
  * 5-character pieces of q, each cut off at FEW_CANDIDATES, and the piece with the fewest matches narrows
  * the search. When every piece is common, the matches are dense and the scan finds a page of them quickly.
  * The index folds case at least as widely as lower() does, so it never drops a record the test would keep.
+ * Records not indexed yet (the last moments' writes, see AuditNameIndexer) are candidates too; they are read
+ * first, so that a batch indexed meanwhile is found in the index.
  */
 async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
   const index = auditNameSearchTable(tenantId)
   const chars = [...nameKey(q)]
   if (chars.length < 3) return null
+  const notIndexed = await db
+    .selectFrom('audit_logs')
+    .select('seq')
+    .where('tenant_id', '=', tenantId)
+    .where('seq', '>', (eb) => eb.selectFrom('tenants').select('audit_names_seq').where('id', '=', tenantId))
+    .limit(FEW_CANDIDATES + 1)
+    .execute()
+  if (notIndexed.length > FEW_CANDIDATES) return null
   const last = Math.max(0, chars.length - NAME_WINDOW)
   const starts = [...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))]
   let fewest: number[] | null = null
@@ -102,7 +112,7 @@ async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promis
     if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.seq)
     if (fewest?.length === 0) break
   }
-  return fewest
+  return fewest === null ? null : [...fewest, ...notIndexed.map((r) => r.seq)]
 }
 
 const GRAM_PIECES = 8
