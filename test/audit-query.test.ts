@@ -356,6 +356,20 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     expect(await names('fts-backlog', 'backlog first')).toEqual(['Backlog first'])
   }, 30_000)
 
+  it("indexes each tenant on its own: one whose index fails holds up no other tenant's", async () => {
+    await addVendors('fts-broken', ['Broken one'])
+    await addVendors('fts-fine', ['Fine one'])
+    await indexed('fts-broken')
+    await indexed('fts-fine')
+    await sql`drop table ${sql.table('fts-broken:audit_name_search')}`.execute(t.deps.database.db)
+    await addVendors('fts-broken', ['Broken two'])
+    await addVendors('fts-fine', ['Fine two'])
+    await indexed('fts-fine')
+    expect(await names('fts-fine', 'fine two')).toEqual(['Fine two'])
+    const broken = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'fts-broken').executeTakeFirstOrThrow()
+    expect(broken.audit_names_seq).toBeLessThan(broken.audit_seq)
+  })
+
   it('moves an existing database to one index per tenant, every record still found', async () => {
     await addVendors('fts-old-a', ['Legacy ledger', 'Ledger two'])
     await addVendors('fts-old-b', ['Ledger of b'])
