@@ -29,7 +29,7 @@ export function processCpuMs(pid) {
 }
 
 /** `npm start`'s flags with the heap cap set to `mb` (0: none). */
-export const heapArgs = (mb) => [...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')), ...(mb > 0 ? [`--max-old-space-size=${mb}`] : [])]
+export const startArgs = (mb) => [...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')), ...(mb > 0 ? [`--max-old-space-size=${mb}`] : [])]
 
 /** `--name value` flags, else the environment variable, else the default. */
 export function setting(name, env, fallback) {
@@ -77,7 +77,7 @@ export async function freshDatabase() {
  * Starts `aigov serve` in production mode and resolves once /readyz answers 200, with the time that took.
  * Samples the process's peak resident memory (VmHWM) until stopped.
  */
-export async function startService(databaseUrl, extraEnv = {}, nodeArgs = heapArgs(START_HEAP_MB)) {
+export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startArgs(START_HEAP_MB)) {
   const port = await freePort()
   const started = performance.now()
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {

@@ -41,7 +41,7 @@ export async function indexAuditNames(tx: Kysely<any>, tenantId: string, upTo: n
 const INDEX_DELAY_MS = 100
 /** How often records appended by other processes (the CLI) are looked for; also done at start. */
 const SWEEP_MS = 5000
-/** Records indexed in one transaction at most: a long backlog (a large CLI import) goes in several. */
+/** Records indexed in one round at most, shared by the tenants behind: a long backlog (a large CLI import) takes several. */
 const INDEX_BATCH = 20_000
 
 /**
@@ -104,15 +104,11 @@ export class AuditNameIndexer {
     const { db } = this.database
     // Read outside the transaction: nothing behind (the usual case when idle) takes no write lock.
     const behind = await db.selectFrom('tenants').select(['id', 'audit_seq', 'audit_names_seq']).whereRef('audit_seq', '>', 'audit_names_seq').execute()
-    let budget = INDEX_BATCH
-    const batches: { tenantId: string; upTo: number }[] = []
-    for (const tenant of behind) {
-      if (budget <= 0) break
-      const upTo = Math.min(tenant.audit_seq, tenant.audit_names_seq + budget)
-      budget -= upTo - tenant.audit_names_seq
-      batches.push({ tenantId: tenant.id, upTo })
-    }
-    if (budget <= 0) this.again = true
+    if (behind.length === 0) return
+    // An equal share of the batch for each tenant behind: one with a long backlog holds up no other.
+    const share = Math.max(1, Math.floor(INDEX_BATCH / behind.length))
+    const batches = behind.map((tenant) => ({ tenantId: tenant.id, upTo: Math.min(tenant.audit_seq, tenant.audit_names_seq + share) }))
+    if (batches.some(({ upTo }, i) => upTo < behind[i].audit_seq)) this.again = true
     // A transaction per tenant, all started at once: they commit together (group commit), and a tenant whose
     // indexing fails is rolled back alone, holding up no other tenant.
     await Promise.all(batches.map(({ tenantId, upTo }) => this.database.transaction((tx) => indexAuditNames(tx, tenantId, upTo)).catch(this.onError)))
