@@ -11,7 +11,7 @@ import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, freshDatabase, startArgs, load, P, processCpuMs, ROOT, setting, START_HEAP_MB, startService, token } from './lib.mjs'
+import { freePort, freshDatabase, startArgs, load, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
 import { createMixTenants, mix, MIX_TENANTS, MIX_USE_CASES, seedMixTenants } from './mix.mjs'
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
@@ -245,7 +245,7 @@ const md = [
   `# Benchmark (${database.dialect})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${connections} connections, ${duration} s per endpoint, ` +
-    `service in production mode as its own process (LOG_LEVEL=warn, ${startArgs(heapMb).join(' ')}${heapMb === START_HEAP_MB ? ' as `npm start` runs it' : ''}). The ceiling is a bare node:http server sending the list ` +
+    `service in production mode as its own process (LOG_LEVEL=warn, ${[...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), ...startArgs(heapMb)].join(' ')}${heapMb === START_HEAP_MB ? ' as `npm start` runs it' : ''}). The ceiling is a bare node:http server sending the list ` +
     `endpoint's ${listBody.length} bytes, measured at the start, in the middle and at the end of the run; ratios are against the median. Produced by \`npm run bench\`.`,
   '',
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +

@@ -14,8 +14,11 @@ export const CLI = join(ROOT, 'dist/src/cli/main.js')
 export const P = '/api/v1/integration'
 export const TENANT = 'bench'
 export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
+const START_WORDS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ')
 /** The Node flags `npm start` runs the service with (its heap sizes), so the benchmarks measure the service as it is run. */
-const START_FLAGS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ').filter((word) => word.startsWith('--'))
+const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'))
+/** The environment `npm start` sets (`NAME=value` before the command), given to the benchmarked service too. */
+export const START_ENV = Object.fromEntries(START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=')))
 /** The V8 heap cap among them. */
 export const START_HEAP_MB = Number(START_FLAGS.find((flag) => flag.startsWith('--max-old-space-size='))?.split('=')[1] ?? 0)
 
@@ -84,6 +87,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,
+      ...START_ENV,
       NODE_ENV: 'production',
       SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz',
       LOG_LEVEL: 'warn',

@@ -123,6 +123,14 @@ describeEachDialect('webhooks', (dialect) => {
     expect(log[0]).toMatchObject({ event_type: 'use_case.created', attempts: 1, last_status_code: 200, next_attempt_at: null, event_id: payload.id })
   })
 
+  it('delivers to a target given by name, resolved for the sending thread', async () => {
+    const r = await receiver()
+    await endpoint(r.url.replace('127.0.0.1', 'localhost'), ['use_case.created'])
+    const uc = await useCase('Sent by name')
+    const [event] = await r.until((got) => got.some((e) => e.json.data.resource_id === uc.id))
+    expect(event.json.type).toBe('use_case.created')
+  })
+
   it('sends an audit record queued before once, when its endpoint is fanned out from an earlier cursor again', async () => {
     const r = await receiver()
     const { id } = await endpoint(r.url, ['use_case.created'])
@@ -346,27 +354,33 @@ describeEachDialect('webhook targets', (dialect) => {
     }
   })
 
-  it('refuses a private target at send time too', async () => {
+  it('refuses a private target at send time too, by address and by a name resolving to one', async () => {
     const r = await startReceiver()
     try {
       const admin = t.as('acme', 'admin')
       await admin({ method: 'GET', url: '/system/ping' })
       const at = new Date().toISOString()
-      // As if the address had been allowed when it was created: the send must still refuse it.
-      await t.deps.database.db.insertInto('webhook_endpoints').values({
-        id: 'whep_01jd3k8m9v4q2w6e8r0t2y4u6i', tenant_id: 'acme', url: r.url, description: null, events: '["*"]', enabled: 1,
-        secret: encryptSecret(t.deps.webhookKey, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), previous_secret: null, previous_secret_expires_at: null,
-        cursor_seq: 0, failing_since: null, disabled_reason: null, created_at: at, updated_at: at,
-      }).execute()
-      await admin({ method: 'POST', url: '/use_cases', payload: { name: 'Never sent' } })
-      const deadline = Date.now() + 10_000
-      let items: any[] = []
-      while (Date.now() < deadline) {
-        items = (await admin({ method: 'GET', url: '/webhook_endpoints/whep_01jd3k8m9v4q2w6e8r0t2y4u6i/deliveries' })).json().items
-        if (items.some((d) => d.attempts > 0)) break
-        await new Promise((res) => setTimeout(res, 50))
+      // As if the addresses had been allowed when they were created: the sends must still refuse them. A name is
+      // resolved for the sending thread by the service's checked lookup.
+      const targets = { whep_01jd3k8m9v4q2w6e8r0t2y4u6i: r.url, whep_01jd3k8m9v4q2w6e8r0t2y4u6j: r.url.replace('127.0.0.1', 'localhost') }
+      for (const [id, url] of Object.entries(targets)) {
+        await t.deps.database.db.insertInto('webhook_endpoints').values({
+          id, tenant_id: 'acme', url, description: null, events: '["*"]', enabled: 1,
+          secret: encryptSecret(t.deps.webhookKey, 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), previous_secret: null, previous_secret_expires_at: null,
+          cursor_seq: 0, failing_since: null, disabled_reason: null, created_at: at, updated_at: at,
+        }).execute()
       }
-      expect(items.find((d) => d.attempts > 0).last_error).toContain('private')
+      await admin({ method: 'POST', url: '/use_cases', payload: { name: 'Never sent' } })
+      for (const [id, url] of Object.entries(targets)) {
+        const deadline = Date.now() + 10_000
+        let items: any[] = []
+        while (Date.now() < deadline) {
+          items = (await admin({ method: 'GET', url: `/webhook_endpoints/${id}/deliveries` })).json().items
+          if (items.some((d) => d.attempts > 0)) break
+          await new Promise((res) => setTimeout(res, 50))
+        }
+        expect(items.find((d) => d.attempts > 0)?.last_error, url).toContain('private')
+      }
       expect(r.received).toHaveLength(0)
     } finally {
       await r.close()

@@ -1,5 +1,3 @@
-import http from 'node:http'
-import https from 'node:https'
 import { isIP } from 'node:net'
 import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
@@ -11,6 +9,7 @@ import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
 import { toAuditLog } from '../audit-logs/audit-logs.service.js'
 import { decryptSecret, signWebhook } from './webhook-secrets.js'
+import { WebhookSender } from './webhook-sender.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
@@ -105,8 +104,6 @@ export class WebhookDispatcher {
   /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
-  /** Sends in flight, ended by stop(). */
-  private readonly requests = new Set<http.ClientRequest>()
   private tenantsWithEndpoints = new Set<string>()
   private timer: NodeJS.Timeout | undefined
   private nextTurn: NodeJS.Timeout | undefined
@@ -119,8 +116,8 @@ export class WebhookDispatcher {
   private lastCleanup = 0
   /** Acknowledged deliveries, recorded together on the next turn of the loop (one statement for many). */
   private succeeded: { id: string; status: number }[] = []
-  /** Connections are kept open between sends; every new one is checked by the guarded lookup. */
-  private readonly agents: { http: http.Agent; https: https.Agent }
+  /** The HTTP exchanges, on a thread of their own; every connection it opens is checked by the guarded lookup. */
+  private readonly sender: WebhookSender
   /**
    * Signing secrets by their stored ciphertext: decrypted once, not on every send. A rotation stores a new
    * ciphertext, so it is never served a stale secret.
@@ -133,8 +130,7 @@ export class WebhookDispatcher {
   ) {
     this.database = deps.database
     this.timeoutMs = deps.config.webhookTimeoutMs
-    const agentOptions = { keepAlive: true, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) }
-    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) }
+    this.sender = new WebhookSender({ timeoutMs: this.timeoutMs, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) })
   }
 
   start(): void {
@@ -150,15 +146,13 @@ export class WebhookDispatcher {
     clearInterval(this.timer)
     clearTimeout(this.nextTurn)
     this.database.commits.off('audit', this.onCommit)
-    for (const req of this.requests) req.destroy()
+    await this.sender.stop()
     await Promise.allSettled([...this.sends])
     while (this.running) await new Promise((r) => setTimeout(r, 10))
     if (this.succeeded.length > 0) await recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
     const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
     this.queued.clear()
     if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', waiting).execute().catch(() => undefined)
-    this.agents.http.destroy()
-    this.agents.https.destroy()
   }
 
   private readonly onCommit = (tenantId: string) => {
@@ -465,30 +459,8 @@ export class WebhookDispatcher {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
     }
-    const client = url.protocol === 'https:' ? https : http
-    return new Promise<SendResult>((resolve) => {
-      let timedOut = false
-      const req = client.request(url, { method: 'POST', headers, agent: url.protocol === 'https:' ? this.agents.https : this.agents.http }, (res) => {
-        // The answer's body is not used; read and drop it so the exchange completes (within the timeout).
-        res.resume()
-        res.on('end', () => done({ status: res.statusCode, retryAfterMs: parseRetryAfter(res.headers['retry-after']) }))
-        res.on('error', (err) => done({ status: res.statusCode, error: failure(err) }))
-      })
-      // A timer and a destroy, not AbortSignals: those cost several objects and listeners on every send.
-      const timer = setTimeout(() => {
-        timedOut = true
-        req.destroy()
-      }, this.timeoutMs)
-      const failure = (err: Error) => (timedOut ? `no answer within ${this.timeoutMs / 1000} s` : describeError(err))
-      const done = (result: SendResult) => {
-        clearTimeout(timer)
-        this.requests.delete(req)
-        resolve(result)
-      }
-      this.requests.add(req)
-      req.on('error', (err) => done({ error: failure(err) }))
-      req.end(body)
-    })
+    const exchange = await this.sender.send(url.href, headers, body)
+    return { status: exchange.status, error: exchange.error, retryAfterMs: parseRetryAfter(exchange.retryAfter) }
   }
 
   private secret(stored: string): string {
@@ -567,12 +539,6 @@ export class WebhookDispatcher {
     const before = new Date(Date.now() - RETENTION_MS).toISOString()
     await this.database.db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('status', '!=', 'pending').execute()
   }
-}
-
-function describeError(err: Error): string {
-  const code = (err as { code?: string }).code
-  if (code === 'EBLOCKEDTARGET') return err.message
-  return code ? `${code}: ${err.message}` : err.message
 }
 
 /** Marks acknowledged deliveries succeeded: one statement per status code. */
