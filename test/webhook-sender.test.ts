@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { WebhookSender } from '../src/modules/webhooks/webhook-sender.js'
 import { guardedLookup } from '../src/modules/webhooks/webhook-targets.js'
@@ -19,18 +21,43 @@ describe('the webhook sending thread', () => {
     }
   })
 
-  it('ends a send in flight when stopped, and starts a new thread for the next send', async () => {
-    const r = await startReceiver((n, _req, res) => (n === 0 ? undefined : res.writeHead(200).end()))
+  it('ends a send in flight when stopped, and refuses sends after', async () => {
+    const r = await startReceiver(() => undefined)
     const sender = new WebhookSender({ timeoutMs: 30_000, lookup: guardedLookup(true) })
     try {
       const hanging = sender.send(r.url, {}, '{"n":0}')
       await r.until((got) => got.length === 1)
       await sender.stop()
       expect(await hanging).toEqual({ error: 'the sending thread ended before an answer came' })
-      expect(await sender.send(r.url, {}, '{"n":1}')).toEqual({ status: 200 })
+      expect(await sender.send(r.url, {}, '{"n":1}')).toEqual({ error: 'the service is stopping' })
+      expect(r.received).toHaveLength(1)
+    } finally {
+      await r.close()
+    }
+  })
+
+  it('ends its thread when idle, and starts another for the next send', async () => {
+    // The sender's port of each request: a kept-alive connection (the receiver keeps one 5 s) is reused only by the same thread.
+    const ports: number[] = []
+    const server = createServer((req, res) => {
+      ports.push(req.socket.remotePort!)
+      req.resume()
+      req.on('end', () => res.writeHead(204).end())
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+    const sender = new WebhookSender({ timeoutMs: 5000, lookup: guardedLookup(true), idleMs: 100 })
+    try {
+      expect(await sender.send(url, {}, '{}')).toEqual({ status: 204 })
+      expect(await sender.send(url, {}, '{}')).toEqual({ status: 204 })
+      await new Promise((resolve) => setTimeout(resolve, 400))
+      expect(await sender.send(url, {}, '{}')).toEqual({ status: 204 })
+      expect(ports[1]).toBe(ports[0])
+      expect(ports[2]).not.toBe(ports[0])
     } finally {
       await sender.stop()
-      await r.close()
+      server.closeAllConnections()
+      server.close()
     }
   })
 

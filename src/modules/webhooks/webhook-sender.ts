@@ -97,13 +97,15 @@ export class WebhookSender {
   private nextId = 0
   private outbox: Send[] = []
   private idle: NodeJS.Timeout | undefined
+  private stopped = false
 
   constructor(
-    private readonly options: { timeoutMs: number; lookup: LookupFunction },
+    private readonly options: { timeoutMs: number; lookup: LookupFunction; idleMs?: number },
   ) {}
 
   /** POSTs `body` to `url`; resolves with the exchange, never rejects. */
   send(url: string, headers: Record<string, string>, body: string): Promise<Exchange> {
+    if (this.stopped) return Promise.resolve({ error: 'the service is stopping' })
     const id = this.nextId++
     // Sends asked for in one turn of the loop cross to the thread in one message.
     if (this.outbox.push([id, url, headers, body]) === 1) setImmediate(() => this.flush())
@@ -111,12 +113,18 @@ export class WebhookSender {
     return new Promise((resolve) => this.pending.set(id, { resolve }))
   }
 
-  /** Ends the thread: sends in flight end with an error (their deliveries are tried again). */
+  /** Ends the thread for good: sends in flight end with an error (their deliveries are tried again), later ones at once. */
   async stop(): Promise<void> {
+    this.stopped = true
+    await this.retire()
+  }
+
+  /** Ends the thread; a later send starts another. */
+  private async retire(): Promise<void> {
     clearTimeout(this.idle)
     const worker = this.worker
     if (!worker) return
-    // Sends asked for from now on start a thread of their own.
+    // Sends asked for from now on start a thread of their own (flush() calls thread() again).
     this.worker = undefined
     const exited = new Promise((resolve) => worker.once('exit', resolve))
     worker.postMessage({ stop: true })
@@ -125,6 +133,10 @@ export class WebhookSender {
 
   private flush(): void {
     const sends = this.outbox.splice(0)
+    if (this.stopped) {
+      for (const [id] of sends) this.answered([[id, { error: 'the service is stopping' }]])
+      return
+    }
     const thread = this.thread()
     for (const [id] of sends) this.pending.get(id)!.thread = thread
     thread.postMessage({ sends })
@@ -158,7 +170,7 @@ export class WebhookSender {
     }
     if (this.pending.size === 0 && this.outbox.length === 0) {
       clearTimeout(this.idle)
-      this.idle = setTimeout(() => void this.stop(), IDLE_MS).unref()
+      this.idle = setTimeout(() => void this.retire(), this.options.idleMs ?? IDLE_MS).unref()
     }
   }
 
