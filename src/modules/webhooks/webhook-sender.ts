@@ -17,11 +17,6 @@ type LookupAnswer = [id: number, error: { message: string; code?: string } | nul
 
 /** With no send for this long, the thread ends (its memory and kept connections with it); the next send starts one. */
 const IDLE_MS = 30_000
-/**
- * The thread's heap: it holds at most the bodies of the sends in flight (the dispatcher's CONCURRENCY). V8's
- * defaults for a new thread would add about 20 MB to the service's peak memory under load.
- */
-const THREAD_HEAP = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 32 }
 
 // The thread's code, given as text so that it runs the same from the build and from the sources (tests), as the
 // SQLite checkpointer's. It holds the connections (kept alive, redirects never followed: http.request does not
@@ -86,9 +81,11 @@ parentPort.on('message', (message) => {
 
 /**
  * Webhook POSTs, sent from a thread of their own. An HTTP exchange costs the thread that makes it about as much as
- * the create that caused the event (its request, the answer's parsing, the socket's events): on the API's thread,
- * a `*` subscriber cost creates 14–19 % of their throughput, on this one 3–12 % (npm run bench, SQLite, the same
- * hour). The dispatcher still decides what to send and records every outcome; only the exchange moves here.
+ * the create that caused the event (its request, the answer's parsing, the socket's events): sent from the API's
+ * thread, a `*` subscriber cost creates 7–36 % of their throughput (median 17 % over six runs of npm run bench,
+ * SQLite), sent from this one 3–16 % (median 11 % over fourteen runs, the same day). The thread costs about 20 MB
+ * of memory while it runs. The dispatcher still decides what to send and records every outcome; only the exchange
+ * moves here.
  */
 export class WebhookSender {
   private worker: Worker | undefined
@@ -144,7 +141,9 @@ export class WebhookSender {
 
   private thread(): Worker {
     if (this.worker) return this.worker
-    const worker = new Worker(THREAD, { eval: true, workerData: { timeoutMs: this.options.timeoutMs }, resourceLimits: THREAD_HEAP })
+    // No heap cap of its own: it holds the bodies of the sends in flight (at most the dispatcher's CONCURRENCY), and
+    // a cap that a few large records could reach would end every send in flight, again on every retry.
+    const worker = new Worker(THREAD, { eval: true, workerData: { timeoutMs: this.options.timeoutMs } })
     worker.unref()
     worker.on('message', (message: { answers?: Answer[]; lookup?: LookupAsk }) => {
       if (message.answers) this.answered(message.answers)
