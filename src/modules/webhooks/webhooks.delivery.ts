@@ -44,8 +44,8 @@ const IN_HAND = 1024
 const CLAIM_BATCH = 128
 /**
  * Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. A busy
- * service answers its sends late (its event loop serves the API first), so an endpoint's throughput is this
- * many sends per event-loop delay: enough for hundreds of events a second.
+ * service takes in its sends' answers late (its event loop serves the API first; WebhookSender's thread relays
+ * them), so an endpoint's throughput is this many sends per event-loop delay: enough for hundreds of events a second.
  */
 export const PER_ENDPOINT = 64
 const RETENTION_MS = 30 * DAY_MS
