@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Database, DialectName } from '../db/create-db.js'
+import { CoalescedRuns } from './coalesced-runs.js'
 
 /**
  * SQLite: the trigram index behind audit `q`, one FTS5 table per tenant. One table for all tenants made a search
@@ -52,11 +53,8 @@ const INDEX_BATCH = 20_000
  * (audit-logs.repo.ts), so it finds a record as soon as its write is acknowledged.
  */
 export class AuditNameIndexer {
-  private timer: NodeJS.Timeout | undefined
   private sweeper: NodeJS.Timeout | undefined
-  private running: Promise<void> | undefined
-  private again = false
-  private stopped = false
+  private readonly rounds = new CoalescedRuns(() => this.indexBehind().catch(this.onError), () => INDEX_DELAY_MS)
 
   constructor(
     private readonly database: Database,
@@ -65,39 +63,17 @@ export class AuditNameIndexer {
 
   start(): void {
     if (this.database.dialect !== 'sqlite') return
-    this.database.commits.on('audit', this.soon)
-    this.sweeper = setInterval(this.soon, SWEEP_MS)
+    this.database.commits.on('audit', this.rounds.request)
+    this.sweeper = setInterval(this.rounds.request, SWEEP_MS)
     this.sweeper.unref()
-    this.soon()
+    this.rounds.request()
   }
 
   /** Stops, once the batch under way (if any) has committed. */
   async stop(): Promise<void> {
-    this.stopped = true
-    this.database.commits.off('audit', this.soon)
+    this.database.commits.off('audit', this.rounds.request)
     clearInterval(this.sweeper)
-    clearTimeout(this.timer)
-    await this.running
-  }
-
-  private readonly soon = () => {
-    if (this.stopped || this.timer) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      this.running = this.indexBehind()
-        .catch(this.onError)
-        .finally(() => {
-          this.running = undefined
-          if (this.again) {
-            this.again = false
-            this.soon()
-          }
-        })
-    }, INDEX_DELAY_MS)
+    await this.rounds.stop()
   }
 
   private async indexBehind(): Promise<void> {
@@ -108,7 +84,7 @@ export class AuditNameIndexer {
     // An equal share of the batch for each tenant behind: one with a long backlog holds up no other.
     const share = Math.max(1, Math.floor(INDEX_BATCH / behind.length))
     const batches = behind.map((tenant) => ({ tenantId: tenant.id, upTo: Math.min(tenant.audit_seq, tenant.audit_names_seq + share) }))
-    if (batches.some(({ upTo }, i) => upTo < behind[i].audit_seq)) this.again = true
+    if (batches.some(({ upTo }, i) => upTo < behind[i].audit_seq)) this.rounds.request()
     // A transaction per tenant, all started at once: they commit together (group commit), and a tenant whose
     // indexing fails is rolled back alone, holding up no other tenant.
     await Promise.all(batches.map(({ tenantId, upTo }) => this.database.transaction((tx) => indexAuditNames(tx, tenantId, upTo)).catch(this.onError)))

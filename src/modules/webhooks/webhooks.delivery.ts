@@ -5,6 +5,7 @@ import type { AuditLogRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
+import { CoalescedRuns } from '../../shared/coalesced-runs.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
 import { toAuditLog } from '../audit-logs/audit-logs.service.js'
@@ -106,12 +107,14 @@ export class WebhookDispatcher {
   private readonly sends = new Set<Promise<void>>()
   private tenantsWithEndpoints = new Set<string>()
   private timer: NodeJS.Timeout | undefined
-  private nextTurn: NodeJS.Timeout | undefined
+  /** The turns of the loop: TURN_MS (QUICK_TURN_MS) after the last one started, wakes in between sharing one. */
+  private readonly turns = new CoalescedRuns(
+    () => this.run(),
+    () => Math.max(0, this.lastTurn + (this.lastFannedOut < FEW_EVENTS ? QUICK_TURN_MS : TURN_MS) - Date.now()),
+  )
   private lastTurn = 0
   /** Audit records the last turn fanned out: few mean light load, and the next turn may come soon. */
   private lastFannedOut = 0
-  private running = false
-  private again = false
   private stopped = false
   private lastCleanup = 0
   /** Acknowledged deliveries, recorded together on the next turn of the loop (one statement for many). */
@@ -144,11 +147,11 @@ export class WebhookDispatcher {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
-    clearTimeout(this.nextTurn)
+    const turnsEnded = this.turns.stop()
     this.database.commits.off('audit', this.onCommit)
     await this.sender.stop()
     await Promise.allSettled([...this.sends])
-    while (this.running) await new Promise((r) => setTimeout(r, 10))
+    await turnsEnded
     if (this.succeeded.length > 0) await recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
     const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
     this.queued.clear()
@@ -159,33 +162,20 @@ export class WebhookDispatcher {
     if (this.tenantsWithEndpoints.has(tenantId)) this.wake()
   }
 
-  /** Asks for a turn of the loop: now, or TURN_MS (QUICK_TURN_MS) after the last one started (wakes in between share it). */
+  /** Asks for a turn of the loop (see `turns`). */
   wake(): void {
-    if (this.stopped || this.nextTurn) return
-    if (this.running) {
-      this.again = true
-      return
-    }
-    this.nextTurn = setTimeout(() => {
-      this.nextTurn = undefined
-      void this.run()
-    }, Math.max(0, this.lastTurn + (this.lastFannedOut < FEW_EVENTS ? QUICK_TURN_MS : TURN_MS) - Date.now()))
+    this.turns.request()
   }
 
   private async run(): Promise<void> {
-    this.running = true
     this.lastTurn = Date.now()
-    this.again = false
     try {
       await this.write()
       await this.claim()
       if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
     } catch (err) {
       if (!this.stopped) this.deps.log.warn({ err: (err as Error).message }, 'webhook dispatch failed; retrying on the next poll')
-    } finally {
-      this.running = false
     }
-    if (this.again) this.wake()
   }
 
   /**
@@ -217,7 +207,7 @@ export class WebhookDispatcher {
       if (!records) {
         records = await this.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', e.tenant_id).where('seq', '>', e.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
         reads.set(key, records)
-        if (records.length === FANOUT_BATCH) this.again = true
+        if (records.length === FANOUT_BATCH) this.wake()
         this.lastFannedOut += records.length
       }
       pending.push({ tenantId: e.tenant_id, endpointId: e.id, cursor: e.cursor_seq, records })
@@ -322,7 +312,7 @@ export class WebhookDispatcher {
       .execute()
     if (claimed.length === 0) return
     // A full batch means more may be due.
-    if (claimed.length === limit) this.again = true
+    if (claimed.length === limit) this.wake()
     const tenants = [...new Set(claimed.map((d) => d.tenant_id))]
     const endpointIds = [...new Set(claimed.map((d) => d.endpoint_id))]
     const auditIds = claimed.flatMap((d) => (d.audit_id === null ? [] : [d.audit_id]))
