@@ -79,7 +79,7 @@ describeEachDialect('records rendered by the database', (dialect) => {
   it('gives every record the item its JavaScript rendering gives', async () => {
     for (const [family, service] of families()) {
       for (const id of ids[family]) {
-        expect(JSON.parse(await service.getJson(ctx, id)), `${family} ${id}`).toEqual(await service.get(ctx, id))
+        expect(JSON.parse((await service.getJson(ctx, id)).toString()), `${family} ${id}`).toEqual(await service.get(ctx, id))
       }
     }
   })
@@ -91,7 +91,7 @@ describeEachDialect('records rendered by the database', (dialect) => {
         let cursor: string | undefined
         do {
           const q = { ...query, ...(cursor && { page_after: cursor }) }
-          const fromDb = JSON.parse(await service.listJson(ctx, q as never))
+          const fromDb = JSON.parse((await service.listJson(ctx, q as never)).toString())
           expect(fromDb, `${family} ${JSON.stringify(q)}`).toEqual(await service.list(ctx, q as never))
           cursor = fromDb.pagination.next_cursor ?? undefined
         } while (cursor)
@@ -130,5 +130,23 @@ describeEachDialect('records rendered by the database', (dialect) => {
     const missing = await read({ method: 'GET', url: '/vendors/vnd_00000000000000000000000000' })
     expect(missing.statusCode).toBe(404)
     expect(missing.headers['content-type']).toContain('application/problem+json')
+  })
+
+  it('sends pages mixing ASCII and other text byte-exact, rendered, kept and answered from the read cache', async () => {
+    const write = t.as('acme', 'write')
+    const plain = await write({ method: 'POST', url: '/vendors', payload: { name: 'Plain ASCII vendor' } })
+    expect(plain.statusCode, plain.body).toBe(201)
+    const pageIds = [plain.json().id, ...ids.vendors]
+    const exact = (res: { rawPayload: Buffer; headers: Record<string, unknown> }) => {
+      expect(Number(res.headers['content-length'])).toBe(res.rawPayload.length)
+      return JSON.parse(res.rawPayload.toString('utf8'))
+    }
+    // First read renders the items, the second finds them kept, the third is the read cache's answer.
+    for (let round = 0; round < 3; round++) {
+      const page = exact(await write({ method: 'GET', url: '/vendors?page_limit=100' }))
+      expect(page).toEqual(await services.vendors.list(ctx, { page_limit: 100 } as never))
+      expect(page.items.map((v: { id: string }) => v.id).sort()).toEqual([...pageIds].sort())
+      for (const id of pageIds) expect(exact(await write({ method: 'GET', url: `/vendors/${id}` }))).toEqual(await services.vendors.get(ctx, id))
+    }
   })
 })

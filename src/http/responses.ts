@@ -12,7 +12,7 @@ export async function noContent(reply: FastifyReply, work: Promise<void>): Promi
   return reply.code(204).send(null)
 }
 
-/** A 200 whose JSON the database rendered (see item-json.ts): sent as it is, past the response serializer. */
-export function jsonText(reply: FastifyReply, json: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(json)
+/** A 200 whose JSON the database rendered (see item-json.ts): its bytes sent as they are, past the response serializer. */
+export function jsonText(reply: FastifyReply, body: Buffer): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body)
 }

@@ -14,7 +14,7 @@ import {
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageIds } from './item-cache.js'
-import { itemJson, type JsonField, pageJson } from './item-json.js'
+import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
@@ -247,21 +247,22 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   itemCache?.keepPagesAcross(type, spec.unlisted)
 
   /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
-  const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, string>> => {
+  const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, ItemText>> => {
     const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, dialect === 'sqlite' ? JSON.stringify(ids) : ids] })
-    if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, row.item)
-    return new Map(rows.map((row) => [row.id, row.item]))
+    const rendered = new Map(rows.map((row) => [row.id, itemText(row.item)]))
+    if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, rendered.get(row.id)!)
+    return rendered
   }
 
   return {
     /** A page: its records' ids in order from the list query, their JSON from the item cache or rendered for it. */
-    async listJson(ctx: Ctx, query: Query): Promise<string> {
+    async listJson(ctx: Ctx, query: Query): Promise<Buffer> {
       const ks = keyset(query, spec.sortColumns)
       if (!itemCache) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
         const { rows } = await db.executeQuery<{ id: string; item: string }>(database.prepared(applyKeyset(q, ks).compile()))
-        const page = toPage(rows, ks, (row) => row.item)
-        return pageJson(page.items, page.pagination)
+        const page = toPage(rows, ks, (row) => itemText(row.item))
+        return pageBody(page.items, page.pagination)
       }
       const view = await itemCache.view(ctx.tenantId, ctx.readAt)
       // Sorted by updated_at, every update moves its record: those pages are never kept.
@@ -284,21 +285,22 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const fresh = missing.length > 0 ? await render(ctx, missing, view) : undefined
       // A record deleted between the two statements is left out, as a list after the delete would.
       const items = ids.flatMap((id, i) => kept[i] ?? fresh!.get(id) ?? [])
-      return pageJson(items, page.pagination)
+      return pageBody(items, page.pagination)
     },
 
-    async getJson(ctx: Ctx, id: string): Promise<string> {
+    async getJson(ctx: Ctx, id: string): Promise<Buffer> {
       const view = itemCache ? await itemCache.view(ctx.tenantId, ctx.readAt) : null
       const kept = view ? itemCache!.get(view, type, id) : undefined
-      if (kept !== undefined) return kept
+      if (kept !== undefined) return itemBody(kept)
       const [row] = (await db.executeQuery<Rendered>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
       if (!row) throw notFound(spec.label, id)
-      if (view) itemCache!.put(view, type, row.id, row.updated_at, row.item)
-      return row.item
+      const text = itemText(row.item)
+      if (view) itemCache!.put(view, type, row.id, row.updated_at, text)
+      return itemBody(text)
     },
 
-    /** What getJson gives for each of `ids` that exists, by id (webhook events read a batch's records at once). */
-    getJsonMany: (ctx: Ctx, ids: string[]): Promise<Map<string, string>> => render(ctx, ids, null),
+    /** The JSON text getJson sends for each of `ids` that exists, by id (webhook events read a batch's records at once). */
+    getJsonMany: async (ctx: Ctx, ids: string[]): Promise<Map<string, string>> => new Map([...(await render(ctx, ids, null))].map(([id, text]) => [id, text.json])),
   }
 }
 

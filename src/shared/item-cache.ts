@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../db/create-db.js'
+import type { ItemText } from './item-json.js'
 
 /** The families kept rendered: each of their audit records names the one record of theirs it changed. */
 const ITEM_TYPES = new Set(['use_case', 'model', 'vendor'])
@@ -37,7 +38,9 @@ export interface PageIds {
 }
 
 interface Entry {
-  json: string
+  tenantId: string
+  type: string
+  text: ItemText
   updatedAt: string
   epoch: number
 }
@@ -62,6 +65,11 @@ interface PageEntry extends PageIds {
  * tenant's pages; any other change (a create, a delete, a rename, another family's change) forgets them all.
  */
 export class ItemCache {
+  /**
+   * By record id alone (ids are generated, unique across tenants and families; an entry names its tenant and family,
+   * checked on every get): a kept page's ids are the same strings on every request, whose hashes V8 keeps, where
+   * a composed key was built and hashed anew for each of a page's 50 items.
+   */
   private readonly items: LRUCache<string, Entry>
   private readonly pages: LRUCache<string, PageEntry>
   /** Per family, the fields whose changes keep list pages. */
@@ -76,7 +84,7 @@ export class ItemCache {
     private readonly database: Database,
     maxBytes: number,
   ) {
-    this.items = new LRUCache<string, Entry>({ maxSize: maxBytes, ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.json.length + e.updatedAt.length + 64 })
+    this.items = new LRUCache<string, Entry>({ maxSize: maxBytes, ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.text.json.length + e.updatedAt.length + 96 })
     // Pages are small (50 ids): an eighth of the memory keeps thousands.
     this.pages = new LRUCache<string, PageEntry>({ maxSize: Math.max(1, Math.floor(maxBytes / 8)), ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
     const { db } = database
@@ -109,7 +117,7 @@ export class ItemCache {
       if (state.seq < head) {
         const everything = rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
         if (everything) state.epoch = ++this.epochs
-        else for (const r of rows) this.items.delete(itemKey(tenantId, r.resource_type, r.resource_id!))
+        else for (const r of rows) this.forget(tenantId, r.resource_type, r.resource_id!)
         if (everything || !rows.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
         state.seq = head
       }
@@ -135,16 +143,21 @@ export class ItemCache {
   }
 
   /** The record's JSON if kept and current in this view; for a list row, only if rendered from that very version. */
-  get(view: ItemView, type: string, id: string, updatedAt?: string): string | undefined {
-    const entry = this.items.get(itemKey(view.tenantId, type, id))
-    if (!entry || entry.epoch !== view.epoch || (updatedAt !== undefined && entry.updatedAt !== updatedAt)) return undefined
-    return entry.json
+  get(view: ItemView, type: string, id: string, updatedAt?: string): ItemText | undefined {
+    const entry = this.items.get(id)
+    if (!entry || entry.tenantId !== view.tenantId || entry.type !== type || entry.epoch !== view.epoch) return undefined
+    return updatedAt === undefined || entry.updatedAt === updatedAt ? entry.text : undefined
   }
 
   /** Files a rendering made after the view was taken, unless the tenant's state has moved since. */
-  put(view: ItemView, type: string, id: string, updatedAt: string, json: string): void {
+  put(view: ItemView, type: string, id: string, updatedAt: string, text: ItemText): void {
     if (!this.unchangedSince(view)) return
-    this.items.set(itemKey(view.tenantId, type, id), { json, updatedAt, epoch: view.epoch })
+    this.items.set(id, { tenantId: view.tenantId, type, text, updatedAt, epoch: view.epoch })
+  }
+
+  private forget(tenantId: string, type: string, id: string): void {
+    const entry = this.items.peek(id)
+    if (entry?.tenantId === tenantId && entry.type === type) this.items.delete(id)
   }
 
   private unchangedSince({ tenantId, state, seq, epoch, lists }: ItemView): boolean {
@@ -172,6 +185,5 @@ interface Change {
   changes: string | null
 }
 
-const itemKey = (tenantId: string, type: string, id: string) => `${tenantId} ${type} ${id}`
 const pageKey = (tenantId: string, type: string, query: string) => `${tenantId} ${type} ${query}`
 const pageSize = (page: PageEntry, key: string) => page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0))

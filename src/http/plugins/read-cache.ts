@@ -88,14 +88,14 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     const miss = req.readCacheMiss
     if (!miss || reply.statusCode !== 200) return done(null, payload)
     reply.header('etag', miss.etag)
-    if (cache && req.method === 'GET' && typeof payload === 'string') {
-      cache.set(miss.key, { etag: miss.etag, body: Buffer.from(payload), contentType: String(reply.getHeader('content-type')) })
-    }
+    // Encoded once: the bytes filed are the bytes sent (a string would be measured and encoded again to be sent).
+    const body = cache && req.method === 'GET' ? (Buffer.isBuffer(payload) ? payload : typeof payload === 'string' ? Buffer.from(payload) : undefined) : undefined
+    if (cache && body) cache.set(miss.key, { etag: miss.etag, body, contentType: String(reply.getHeader('content-type')) })
     if (ifNoneMatch(req.headers['if-none-match'], miss.etag)) {
       reply.code(304).removeHeader('content-type')
       return done(null, null)
     }
-    done(null, payload)
+    done(null, body ?? payload)
   })
 }
 
