@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { type Kysely, sql } from 'kysely'
+import { CompiledQuery, Kysely, sql, SqliteDialect } from 'kysely'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/create-db.js'
+import { groupCommit } from '../src/db/sqlite-group-commit.js'
+import type { Tables } from '../src/db/tables.js'
 
 // On SQLite, transactions started in the same turn of the event loop commit together, each in a savepoint of its
 // own. What must hold: each is answered only once it is committed (another connection sees it), one that fails
@@ -92,4 +94,39 @@ it('commits a burst larger than one group in several, every member answered', as
   const ids = Array.from({ length: 150 }, (_, i) => i + 1)
   await Promise.all(ids.map((id) => database.transaction((tx) => insert(tx, id))))
   expect(committedIds()).toEqual(ids)
+})
+
+it('waits for a write lock another connection holds without stalling the thread, then commits', async () => {
+  const writer = new SQLite(file)
+  writer.exec('begin immediate')
+  const committing = database.transaction((tx) => insert(tx, 1))
+  // While the lock is held, timers fire and the service's connection still answers reads.
+  const ticks: number[] = []
+  const started = performance.now()
+  for (let i = 0; i < 10; i++) {
+    await new Promise((r) => setTimeout(r, 10))
+    ticks.push(performance.now() - started)
+    expect(database.readNow<{ n: number }>(CompiledQuery.raw('select count(*) as n from notes'))).toEqual([{ n: 0 }])
+  }
+  // SQLite's own wait would have held the thread for the whole 100 ms: no timer could have fired before it ended.
+  expect(ticks[0]).toBeLessThan(60)
+  writer.exec('commit')
+  writer.close()
+  await committing
+  expect(committedIds()).toEqual([1])
+})
+
+it('fails a transaction with SQLITE_BUSY once it has waited the busy timeout for the write lock', async () => {
+  const writer = new SQLite(file)
+  writer.exec('begin immediate')
+  const connection = new SQLite(file)
+  const kysely = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) })
+  const transaction = groupCommit(kysely, connection, 50)
+  const started = performance.now()
+  await expect(transaction((tx) => insert(tx, 1))).rejects.toMatchObject({ code: 'SQLITE_BUSY' })
+  expect(performance.now() - started).toBeGreaterThanOrEqual(45)
+  writer.exec('rollback')
+  writer.close()
+  await kysely.destroy()
+  expect(committedIds()).toEqual([])
 })

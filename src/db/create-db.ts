@@ -87,6 +87,9 @@ export function createDatabase(url: string, options: DatabaseOptions = {}): Data
 /** The database could not be opened or reached at start: one line naming DATABASE_URL, never its password. */
 export class DatabaseStartError extends Error {}
 
+/** How long a statement waits for a lock another connection holds (another process writing, a checkpoint). */
+const SQLITE_BUSY_TIMEOUT_MS = 5000
+
 function createSqlite(path: string): Database {
   let sqlite: SQLite.Database
   try {
@@ -100,7 +103,7 @@ function createSqlite(path: string): Database {
   // NORMAL in WAL mode loses nothing when the process dies; only an OS crash could drop the last commits.
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   const stopCheckpointer = path === ':memory:' ? async () => undefined : startCheckpointer(sqlite, path)
   const { log, observeQueries } = queryLog()
   const statements = withStatementCache(sqlite)
@@ -111,7 +114,7 @@ function createSqlite(path: string): Database {
     await db.destroy()
   }
   const readNow = <R>(query: CompiledQuery<R>) => (sqlite.inTransaction ? undefined : (statements.prepare(query.sql).all(query.parameters) as R[]))
-  const transaction = groupCommit(db, sqlite)
+  const transaction = groupCommit(db, sqlite, SQLITE_BUSY_TIMEOUT_MS)
   return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, prepared: (query) => query, readNow, transaction }
 }
 
