@@ -130,3 +130,32 @@ it('fails a transaction with SQLITE_BUSY once it has waited the busy timeout for
   await kysely.destroy()
   expect(committedIds()).toEqual([])
 })
+
+it('finishes once with the results of the members that succeeded, before the commit; a failing finish commits none', async () => {
+  const finished: number[][] = []
+  const seenAtFinish: number[][] = []
+  const finish = async (tx: Kysely<any>, ids: number[]) => {
+    finished.push(ids)
+    seenAtFinish.push(committedIds())
+    await insert(tx, 100 + ids.length)
+  }
+  await Promise.allSettled(
+    [1, 2, 3].map((id) =>
+      database.transaction(async (tx) => {
+        if (id === 2) throw new Error('no')
+        await insert(tx, id)
+        return id
+      }, { finish }),
+    ),
+  )
+  expect(finished).toEqual([[1, 3]])
+  expect(seenAtFinish).toEqual([[]])
+  expect(committedIds()).toEqual([1, 3, 102])
+
+  const failing = async () => {
+    throw new Error('the audit log is unreachable')
+  }
+  const results = await Promise.allSettled([4, 5].map((id) => database.transaction((tx) => insert(tx, id), { finish: failing })))
+  expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+  expect(committedIds()).toEqual([1, 3, 102])
+})

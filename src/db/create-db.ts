@@ -8,11 +8,14 @@ import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
 import { startCheckpointer } from './sqlite-checkpointer.js'
+import type { TransactionOptions } from './group-members.js'
+import { groupCommitPostgres } from './postgres-group-commit.js'
 import { groupCommit } from './sqlite-group-commit.js'
 import type { Tables } from './tables.js'
 import type { AuditKeys } from '../shared/audit-chain.js'
 
 export type DialectName = 'sqlite' | 'postgres'
+export type { TransactionOptions }
 
 export interface Database {
   db: Kysely<Tables>
@@ -39,11 +42,12 @@ export interface Database {
   readNow<R>(query: CompiledQuery<R>): R[] | undefined
   /**
    * Runs `work` in one transaction and resolves once it has committed; rolls back and rejects when `work`
-   * throws. PostgreSQL: on a pooled connection of its own. SQLite: on the one connection, the write lock taken up
-   * front (BEGIN IMMEDIATE), and transactions started in the same turn of the event loop commit together, each in
-   * a savepoint (see groupCommit).
+   * throws. Transactions that start in the same turn of the event loop commit together, each in a savepoint of its
+   * own (one that fails is rolled back alone): on SQLite all of them, the write lock taken up front (BEGIN
+   * IMMEDIATE; see groupCommit); on PostgreSQL those of the same `group` (see groupCommitPostgres), the others on a
+   * pooled connection of their own.
    */
-  transaction<T>(work: (tx: Kysely<Tables>) => Promise<T>): Promise<T>
+  transaction<T>(work: (tx: Kysely<Tables>) => Promise<T>, options?: TransactionOptions<T>): Promise<T>
 }
 
 export type QueryObserver = (durationMs: number, failed: boolean) => void
@@ -209,18 +213,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     prepared: markPrepared,
     readNow: () => undefined,
-    transaction: (work) =>
-      db.connection().execute(async (tx) => {
-        await sql`begin`.execute(tx)
-        try {
-          const result = await work(tx)
-          await sql`commit`.execute(tx)
-          return result
-        } catch (err) {
-          await sql`rollback`.execute(tx).catch(() => undefined)
-          throw err
-        }
-      }),
+    transaction: groupCommitPostgres(db),
   }
 }
 

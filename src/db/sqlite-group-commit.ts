@@ -1,13 +1,11 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
+import { type Member, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
 
-interface Job {
-  work: Work<unknown>
-  resolve(value: unknown): void
-  reject(err: unknown): void
+interface Job extends Member {
   /** When waiting for another connection's write lock ends in SQLITE_BUSY. */
   deadline: number
 }
@@ -22,9 +20,9 @@ const BUSY_RETRY_MS = 1
  * page its transaction changed to the write-ahead log, and a single create changes the same few pages as twenty
  * (the audit table's indexes, the chain head): measured on this service's files, one audit record alone costs
  * 281 µs, 118 µs in groups of five and 90 µs in groups of twenty. Each transaction runs in a savepoint of its own
- * within the group's, so one that fails is rolled back alone; each is answered only once the group has committed,
- * so nothing is acknowledged before it is durable. The group holds the one connection from its begin to its
- * commit, as a lone transaction did, so no other query ever sees a member's uncommitted rows.
+ * within the group's, so one that fails is rolled back alone (runMembers); each is answered only once the group
+ * has committed, so nothing is acknowledged before it is durable. The group holds the one connection from its
+ * begin to its commit, as a lone transaction did, so no other query ever sees a member's uncommitted rows.
  *
  * The write lock is asked for without waiting. While another connection holds it (the checkpointer starting the log
  * over, a CLI write), the group asks again every BUSY_RETRY_MS from a timer, and the thread goes on answering
@@ -34,13 +32,23 @@ const BUSY_RETRY_MS = 1
  *
  * Written here because SQLite has no group commit of its own and no library adds one to better-sqlite3.
  */
-export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTimeoutMs: number): <T>(work: Work<T>) => Promise<T> {
+export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTimeoutMs: number): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
   // Taken up front, so another process's writer makes the group wait instead of failing mid-way.
   const begin = sqlite.prepare('begin immediate')
   const savepoint = sqlite.prepare('savepoint member')
   const release = sqlite.prepare('release member')
   const rollbackMember = sqlite.prepare('rollback to member')
   const commit = sqlite.prepare('commit')
+  const savepoints: MemberSavepoints = {
+    begin: () => void savepoint.run(),
+    release: () => void release.run(),
+    rollback: () => {
+      rollbackMember.run()
+      release.run()
+    },
+    // A failure SQLite answers by ending the whole transaction (a full disk, an I/O error) takes the group.
+    endsGroup: () => !sqlite.inTransaction,
+  }
   let queue: Job[] = []
   let retry: NodeJS.Timeout | undefined
 
@@ -74,25 +82,13 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
   }
 
   const runGroup = async (jobs: Job[]): Promise<void> => {
-    const committed: [Job, unknown][] = []
+    let committed: [Member, unknown][] = []
     let locked = true
     try {
       await db.connection().execute(async (tx) => {
         if (!(locked = tryBegin())) return
         try {
-          for (const job of jobs) {
-            savepoint.run()
-            try {
-              committed.push([job, await job.work(tx)])
-              release.run()
-            } catch (err) {
-              // A failure SQLite answers by ending the whole transaction (a full disk, an I/O error) takes the group.
-              if (!sqlite.inTransaction) throw err
-              rollbackMember.run()
-              release.run()
-              job.reject(err)
-            }
-          }
+          committed = await runMembers(tx, jobs, savepoints)
           commit.run()
         } catch (err) {
           if (sqlite.inTransaction) sqlite.exec('rollback')
@@ -114,9 +110,9 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
     if (jobs.length > 0) void runGroup(jobs)
   }
 
-  return <T>(work: Work<T>) =>
+  return <T>(work: Work<T>, options?: TransactionOptions<T>) =>
     new Promise<T>((resolve, reject) => {
-      const job = { work, resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + busyTimeoutMs }
+      const job: Job = { work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + busyTimeoutMs }
       // Requests parsed in this turn all reach here before the check phase: they make up the group.
       if (queue.push(job) === 1) setImmediate(flush)
     })

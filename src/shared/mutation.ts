@@ -46,18 +46,53 @@ export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: 
  * Runs `work` in one transaction and writes its audit records in that same transaction,
  * so a change and its audit trail commit or vanish together. Work that finds nothing to change
  * returns an empty audit list and writes nothing.
+ *
+ * The records are appended when the transaction is about to commit, for every mutation committing with it at once
+ * (see Database.transaction): the tenant's chain head is locked from its read to the commit, and one read and one
+ * append for the whole group is one wait for the tenant's other writers instead of one per mutation.
  */
 export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>): Promise<T> {
-  const keys = chainKeys(database)
-  const { result, audited } = await database.transaction(async (tx) => {
-    if (database.dialect === 'postgres') lockingTransactions.add(tx)
-    const { result, audit } = await work(tx)
-    const entries = Array.isArray(audit) ? audit : [audit]
-    if (entries.length > 0) await appendAudit(tx, database, keys, ctx, entries)
-    return { result, audited: entries.length > 0 }
-  })
-  if (audited) database.commits.emit('audit', ctx.tenantId)
+  const { result, entries } = await database.transaction(
+    async (tx): Promise<Audited<T>> => {
+      if (database.dialect === 'postgres') lockingTransactions.add(tx)
+      const { result, audit } = await work(tx)
+      return { result, ctx, entries: Array.isArray(audit) ? audit : [audit] }
+    },
+    { group: ctx.tenantId, finish: auditAppender(database) },
+  )
+  if (entries.length > 0) database.commits.emit('audit', ctx.tenantId)
   return result
+}
+
+/** A mutation's outcome as its transaction's group appends it to the audit log. */
+interface Audited<T> {
+  result: T
+  ctx: Ctx
+  entries: AuditEntry[]
+}
+
+const appenders = new WeakMap<Database, (tx: Tx, outcomes: Audited<unknown>[]) => Promise<void>>()
+
+/** The database's one finishing step for mutations (one function, so that all mutations of a group share it). */
+function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[]) => Promise<void> {
+  let append = appenders.get(database)
+  if (!append) {
+    append = async (tx, outcomes) => {
+      const keys = chainKeys(database)
+      // Tenants in one order, so that two groups never wait for each other's chain heads.
+      const byTenant = new Map<string, { ctx: Ctx; entry: AuditEntry }[]>()
+      for (const { ctx, entries } of outcomes) {
+        for (const entry of entries) {
+          const list = byTenant.get(ctx.tenantId)
+          if (list) list.push({ ctx, entry })
+          else byTenant.set(ctx.tenantId, [{ ctx, entry }])
+        }
+      }
+      for (const tenantId of [...byTenant.keys()].sort()) await appendAudit(tx, database, keys, tenantId, byTenant.get(tenantId)!)
+    }
+    appenders.set(database, append)
+  }
+  return append
 }
 
 /**
@@ -65,20 +100,20 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
  * FOR NO KEY UPDATE, not FOR UPDATE: rows inserted in this transaction hold KEY SHARE locks on the
  * tenant row through their foreign keys, and FOR UPDATE would deadlock two such writers.
  */
-async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, ctx: Ctx, entries: AuditEntry[]): Promise<void> {
+async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId: string, entries: { ctx: Ctx; entry: AuditEntry }[]): Promise<void> {
   const statements = auditStatements(database)
-  const [tenant] = (await tx.executeQuery<{ audit_seq: number; audit_head: string }>({ ...statements.head, parameters: [ctx.tenantId] })).rows
-  if (!tenant) throw new Error(`tenant ${ctx.tenantId} not found`)
+  const [tenant] = (await tx.executeQuery<{ audit_seq: number; audit_head: string }>({ ...statements.head, parameters: [tenantId] })).rows
+  if (!tenant) throw new Error(`tenant ${tenantId} not found`)
   let seq = tenant.audit_seq
   let prevHash = tenant.audit_head
   const rows: AuditLogRow[] = []
-  for (const entry of entries) {
+  for (const { ctx, entry } of entries) {
     seq += 1
     const row = auditRow(keys, ctx, entry, seq, prevHash)
     rows.push(row)
     prevHash = row.hash
   }
-  const head = [seq, prevHash, ctx.tenantId]
+  const head = [seq, prevHash, tenantId]
   if (database.dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
     // under that lock is a wait for every other writer of the tenant.
@@ -108,7 +143,7 @@ interface AuditStatements {
 }
 
 /** Mutations' record counts whose PostgreSQL statement is kept compiled; larger ones are compiled each time. */
-const KEPT_COUNTS = 8
+const KEPT_COUNTS = 32
 const compiledAudit = new WeakMap<Database, AuditStatements>()
 
 /**

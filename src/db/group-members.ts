@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely'
+import type { Tables } from './tables.js'
+
+export interface TransactionOptions<T> {
+  /** PostgreSQL: the transactions committed together share this key (the tenant of a mutation). */
+  group?: string
+  /**
+   * Runs after the work of every transaction committing together, before the commit, once for all of them that
+   * share this function, with the results of those that succeeded; when it throws, none of them commits.
+   */
+  finish?: (tx: Kysely<Tables>, results: T[]) => Promise<void>
+}
+
+/** One transaction waiting to commit with others in a group. */
+export interface Member {
+  work: (tx: Kysely<Tables>) => Promise<unknown>
+  finish: TransactionOptions<unknown>['finish']
+  resolve(value: unknown): void
+  reject(err: unknown): void
+}
+
+/** How a database isolates one member of a group from the others. */
+export interface MemberSavepoints {
+  begin(): Promise<void> | void
+  release(): Promise<void> | void
+  /** Undoes the member's changes (rollback to its savepoint) and releases the savepoint. */
+  rollback(): Promise<void> | void
+  /** True when the failure ended the whole transaction, not just the member. */
+  endsGroup(err: unknown): boolean
+  /** True when the member is to be tried again in a later group instead of failing (it waited on a member of another group). */
+  retryLater?(member: Member, err: unknown): boolean
+}
+
+/**
+ * Runs a group's members one after another in the open transaction, each in a savepoint of its own (a member alone
+ * needs none: its failure is the transaction's), then each finishing step once with the results of the members
+ * that share it. Members that fail are answered here; the others' results are returned, to be answered once the
+ * caller has committed. Throws when the group as a whole fails: the caller rolls back and fails every member.
+ *
+ * Written here because neither driver groups transactions; SQLite and PostgreSQL share this part of it.
+ */
+export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints): Promise<[Member, unknown][]> {
+  const done: [Member, unknown][] = []
+  if (members.length === 1) done.push([members[0], await members[0].work(tx)])
+  else {
+    for (const member of members) {
+      await savepoints.begin()
+      try {
+        done.push([member, await member.work(tx)])
+        await savepoints.release()
+      } catch (err) {
+        if (savepoints.endsGroup(err)) throw err
+        await savepoints.rollback()
+        if (!savepoints.retryLater?.(member, err)) member.reject(err)
+      }
+    }
+  }
+  const finishing = new Map<NonNullable<Member['finish']>, unknown[]>()
+  for (const [member, value] of done) {
+    if (!member.finish) continue
+    const values = finishing.get(member.finish)
+    if (values) values.push(value)
+    else finishing.set(member.finish, [value])
+  }
+  for (const [finish, values] of finishing) await finish(tx, values)
+  return done
+}

@@ -1,0 +1,146 @@
+import { type Kysely, sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { createDatabase, type Database } from '../src/db/create-db.js'
+import { freshDatabase, POSTGRES_URL, type TestDatabase } from './helpers/harness.js'
+
+// On PostgreSQL, transactions of the same group (a tenant's mutations) that start together commit together, each
+// in a savepoint of its own. What must hold: each is answered only once it is committed, one that fails is rolled
+// back alone, the finishing step sees exactly the members that succeeded, and a deadlock between two groups (which
+// separate transactions would not have had) costs a wait, not a failure.
+
+const suite = POSTGRES_URL ? describe : describe.skip
+suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
+  let fresh: TestDatabase
+  let database: Database
+  let other: pg.Client
+
+  beforeAll(async () => {
+    fresh = await freshDatabase('postgres')
+    database = createDatabase(fresh.env.DATABASE_URL)
+    await sql`create table notes (id integer primary key, body text not null unique)`.execute(database.db)
+    other = new pg.Client({ connectionString: fresh.env.DATABASE_URL })
+    await other.connect()
+  })
+  afterAll(async () => {
+    await other?.end()
+    await database?.close()
+    await fresh?.drop()
+  })
+  beforeEach(async () => {
+    await sql`delete from notes`.execute(database.db)
+  })
+
+  const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) => sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
+  /** What another connection sees committed. */
+  const committedIds = async () => (await other.query<{ id: number }>('select id from notes order by id')).rows.map((r) => r.id)
+
+  it('commits transactions of one group started together as one, answering each once another connection sees it', async () => {
+    const seenBySecond: number[][] = []
+    const first = database.transaction(async (tx) => {
+      await insert(tx, 1)
+      return 'first'
+    }, { group: 'acme' })
+    const second = database.transaction(async (tx) => {
+      await insert(tx, 2)
+      seenBySecond.push(await committedIds())
+      return 'second'
+    }, { group: 'acme' })
+    expect(await first).toBe('first')
+    expect(await committedIds()).toEqual([1, 2])
+    expect(await second).toBe('second')
+    // The first one's row was written but not committed while the second ran: they shared one transaction.
+    expect(seenBySecond).toEqual([[]])
+  })
+
+  it('keeps other groups and ungrouped transactions apart', async () => {
+    const seen: number[][] = []
+    await Promise.all([
+      database.transaction((tx) => insert(tx, 1), { group: 'acme' }),
+      database.transaction(async (tx) => {
+        await insert(tx, 2)
+        // Its own transaction, on another connection: it waits for nothing of the others to commit.
+        await new Promise((r) => setTimeout(r, 100))
+        seen.push(await committedIds())
+      }, { group: 'globex' }),
+    ])
+    expect(seen[0]).toContain(1)
+    await Promise.all([database.transaction((tx) => insert(tx, 3)), database.transaction((tx) => insert(tx, 4))])
+    expect(await committedIds()).toEqual([1, 2, 3, 4])
+  })
+
+  it('rolls back a failing member alone: the others commit, it rejects with its own error', async () => {
+    const results = await Promise.allSettled([
+      database.transaction((tx) => insert(tx, 1, 'same'), { group: 'acme' }),
+      database.transaction(async (tx) => {
+        await insert(tx, 2)
+        await insert(tx, 3, 'same')
+      }, { group: 'acme' }),
+      database.transaction(async (tx) => {
+        await insert(tx, 4)
+        throw new Error('changed its mind')
+      }, { group: 'acme' }),
+      database.transaction((tx) => insert(tx, 5), { group: 'acme' }),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
+    expect((results[1] as PromiseRejectedResult).reason.code).toBe('23505')
+    expect((results[2] as PromiseRejectedResult).reason.message).toBe('changed its mind')
+    expect(await committedIds()).toEqual([1, 5])
+  })
+
+  it('finishes once with the results of the members that succeeded, before the commit; a failing finish commits none', async () => {
+    const finished: number[][] = []
+    const finish = async (tx: Kysely<any>, ids: number[]) => {
+      finished.push(ids)
+      await insert(tx, 100 + ids.length)
+    }
+    const members = [1, 2, 3].map((id) =>
+      database.transaction(async (tx) => {
+        if (id === 2) throw new Error('no')
+        await insert(tx, id)
+        return id
+      }, { group: 'acme', finish }),
+    )
+    await Promise.allSettled(members)
+    expect(finished).toEqual([[1, 3]])
+    expect(await committedIds()).toEqual([1, 3, 102])
+
+    const failing = async () => {
+      throw new Error('the audit log is unreachable')
+    }
+    const results = await Promise.allSettled([4, 5].map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme', finish: failing })))
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
+    expect(await committedIds()).toEqual([1, 3, 102])
+  })
+
+  it('commits every member of a burst larger than a group', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => i + 1)
+    await Promise.all(ids.map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme' })))
+    expect(await committedIds()).toEqual(ids)
+  })
+
+  it('tries a member again in a later group when two groups lock the same rows in crossing order', async () => {
+    await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
+    const touch = (tx: Kysely<any>, id: number, by: string) => sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)
+    const pause = (tx: Kysely<any>) => sql`select pg_sleep(0.2)`.execute(tx)
+    // Group A locks row 1 then wants row 2; group B locks row 2 then wants row 1.
+    const a = [
+      database.transaction(async (tx) => {
+        await touch(tx, 1, 'a')
+        await pause(tx)
+      }, { group: 'a' }),
+      database.transaction((tx) => touch(tx, 2, 'a'), { group: 'a' }),
+    ]
+    const b = [
+      database.transaction(async (tx) => {
+        await touch(tx, 2, 'b')
+        await pause(tx)
+      }, { group: 'b' }),
+      database.transaction((tx) => touch(tx, 1, 'b'), { group: 'b' }),
+    ]
+    const results = await Promise.allSettled([...a, ...b])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'])
+    const rows = (await other.query<{ id: number; body: string }>('select id, body from notes order by id')).rows
+    expect(rows.map((r) => [...r.body].sort().join(''))).toEqual(['abx', 'aby'])
+  }, 15_000)
+})
