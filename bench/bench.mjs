@@ -91,7 +91,9 @@ const run = async (name, options, status, short, pid = service.pid) => {
   const result = await load(name, { ...common, ...options }, status)
   result.cpu_us_per_request = Math.round(((processCpuMs(pid) - cpuAtStart) * 1000) / result.total)
   runs.push(result)
-  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
+  // The service's peak RSS so far: which line's load grows its memory.
+  const peak = pid === service.pid ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
+  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
   return result
 }
 
