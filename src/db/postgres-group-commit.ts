@@ -31,16 +31,18 @@ const DEADLOCK_DETECTED = '40P01'
 
 /**
  * PostgreSQL transactions of the same group (a tenant's mutations) that start in the same turn of the event loop,
- * committed together on one pooled connection; transactions without a group run alone. A tenant's mutations all
- * end by appending to its audit chain, whose head row stays locked from that append to the commit: with one
- * append per transaction, the tenant's writes took turns holding it for two round trips and a commit each (a
- * create storm on one tenant ran at ~350 a second with the service idle 70 % of the time). Together, a group
- * holds it once for all of its members, whose audit records the `finish` step appends in one statement.
+ * or while GROUPS_IN_FLIGHT of the group's are under way, committed together on one pooled connection; transactions
+ * without a group run alone. A tenant's mutations all end by appending to its audit chain, whose head row stays
+ * locked from that append to the commit: with one append per transaction, the tenant's writes took turns holding
+ * it for two round trips and a commit each (a create storm on one tenant ran at ~350 a second with the service
+ * idle 70 % of the time). Together, a group holds it once for all of its members, whose audit records the `finish`
+ * step appends in one statement.
  *
  * Each member runs in a savepoint of its own, so one that fails is rolled back alone, and is answered only once
  * the group has committed. Members of two groups may lock the same rows in crossing order, which alone they would
- * not have: PostgreSQL breaks such a deadlock by failing one statement, and that member is rolled back to its
- * savepoint and tried again in a later group, after the one it waited for has committed.
+ * not have: PostgreSQL breaks such a deadlock by failing one statement (after its deadlock_timeout, 1 s by
+ * default), and that member is rolled back to its savepoint and tried again in a later group, after the one it
+ * waited for has committed.
  *
  * Written here because node-postgres has no group commit of its own.
  */
