@@ -119,6 +119,29 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toEqual(ids)
   })
 
+  it("holds at most four connections for one group's burst, leaving the pool to the others", async () => {
+    let busiest = 0
+    const sampler = setInterval(() => {
+      const stats = database.poolStats()!
+      busiest = Math.max(busiest, stats.total - stats.idle)
+    }, 1)
+    const finished: string[] = []
+    const burst = Array.from({ length: 120 }, (_, i) =>
+      database.transaction(async (tx) => {
+        await sql`select pg_sleep(0.002)`.execute(tx)
+        await insert(tx, i + 1)
+      }, { group: 'acme' }).then(() => finished.push('acme')),
+    )
+    await new Promise((r) => setTimeout(r, 20))
+    const other = database.transaction((tx) => insert(tx, 1000), { group: 'globex' }).then(() => finished.push('globex'))
+    await Promise.all([...burst, other])
+    clearInterval(sampler)
+    expect(busiest).toBeLessThanOrEqual(4 + 1)
+    // Another tenant's write went through while the burst was still under way.
+    expect(finished.indexOf('globex')).toBeLessThan(finished.length - 1)
+    expect(await committedIds()).toHaveLength(121)
+  })
+
   it('tries a member again in a later group when two groups lock the same rows in crossing order', async () => {
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
     const touch = (tx: Kysely<any>, id: number, by: string) => sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)
