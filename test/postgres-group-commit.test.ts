@@ -142,6 +142,26 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toHaveLength(121)
   })
 
+  it("fails a write with PostgreSQL's busy code once it has waited 2 s for its group's share of connections", async () => {
+    // Four groups under way (one each, started in turns of their own), each busy for 2.4 s in two statements (one
+    // statement may take 2 s at most): a fifth waits.
+    const busy: Promise<unknown>[] = []
+    for (let i = 0; i < 4; i++) {
+      busy.push(database.transaction(async (tx) => {
+        await sql`select pg_sleep(1.2)`.execute(tx)
+        await sql`select pg_sleep(1.2)`.execute(tx)
+      }, { group: 'acme' }))
+      await new Promise((r) => setImmediate(r))
+    }
+    const waiting = database.transaction((tx) => insert(tx, 1), { group: 'acme' })
+    await expect(waiting).rejects.toMatchObject({ code: '53300' })
+    await Promise.all(busy)
+    expect(await committedIds()).toEqual([])
+    // Nothing is left waiting: the next write goes through at once.
+    await database.transaction((tx) => insert(tx, 2), { group: 'acme' })
+    expect(await committedIds()).toEqual([2])
+  }, 15_000)
+
   it('tries a member again in a later group when two groups lock the same rows in crossing order', async () => {
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
     const touch = (tx: Kysely<any>, id: number, by: string) => sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)

@@ -6,6 +6,7 @@ type Work<T> = (tx: Kysely<Tables>) => Promise<T>
 
 interface Job extends Member {
   group: string | undefined
+  queuedAt: number
   /** Times a deadlock with another group has sent it back to the queue. */
   retries: number
 }
@@ -25,6 +26,11 @@ const MAX_GROUP = 16
  * the chain head, and the wait is what makes the groups of a steady stream of writes large.
  */
 const GROUPS_IN_FLIGHT = 4
+/**
+ * The longest a job waits for its group to start, as long as the pool lets a request wait for a free connection:
+ * a tenant whose writes come faster than its share of connections can take them gets 503s, not ever longer waits.
+ */
+const QUEUE_TIMEOUT_MS = 2000
 /** A member a deadlock took out of its group waits for a later group this many times, then fails as before. */
 const DEADLOCK_RETRIES = 3
 const DEADLOCK_DETECTED = '40P01'
@@ -84,6 +90,7 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
       const job = member as Job
       if ((err as { code?: unknown } | null)?.code !== DEADLOCK_DETECTED || job.retries >= DEADLOCK_RETRIES) return false
       job.retries += 1
+      job.queuedAt = Date.now()
       later.push(job)
       return true
     },
@@ -93,6 +100,8 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
     const state = queues.get(group)
     if (!state) return
     state.scheduled = false
+    const now = Date.now()
+    while (state.queue.length > 0 && now - state.queue[0].queuedAt > QUEUE_TIMEOUT_MS) state.queue.shift()!.reject(queueTimeout())
     while (state.running < GROUPS_IN_FLIGHT && state.queue.length > 0) {
       state.running += 1
       void runGroup(state.queue.splice(0, MAX_GROUP)).finally(() => {
@@ -120,6 +129,9 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
 
   return <T>(work: Work<T>, options?: TransactionOptions<T>) =>
     new Promise<T>((resolve, reject) => {
-      enqueue({ work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject, group: options?.group, retries: 0 })
+      enqueue({ work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject, group: options?.group, queuedAt: Date.now(), retries: 0 })
     })
 }
+
+/** PostgreSQL's "too many connections" code: the service answers 503 for it, as when the pool has none free. */
+const queueTimeout = () => Object.assign(new Error(`writes of this group waited over ${QUEUE_TIMEOUT_MS} ms for a connection`), { code: '53300' })
