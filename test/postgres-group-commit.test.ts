@@ -166,21 +166,17 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
     const touch = (tx: Kysely<any>, id: number, by: string) => sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)
     const pause = (tx: Kysely<any>) => sql`select pg_sleep(0.2)`.execute(tx)
-    // Group A locks row 1 then wants row 2; group B locks row 2 then wants row 1.
-    const a = [
+    // A group whose first member locks one row and holds it while the second member wants the other.
+    const crossing = (group: string, first: number, second: number) => [
       database.transaction(async (tx) => {
-        await touch(tx, 1, 'a')
+        await touch(tx, first, group)
         await pause(tx)
-      }, { group: 'a' }),
-      database.transaction((tx) => touch(tx, 2, 'a'), { group: 'a' }),
+      }, { group }),
+      database.transaction((tx) => touch(tx, second, group), { group }),
     ]
-    const b = [
-      database.transaction(async (tx) => {
-        await touch(tx, 2, 'b')
-        await pause(tx)
-      }, { group: 'b' }),
-      database.transaction((tx) => touch(tx, 1, 'b'), { group: 'b' }),
-    ]
+    // Group a locks row 1 then wants row 2; group b locks row 2 then wants row 1.
+    const a = crossing('a', 1, 2)
+    const b = crossing('b', 2, 1)
     const results = await Promise.allSettled([...a, ...b])
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled'])
     const rows = (await other.query<{ id: number; body: string }>('select id, body from notes order by id')).rows

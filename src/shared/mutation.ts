@@ -142,7 +142,7 @@ interface AuditStatements {
   appendWithHead(count: number): CompiledQuery
 }
 
-/** Mutations' record counts whose PostgreSQL statement is kept compiled; larger ones are compiled each time. */
+/** A group's record counts (per tenant) whose PostgreSQL statement is kept compiled; larger ones are compiled each time. */
 const KEPT_COUNTS = 32
 const compiledAudit = new WeakMap<Database, AuditStatements>()
 
