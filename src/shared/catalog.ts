@@ -122,6 +122,20 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
 
   const decorate = (conn: Tx, tenantId: string, items: Item[]) => decorateItems(spec, conn, tenantId, items)
 
+  // A family the database renders reads the record's item with the row it locks: the item before a change then
+  // costs no decoration queries (owner name, custom field values, questionnaire ids), a third of a PATCH's work.
+  const itemSql = 'json' in spec ? renderedItem(database, spec as JsonCatalogSpec<Row, Item, Create, Update, Query>) : null
+  const lockWithItem = async (tx: Tx, tenantId: string, id: string): Promise<{ current: Row; before: Item } | undefined> => {
+    if (!itemSql) {
+      const current = await lock(tx, tenantId, id)
+      return current && { current, before: (await decorate(tx, tenantId, [spec.toItem(current)]))[0] }
+    }
+    const read = (await forChange(tx, select(tx, tenantId, id).select(itemSql)).executeTakeFirst()) as (Row & { item: string }) | undefined
+    if (!read) return undefined
+    const { item, ...current } = read
+    return { current: current as unknown as Row, before: JSON.parse(item) as Item }
+  }
+
   const auditOf = (action: string, row: { id: string; name?: string | null; email?: string }): AuditEntry => ({
     action: `${spec.resourceType}.${action}`,
     resourceType: spec.resourceType,
@@ -183,10 +197,10 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     async update(ctx, id, input) {
       return guarded(ctx, input, () =>
         runMutation(database, ctx, async (tx) => {
-          const current = await lock(tx, ctx.tenantId, id)
-          if (!current) throw notFound(spec.label, id)
+          const locked = await lockWithItem(tx, ctx.tenantId, id)
+          if (!locked) throw notFound(spec.label, id)
+          const { current, before } = locked
           const governed = input as GovernedInput
-          const [before] = await decorate(tx, ctx.tenantId, [spec.toItem(current)])
           const columns = { ...(await spec.update(input, current, tx, ctx)), ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))) }
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false) : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
@@ -236,8 +250,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
 ) {
   const { db, dialect } = database
   const type = spec.resourceType
-  // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
-  const item = sql.raw<string>(itemJson(spec.json, spec.table, dialect).compile(db).sql).as('item')
+  const item = renderedItem(database, spec)
   const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
   const getQuery = database.prepared(rendered.where('id', '=', '').compile())
   // Any number of ids in one parameter, so that one statement text (prepared once) serves every batch.
@@ -302,6 +315,12 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
     /** The JSON text getJson sends for each of `ids` that exists, by id (webhook events read a batch's records at once). */
     getJsonMany: async (ctx: Ctx, ids: string[]): Promise<Map<string, string>> => new Map([...(await render(ctx, ids, null))].map(([id, text]) => [id, text.json])),
   }
+}
+
+/** The family's item as JSON text, selected `as item`. */
+function renderedItem(database: Database, spec: JsonCatalogSpec<any, any, any, any, any>) {
+  // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
+  return sql.raw<string>(itemJson(spec.json, spec.table, database.dialect).compile(database.db).sql).as('item')
 }
 
 interface Decoration<Item> {
