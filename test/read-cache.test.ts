@@ -137,10 +137,11 @@ describeEachDialect('ETags and the read cache', (dialect) => {
 })
 
 describe('shared reads of the chain head', () => {
-  /** A read that answers when told to, numbered in the order reads began. */
+  /** A read of several keys that answers when told to (each key with its name and the given state), numbered in the order reads began. */
   function controlledReads() {
-    const begun: { key: string; answer: (v: string) => void; fail: (e: Error) => void }[] = []
-    const read = (key: string) => new Promise<string>((answer, fail) => begun.push({ key, answer, fail }))
+    const begun: { keys: string[]; answer: (state: string) => void; fail: (e: Error) => void }[] = []
+    const read = (keys: string[]) =>
+      new Promise<Map<string, string>>((answer, fail) => begun.push({ keys, answer: (state) => answer(new Map(keys.map((k) => [k, `${k} ${state}`]))), fail }))
     return { begun, read: sharedReads(read) }
   }
   const settle = () => new Promise((r) => setImmediate(r))
@@ -152,35 +153,40 @@ describe('shared reads of the chain head', () => {
     const third = read('acme')
     expect(begun).toHaveLength(1)
     begun[0].answer('state 1')
-    expect(await first).toBe('state 1')
+    expect(await first).toBe('acme state 1')
     await settle()
-    expect(begun).toHaveLength(2)
+    expect(begun.map((b) => b.keys)).toEqual([['acme'], ['acme']])
     const fourth = read('acme')
     begun[1].answer('state 2')
-    expect([await second, await third]).toEqual(['state 2', 'state 2'])
+    expect([await second, await third]).toEqual(['acme state 2', 'acme state 2'])
     await settle()
     expect(begun).toHaveLength(3)
     begun[2].answer('state 3')
-    expect(await fourth).toBe('state 3')
+    expect(await fourth).toBe('acme state 3')
   })
 
-  it('keeps keys apart, and a failed read does not fail the requests waiting for the next', async () => {
+  it('reads the keys of everyone who arrived during a read in one read, and a failed read fails only its own requests', async () => {
     const { begun, read } = controlledReads()
     const acme = read('acme')
     const globex = read('globex')
-    expect(begun.map((b) => b.key)).toEqual(['acme', 'globex'])
-    const waiting = read('acme')
+    const initech = read('initech')
+    const acmeAgain = read('acme')
+    expect(begun.map((b) => b.keys)).toEqual([['acme']])
     begun[0].fail(new Error('connection lost'))
     await expect(acme).rejects.toThrow('connection lost')
     await settle()
-    begun[2].answer('after the failure')
-    begun[1].answer('globex state')
-    expect(await waiting).toBe('after the failure')
-    expect(await globex).toBe('globex state')
+    expect(begun.map((b) => b.keys)).toEqual([['acme'], ['globex', 'initech', 'acme']])
+    begun[1].answer('after the failure')
+    expect([await globex, await initech, await acmeAgain]).toEqual(['globex after the failure', 'initech after the failure', 'acme after the failure'])
     await settle()
-    const later = read('acme')
-    expect(begun).toHaveLength(4)
-    begun[3].answer('fresh')
-    expect(await later).toBe('fresh')
+    const later = read('globex')
+    expect(begun).toHaveLength(3)
+    begun[2].answer('fresh')
+    expect(await later).toBe('globex fresh')
+  })
+
+  it('answers undefined for a key the read did not find', async () => {
+    const read = sharedReads(async (keys: string[]) => new Map(keys.filter((k) => k !== 'gone').map((k) => [k, k])))
+    expect(await Promise.all([read('acme'), read('gone')])).toEqual(['acme', undefined])
   })
 })

@@ -1,4 +1,5 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { anyOf, anyOfValue } from '../db/any-of.js'
 import type { Database, DialectName } from '../db/create-db.js'
 import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
@@ -254,14 +255,13 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
   const getQuery = database.prepared(rendered.where('id', '=', '').compile())
   // Any number of ids in one parameter, so that one statement text (prepared once) serves every batch.
-  const anyId = dialect === 'sqlite' ? sql<boolean>`${sql.ref(`${spec.table}.id`)} in (select value from json_each(${''}))` : sql<boolean>`${sql.ref(`${spec.table}.id`)} = any(${''})`
-  const someQuery = database.prepared(rendered.where(anyId).compile())
+  const someQuery = database.prepared(rendered.where(anyOf(dialect, `${spec.table}.id`)).compile())
   type Rendered = { id: string; updated_at: string; item: string }
   itemCache?.keepPagesAcross(type, spec.unlisted)
 
   /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
   const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, ItemText>> => {
-    const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, dialect === 'sqlite' ? JSON.stringify(ids) : ids] })
+    const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, anyOfValue(dialect, ids)] })
     const rendered = new Map(rows.map((row) => [row.id, itemText(row.item)]))
     if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, rendered.get(row.id)!)
     return rendered
