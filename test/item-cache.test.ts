@@ -1,5 +1,5 @@
-import { sql } from 'kysely'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { type CompiledQuery, sql } from 'kysely'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 /**
@@ -150,5 +150,22 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     // Sanity of the premise: the records' audit trail is what the second instance learns from.
     const { rows } = await sql<{ n: number }>`select count(*) as n from audit_logs where tenant_id = 'acme' and resource_type = 'vendor'`.execute(a.deps.database.db)
     expect(Number(rows[0].n)).toBeGreaterThan(210)
+  })
+
+  it('reads what changed once for all the requests that find the head moved by a write', async () => {
+    const id = (await post('/vendors', { name: 'Watched vendor' })).id
+    await readEverywhere('/vendors', [id])
+    await write({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'moved once' } })
+    // As requests come: each with the head the read cache read for it.
+    const { audit_seq: head } = await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()
+    const queries = vi.spyOn(b.deps.database.db, 'executeQuery')
+    try {
+      const views = await Promise.all(Array.from({ length: 5 }, () => b.deps.itemCache!.view('acme', head)))
+      expect(queries.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('audit_logs'))).toHaveLength(1)
+      expect(new Set(views.map((view) => view.seq)).size).toBe(1)
+    } finally {
+      queries.mockRestore()
+    }
+    expect((await readEverywhere('/vendors', [id]))[0].description).toBe('moved once')
   })
 })

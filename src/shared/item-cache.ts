@@ -20,6 +20,8 @@ interface TenantState {
   seq: number
   epoch: number
   lists: number
+  /** The read of changes under way, and the head it reads up to: requests wanting no later head share it. */
+  catchingUp?: { to: number; done: Promise<void> }
 }
 
 /** What one request may read and file: the tenant's state when it looked. */
@@ -111,18 +113,34 @@ export class ItemCache {
       state = { seq: head, epoch, lists: epoch }
       this.tenants.set(tenantId, state)
     } else if (state.seq < head) {
-      const from = state.seq
-      const { rows } = await this.database.db.executeQuery<Change>({ ...this.deltaQuery, parameters: [tenantId, from, head] })
-      // Another request may have moved the state on meanwhile; the changes read still cover the rest of the way.
-      if (state.seq < head) {
-        const everything = rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
-        if (everything) state.epoch = ++this.epochs
-        else for (const r of rows) this.forget(tenantId, r.resource_type, r.resource_id!)
-        if (everything || !rows.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
-        state.seq = head
-      }
+      await this.catchUp(tenantId, state, head)
     }
     return { tenantId, state, seq: state.seq, epoch: state.epoch, lists: state.lists }
+  }
+
+  /**
+   * Forgets what changed up to `head`. The requests that find the tenant's head moved by a write all want the same
+   * changes: the first reads them, the others wait for that read (one query per write, not one per request).
+   */
+  private catchUp(tenantId: string, state: TenantState, head: number): Promise<void> {
+    const underWay = state.catchingUp
+    if (underWay && underWay.to >= head) return underWay.done
+    const done = this.readChanges(tenantId, state, head).finally(() => {
+      if (state.catchingUp?.done === done) state.catchingUp = undefined
+    })
+    state.catchingUp = { to: head, done }
+    return done
+  }
+
+  private async readChanges(tenantId: string, state: TenantState, head: number): Promise<void> {
+    const { rows } = await this.database.db.executeQuery<Change>({ ...this.deltaQuery, parameters: [tenantId, state.seq, head] })
+    // Another request may have moved the state on meanwhile; the changes read still cover the rest of the way.
+    if (state.seq >= head) return
+    const everything = rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
+    if (everything) state.epoch = ++this.epochs
+    else for (const r of rows) this.forget(tenantId, r.resource_type, r.resource_id!)
+    if (everything || !rows.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
+    state.seq = head
   }
 
   /** Declares the family's fields that no list filter, search or sort reads: updates of only these keep list pages. */
