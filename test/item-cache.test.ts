@@ -152,6 +152,29 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     expect(Number(rows[0].n)).toBeGreaterThan(210)
   })
 
+  it('sends a kept page again only while every record on it is unchanged', async () => {
+    const owner = await post('/users', { email: 'body@example.com', name: 'Body owner' })
+    const ids: string[] = []
+    for (let i = 0; i < 3; i++) ids.push((await post('/use_cases', { name: `Body ${i}`, owner: { owner_id: owner.id } })).id)
+    const url = `/use_cases?owner_id=${owner.id}&page_limit=2`
+    const page = async () => {
+      const bodies = await Promise.all([a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).body))
+      expect(bodies[0]).toBe(bodies[2])
+      expect(bodies[1]).toBe(bodies[2])
+      return JSON.parse(bodies[0]).items as { id: string; description: string | null; owner: { name: string } }[]
+    }
+    const first = await page()
+    expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2))
+    // A record that is not on the page: the page as it was.
+    await write({ method: 'PATCH', url: `/use_cases/${ids[2]}`, payload: { description: 'elsewhere' } })
+    expect(await page()).toEqual(first)
+    // One of its records, then what every record shows (the owner's name): the page with the change.
+    await write({ method: 'PATCH', url: `/use_cases/${ids[1]}`, payload: { description: 'on the page' } })
+    expect((await page()).map((r) => r.description)).toEqual([null, 'on the page'])
+    await write({ method: 'PATCH', url: `/users/${owner.id}`, payload: { name: 'Renamed body owner' } })
+    expect((await page()).map((r) => r.owner.name)).toEqual(['Renamed body owner', 'Renamed body owner'])
+  })
+
   it('reads what changed once for all the requests that find the head moved by a write', async () => {
     const id = (await post('/vendors', { name: 'Watched vendor' })).id
     await readEverywhere('/vendors', [id])

@@ -14,7 +14,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
-import type { ItemCache, ItemView, PageIds } from './item-cache.js'
+import type { ItemCache, ItemView, PageBody, PageIds } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
@@ -280,7 +280,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const view = await itemCache.view(ctx.tenantId, ctx.readAt)
       // Sorted by updated_at, every update moves its record: those pages are never kept.
       const pageKey = ks.column === 'updated_at' ? null : JSON.stringify(query)
-      let page: PageIds | undefined = pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
+      let page: (PageIds & { body?: PageBody }) | undefined = pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
       // The versions the list query read, when it ran: a kept page and kept items are both current in the view.
       let versions: string[] | undefined
       if (!page) {
@@ -291,14 +291,17 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
         versions = read.items.map((row) => row.updated_at)
         if (pageKey !== null) itemCache.putPage(view, type, pageKey, page)
       }
-      const { ids } = page
+      const { ids, body } = page
       // Kept only if rendered from the version the list read: a page never mixes a record's order and older content.
       const kept = ids.map((id, i) => itemCache.get(view, type, id, versions?.[i]))
+      if (body && kept.every((text, i) => text === body.texts[i])) return body.bytes
       const missing = ids.filter((_id, i) => kept[i] === undefined)
       const fresh = missing.length > 0 ? await render(ctx, missing, view) : undefined
       // A record deleted between the two statements is left out, as a list after the delete would.
       const items = ids.flatMap((id, i) => kept[i] ?? fresh!.get(id) ?? [])
-      return pageBody(items, page.pagination)
+      const bytes = pageBody(items, page.pagination)
+      if (pageKey !== null && items.length === ids.length) itemCache.putPageBody(view, type, pageKey, page, { texts: items, bytes })
+      return bytes
     },
 
     async getJson(ctx: Ctx, id: string): Promise<Buffer> {

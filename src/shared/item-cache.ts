@@ -47,8 +47,15 @@ interface Entry {
   epoch: number
 }
 
+/** A page as it was last sent: its bytes, and the kept renderings of its records they were built from. */
+export interface PageBody {
+  texts: ItemText[]
+  bytes: Buffer
+}
+
 interface PageEntry extends PageIds {
   lists: number
+  body?: PageBody
 }
 
 /**
@@ -148,10 +155,24 @@ export class ItemCache {
     this.unlisted.set(type, new Set(unlisted))
   }
 
-  /** The page's ids if kept and current in this view. */
-  getPage(view: ItemView, type: string, query: string): PageIds | undefined {
+  /** The page's ids (and its bytes as last sent, if any) if kept and current in this view. */
+  getPage(view: ItemView, type: string, query: string): (PageIds & { body?: PageBody }) | undefined {
     const entry = this.pages.get(pageKey(view.tenantId, type, query))
     return entry?.lists === view.lists ? entry : undefined
+  }
+
+  /**
+   * Keeps the bytes of a kept page, built from these kept renderings of its records: while every record of the page
+   * is kept as that very rendering, the page is sent as those bytes again. A write of the tenant empties its read
+   * cache, but changes few records: most pages are then sent as they were, without being built again.
+   */
+  putPageBody(view: ItemView, type: string, query: string, page: PageIds, body: PageBody): void {
+    const key = pageKey(view.tenantId, type, query)
+    const entry = this.pages.peek(key)
+    // Only onto the page these records were listed for (a page put since is another entry).
+    if (!this.unchangedSince(view) || entry?.ids !== page.ids) return
+    // Set anew so that the page's size counts its bytes.
+    this.pages.set(key, { ...entry!, body })
   }
 
   /** Files a page read after the view was taken, unless the tenant's state has moved since. */
@@ -204,4 +225,5 @@ interface Change {
 }
 
 const pageKey = (tenantId: string, type: string, query: string) => `${tenantId} ${type} ${query}`
-const pageSize = (page: PageEntry, key: string) => page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0))
+const pageSize = (page: PageEntry, key: string) =>
+  page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0) + (page.body?.bytes.length ?? 0))
