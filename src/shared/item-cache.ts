@@ -93,9 +93,10 @@ export class ItemCache {
     private readonly database: Database,
     maxBytes: number,
   ) {
-    this.items = new LRUCache<string, Entry>({ maxSize: maxBytes, ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.text.json.length + e.updatedAt.length + 96 })
-    // Pages are small (50 ids): an eighth of the memory keeps thousands.
-    this.pages = new LRUCache<string, PageEntry>({ maxSize: Math.max(1, Math.floor(maxBytes / 8)), ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
+    // A quarter of the memory for pages: their ids are small (thousands fit), and the bytes of pages sent are kept.
+    const pagesBytes = Math.max(1, Math.floor(maxBytes / 4))
+    this.items = new LRUCache<string, Entry>({ maxSize: Math.max(1, maxBytes - pagesBytes), ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.text.json.length + e.updatedAt.length + 96 })
+    this.pages = new LRUCache<string, PageEntry>({ maxSize: pagesBytes, ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
     const { db } = database
     this.headQuery = db.selectFrom('tenants').select('audit_seq').where('id', '=', '').compile()
     this.deltaQuery = database.prepared(
@@ -225,5 +226,6 @@ interface Change {
 }
 
 const pageKey = (tenantId: string, type: string, query: string) => `${tenantId} ${type} ${query}`
+// A page's bytes count twice: the texts they were built from stay with them, even once the items are dropped.
 const pageSize = (page: PageEntry, key: string) =>
-  page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0) + (page.body?.bytes.length ?? 0))
+  page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0) + 2 * (page.body?.bytes.length ?? 0))

@@ -140,6 +140,7 @@ export function sharedReads<T>(readMany: (keys: string[]) => Promise<Map<string,
     return next.read.then((found) => found.get(key))
   }
 }
+
 /** RFC 9110 §13.1.2: `*`, or a list of entity tags compared weakly (a W/ prefix matches too). */
 function ifNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
