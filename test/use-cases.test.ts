@@ -89,6 +89,20 @@ describeEachDialect('use cases', (dialect) => {
     expect(entry.request_id).toBeTruthy()
   })
 
+  it('records concurrent updates of one use case each against the one before it (never two from the same state)', async () => {
+    const uc = (await create({ name: 'Contended' })).json()
+    // Spread over several turns, so that they also run in concurrent transactions rather than in one group.
+    const updates = Array.from({ length: 24 }, (_, i) =>
+      new Promise((r) => setTimeout(r, i % 4)).then(() => write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { description: `version ${i}` } })),
+    )
+    expect((await Promise.all(updates)).map((res) => res.statusCode)).toEqual(updates.map(() => 200))
+    // In chain order: each record's created_at is read while the tenant's chain is held.
+    const entries = (await write({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}&action=use_case.updated&sort=created_at&page_limit=100` })).json().items as { changes: { description: [string | null, string] } }[]
+    const chain = entries.map((e) => e.changes.description)
+    expect(chain).toHaveLength(24)
+    chain.forEach(([before], i) => expect(before).toBe(i === 0 ? null : chain[i - 1][1]))
+  })
+
   it('filters by q, risk level and creation time, and sorts', async () => {
     const read = t.as('filters', 'write')
     const names = ['Alpha scoring', 'beta SCORING', 'Gamma chat', '100%_literal']

@@ -16,7 +16,7 @@ import {
 import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
-import { type AuditEntry, diff, forChange, runMutation, type Tx } from './mutation.js'
+import { type AuditEntry, diff, forChange, forChangeInMutation, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
@@ -135,12 +135,14 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
    * The row a change locks, and its item before the change: read together where the database renders the item, so
    * that it costs no decoration queries (owner name, custom field values, questionnaire ids), a third of a PATCH's work.
    */
+  // Compiled once and prepared: on PostgreSQL the rendered item costs more to plan than to run.
+  const lockedItem = itemSql && database.prepared(forChangeInMutation(database.dialect, select(db, '', '').select(itemSql)).compile())
   const lockWithItem = async (tx: Tx, tenantId: string, id: string): Promise<{ current: Row; before: Item } | undefined> => {
-    if (!itemSql) {
+    if (!lockedItem) {
       const current = await lock(tx, tenantId, id)
       return current && { current, before: (await decorate(tx, tenantId, [spec.toItem(current)]))[0] }
     }
-    const read = (await forChange(tx, select(tx, tenantId, id).select(itemSql)).executeTakeFirst()) as (Row & { item: string }) | undefined
+    const [read] = (await tx.executeQuery<Row & { item: string }>({ ...lockedItem, parameters: [tenantId, id] })).rows
     if (!read) return undefined
     const { item, ...current } = read
     return { current: current as unknown as Row, before: JSON.parse(item) as Item }

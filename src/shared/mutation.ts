@@ -1,5 +1,5 @@
 import type { CompiledQuery, Kysely } from 'kysely'
-import type { Database } from '../db/create-db.js'
+import type { Database, DialectName } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import { type AuditKeys, auditHash } from './audit-chain.js'
 import type { Ctx } from './context.js'
@@ -40,6 +40,11 @@ const lockingTransactions = new WeakSet<object>()
  */
 export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: Q): Q {
   return lockingTransactions.has(db) ? query.forNoKeyUpdate() : query
+}
+
+/** A read compiled once, to run only inside mutations: it locks its rows where forChange would there. */
+export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: DialectName, query: Q): Q {
+  return dialect === 'postgres' ? query.forNoKeyUpdate() : query
 }
 
 /**
