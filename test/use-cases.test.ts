@@ -108,6 +108,9 @@ describeEachDialect('use cases', (dialect) => {
     const names = ['Alpha scoring', 'beta SCORING', 'Gamma chat', '100%_literal']
     const made = []
     for (const [i, name] of names.entries()) {
+      // Created in different milliseconds (created_at's resolution), as the creation-time filters below assume:
+      // two creates in a row can otherwise share one.
+      if (i > 0) await new Promise((r) => setTimeout(r, 2))
       made.push((await read({ method: 'POST', url: '/use_cases', payload: { name, risk_category_level: i % 2 ? 'high' : 'low' } })).json())
     }
     const list = async (query: string) => (await read({ method: 'GET', url: `/use_cases?${query}` })).json().items.map((u: { name: string }) => u.name)
