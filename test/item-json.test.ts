@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { systemCtx } from '../src/shared/context.js'
 import { createServices } from '../src/app.js'
+import { toAuditLog } from '../src/modules/audit-logs/audit-logs.service.js'
+import { dispatchStatements } from '../src/modules/webhooks/webhooks.repo.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 // The governed families' GETs send JSON the database renders; their writes, MCP and events render items in
@@ -81,6 +83,18 @@ describeEachDialect('records rendered by the database', (dialect) => {
       for (const id of ids[family]) {
         expect(JSON.parse((await service.getJson(ctx, id)).toString()), `${family} ${id}`).toEqual(await service.get(ctx, id))
       }
+    }
+  })
+
+  it('renders every audit record as the audit log gives it, for events', async () => {
+    const rows = await t.deps.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', 'acme').orderBy('seq').execute()
+    const rendered = await dispatchStatements(t.deps.database).eventsAfter('acme', 0, rows.length)
+    expect(rendered.map((r) => r.id)).toEqual(rows.map((r) => r.id))
+    expect(rows.some((r) => r.metadata !== null) && rows.some((r) => r.changes?.includes('\\u2028') || r.changes?.includes('\u2028'))).toBe(true)
+    for (const [i, row] of rows.entries()) {
+      const { data, ...columns } = rendered[i]
+      expect(JSON.parse(data), row.id).toEqual(toAuditLog(row))
+      expect(columns).toEqual({ id: row.id, tenant_id: row.tenant_id, seq: row.seq, action: row.action, created_at: row.created_at, resource_type: row.resource_type, resource_id: row.resource_id })
     }
   })
 

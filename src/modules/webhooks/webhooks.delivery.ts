@@ -1,17 +1,16 @@
 import { isIP } from 'node:net'
-import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
-import type { AuditLogRow, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
+import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import { CoalescedRuns } from '../../shared/coalesced-runs.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
-import { toAuditLog } from '../audit-logs/audit-logs.service.js'
 import { decryptSecret, signWebhook } from './webhook-secrets.js'
 import { WebhookSender } from './webhook-sender.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
+import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
 /** Returns resources of one type as the JSON text of their GET, by id; those that are gone are left out. */
@@ -49,6 +48,8 @@ const CLAIM_BATCH = 128
  * them), so an endpoint's throughput is this many sends per event-loop delay: enough for hundreds of events a second.
  */
 export const PER_ENDPOINT = 64
+/** Deliveries of one endpoint in hand at most after a fan-out: as many as PER_ENDPOINT in flight and claim() allow. */
+const HELD_PER_ENDPOINT = 2 * PER_ENDPOINT + CLAIM_BATCH
 const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
@@ -56,11 +57,20 @@ const FIRST_BACKOFF_MS = 5000
 /** Decrypted signing secrets kept at most: a few per endpoint (current, previous), for many endpoints. */
 const SECRETS_KEPT = 1000
 
+/**
+ * A lease: the delivery is this instance's until then, and due again then should its attempt go unrecorded. Due
+ * only then, it leaves the range of due deliveries that claim() reads on every turn, which would otherwise pass
+ * over every delivery in flight.
+ */
+const leased = (until: string) => ({ lease_until: until, next_attempt_at: until })
+/** A lease given back: due at once, for any instance. */
+const released = () => ({ lease_until: null, next_attempt_at: now() })
+
 /** A claimed delivery, with what its send needs (read for the whole claimed batch at once). */
 interface Claimed {
   delivery: WebhookDeliveryRow
   endpoint: WebhookEndpointRow | undefined
-  record: AuditLogRow | undefined
+  record: EventRecord | undefined
   /** The claimed batch's resources as JSON text, by `tenant/type/id` (read for the whole batch at once). */
   resources: Map<string, string>
 }
@@ -126,12 +136,14 @@ export class WebhookDispatcher {
    * ciphertext, so it is never served a stale secret.
    */
   private readonly secrets = new Map<string, string>()
+  private readonly statements: ReturnType<typeof dispatchStatements>
 
   constructor(
     private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
     private readonly resolveResources: ResourceResolver,
   ) {
     this.database = deps.database
+    this.statements = dispatchStatements(deps.database)
     this.timeoutMs = deps.config.webhookTimeoutMs
     this.sender = new WebhookSender({ timeoutMs: this.timeoutMs, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) })
   }
@@ -152,10 +164,10 @@ export class WebhookDispatcher {
     await this.sender.stop()
     await Promise.allSettled([...this.sends])
     await turnsEnded
-    if (this.succeeded.length > 0) await recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
+    if (this.succeeded.length > 0) await this.recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
     const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
     this.queued.clear()
-    if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', 'in', waiting).execute().catch(() => undefined)
+    if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set(released()).where('id', 'in', waiting).execute().catch(() => undefined)
   }
 
   private readonly onCommit = (tenantId: string) => {
@@ -199,13 +211,13 @@ export class WebhookDispatcher {
     if (behind.length === 0 && this.succeeded.length === 0) return
     // The records are read before the transaction, which is then only writes, held as briefly as it can be; a
     // tenant's endpoints at the same cursor share one read.
-    const reads = new Map<string, AuditLogRow[]>()
-    const pending: { tenantId: string; endpointId: string; cursor: number; records: AuditLogRow[] }[] = []
+    const reads = new Map<string, EventRecord[]>()
+    const pending: { tenantId: string; endpointId: string; cursor: number; records: EventRecord[] }[] = []
     for (const e of behind) {
       const key = `${e.tenant_id}/${e.cursor_seq}`
       let records = reads.get(key)
       if (!records) {
-        records = await this.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', e.tenant_id).where('seq', '>', e.cursor_seq).orderBy('seq').limit(FANOUT_BATCH).execute()
+        records = await this.statements.eventsAfter(e.tenant_id, e.cursor_seq, FANOUT_BATCH)
         reads.set(key, records)
         if (records.length === FANOUT_BATCH) this.wake()
         this.lastFannedOut += records.length
@@ -217,7 +229,7 @@ export class WebhookDispatcher {
     let fresh: Omit<Claimed, 'resources'>[]
     try {
       fresh = await this.database.transaction(async (tx) => {
-        await recordSucceeded(tx, succeeded)
+        await this.recordSucceeded(tx, succeeded)
         const fresh: Omit<Claimed, 'resources'>[] = []
         for (const p of pending) {
           if (this.stopped) break
@@ -236,17 +248,22 @@ export class WebhookDispatcher {
     this.enqueue(fresh.map((f) => ({ ...f, resources })))
   }
 
-  /** How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: as claim() would take. */
+  /**
+   * How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: what leaves it
+   * HELD_PER_ENDPOINT at most, sending and waiting. A healthy endpoint takes a whole turn's events here, so that
+   * they need no claim (a second write and a second read of their records); a slow one holds no more than claim()
+   * lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot take all of IN_HAND.
+   */
   private room(endpointId: string, taken: number): number {
-    if ((this.queued.get(endpointId)?.length ?? 0) >= PER_ENDPOINT) return 0
-    return Math.min(CLAIM_BATCH, IN_HAND - this.sends.size - this.waiting() - taken)
+    const held = (this.queued.get(endpointId)?.length ?? 0) + (this.inFlight.get(endpointId) ?? 0)
+    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, IN_HAND - this.sends.size - this.waiting() - taken))
   }
 
   /**
    * Queues a delivery for each of `records` (the tenant's log after `cursor`) that the endpoint's patterns match
    * and moves its cursor; leases up to `room` of them to this instance and returns those, to send once committed.
    */
-  private async fanOutEndpoint(tx: Tx, tenantId: string, endpointId: string, cursor: number, records: AuditLogRow[], room: number): Promise<Omit<Claimed, 'resources'>[]> {
+  private async fanOutEndpoint(tx: Tx, tenantId: string, endpointId: string, cursor: number, records: EventRecord[], room: number): Promise<Omit<Claimed, 'resources'>[]> {
     let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
     // Another instance fanning out this endpoint right now: leave it to that one.
     if (this.database.dialect === 'postgres') lock = lock.forUpdate().skipLocked()
@@ -259,18 +276,10 @@ export class WebhookDispatcher {
     const fresh = records
       .filter((r) => matchesEvent(patterns, r.action))
       .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
-    const inserted =
-      fresh.length === 0
-        ? []
-        : await tx
-            .insertInto('webhook_deliveries')
-            .values(fresh.map((f) => f.delivery))
-            .onConflict((oc) => oc.columns(['endpoint_id', 'audit_id']).doNothing())
-            .returning('id')
-            .execute()
+    const inserted = fresh.length === 0 ? [] : await this.statements.insertDeliveries(tx, tenantId, endpointId, at, fresh.map((f) => [f.delivery.id, f.record.id, f.record.action, f.delivery.lease_until]))
     await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
     // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
-    const ids = new Set(inserted.map((r) => r.id))
+    const ids = new Set(inserted)
     return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
   }
 
@@ -306,7 +315,7 @@ export class WebhookDispatcher {
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
     const claimed = await db
       .updateTable('webhook_deliveries')
-      .set({ lease_until: this.leaseUntil() })
+      .set(leased(this.leaseUntil()))
       .where('id', 'in', due)
       .returningAll()
       .execute()
@@ -319,9 +328,7 @@ export class WebhookDispatcher {
     const endpoints = new Map(
       (await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', endpointIds).execute()).map((e) => [e.id, e]),
     )
-    const records = new Map(
-      auditIds.length === 0 ? [] : (await db.selectFrom('audit_logs').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', auditIds).execute()).map((r) => [r.id, r]),
-    )
+    const records = new Map(auditIds.length === 0 ? [] : (await this.statements.eventsById(tenants, auditIds)).map((r) => [r.id, r]))
     const resources = await this.resources(records.values())
     this.enqueue(claimed.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record: delivery.audit_id === null ? undefined : records.get(delivery.audit_id), resources })))
   }
@@ -337,7 +344,7 @@ export class WebhookDispatcher {
   }
 
   /** The records' resources, in one lookup per tenant and resource type: one statement for the rendered families. */
-  private async resources(records: Iterable<AuditLogRow>): Promise<Map<string, string>> {
+  private async resources(records: Iterable<EventRecord>): Promise<Map<string, string>> {
     const wanted = new Map<string, { tenantId: string; type: string; ids: Set<string> }>()
     for (const row of records) {
       if (row.resource_id === null) continue
@@ -397,7 +404,7 @@ export class WebhookDispatcher {
       }
       const result = await this.post(endpoint, event.id, event.body)
       if (this.stopped) {
-        await this.database.db.updateTable('webhook_deliveries').set({ lease_until: null }).where('id', '=', delivery.id).execute()
+        await this.database.db.updateTable('webhook_deliveries').set(released()).where('id', '=', delivery.id).execute()
         return
       }
       await this.record(delivery, endpoint, result)
@@ -407,14 +414,14 @@ export class WebhookDispatcher {
     }
   }
 
-  private eventBody(delivery: WebhookDeliveryRow, row: AuditLogRow | undefined, resources: Map<string, string>): { id: string; body: string } | null {
+  private eventBody(delivery: WebhookDeliveryRow, record: EventRecord | undefined, resources: Map<string, string>): { id: string; body: string } | null {
     if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
-    if (!row) return null
-    const resource = row.resource_id === null ? undefined : resources.get(`${row.tenant_id}/${row.resource_type}/${row.resource_id}`)
-    const id = `evt_${row.id}`
-    // The resource's JSON text goes in as it is, as the last field of `data` (the record renders as `{…}}`).
-    const head = JSON.stringify({ id, type: row.action, created_at: row.created_at, tenant: row.tenant_id, sequence: row.seq, data: toAuditLog(row) })
-    return { id, body: `${head.slice(0, -2)},"resource":${resource ?? 'null'}}}` }
+    if (!record) return null
+    const resource = record.resource_id === null ? undefined : resources.get(`${record.tenant_id}/${record.resource_type}/${record.resource_id}`)
+    const id = `evt_${record.id}`
+    // The record's and the resource's JSON texts go in as they are: `data` is the record with `resource` as its last field.
+    const head = JSON.stringify({ id, type: record.action, created_at: record.created_at, tenant: record.tenant_id, sequence: record.seq })
+    return { id, body: `${head.slice(0, -1)},"data":${record.data.slice(0, -1)},"resource":${resource ?? 'null'}}}` }
   }
 
   /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
@@ -524,6 +531,19 @@ export class WebhookDispatcher {
     this.deps.log.warn({ endpoint: endpoint.id, tenant: endpoint.tenant_id, reason }, 'webhook endpoint disabled')
   }
 
+  /** Marks acknowledged deliveries succeeded: one statement per status code. */
+  private async recordSucceeded(tx: Tx, batch: { id: string; status: number }[]): Promise<void> {
+    const at = now()
+    for (const status of new Set(batch.map((b) => b.status))) {
+      await this.statements.recordSucceeded(
+        tx,
+        status,
+        batch.filter((b) => b.status === status).map((b) => b.id),
+        at,
+      )
+    }
+  }
+
   private async cleanup(): Promise<void> {
     this.lastCleanup = Date.now()
     const before = new Date(Date.now() - RETENTION_MS).toISOString()
@@ -531,15 +551,3 @@ export class WebhookDispatcher {
   }
 }
 
-/** Marks acknowledged deliveries succeeded: one statement per status code. */
-async function recordSucceeded(db: Tx, batch: { id: string; status: number }[]): Promise<void> {
-  const at = now()
-  for (const status of new Set(batch.map((b) => b.status))) {
-    const ids = batch.filter((b) => b.status === status).map((b) => b.id)
-    await db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'succeeded', attempts: sql`attempts + 1`, last_status_code: status, last_error: null, last_attempt_at: at, next_attempt_at: null, lease_until: null, updated_at: at })
-      .where('id', 'in', ids)
-      .execute()
-  }
-}

@@ -68,7 +68,9 @@ export const WebhookDelivery = Type.Object({
   last_status_code: Nullable(Type.Integer()),
   last_error: Nullable(Type.String()),
   last_attempt_at: Nullable(Type.String({ format: 'date-time' })),
-  next_attempt_at: Nullable(Type.String({ format: 'date-time' })),
+  next_attempt_at: Nullable(
+    Type.String({ format: 'date-time', description: 'When the delivery is tried next. While an attempt is under way, when it is tried again should that attempt end unrecorded (a crash).' }),
+  ),
   ...Timestamps,
 })
 export type WebhookDelivery = Static<typeof WebhookDelivery>
