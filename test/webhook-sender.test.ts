@@ -61,6 +61,21 @@ describe('the webhook sending thread', () => {
     }
   })
 
+  it('never follows a redirect: the 3xx is the answer, and the target it names receives nothing', async () => {
+    const target = await startReceiver()
+    const r = await startReceiver((_n, _req, res) => res.writeHead(307, { location: target.url }).end())
+    const sender = new WebhookSender({ timeoutMs: 2000, lookup: guardedLookup(true) })
+    try {
+      expect(await sender.send(r.url, {}, '{}')).toEqual({ status: 307 })
+      expect(r.received).toHaveLength(1)
+      expect(target.received).toHaveLength(0)
+    } finally {
+      await sender.stop()
+      await r.close()
+      await target.close()
+    }
+  })
+
   it('reports a receiver that does not answer in time, and one that cannot be reached', async () => {
     const r = await startReceiver(() => undefined)
     const sender = new WebhookSender({ timeoutMs: 200, lookup: guardedLookup(true) })
