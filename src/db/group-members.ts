@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { dropReads, keepReads } from './kept-reads.js'
 import type { Tables } from './tables.js'
 
 export interface TransactionOptions<T> {
@@ -23,6 +24,8 @@ export interface Member {
 export interface MemberSavepoints {
   begin(): Promise<void> | void
   release(): Promise<void> | void
+  /** Releases the savepoint of the member that succeeded and begins the next member's (on PostgreSQL, one round trip). */
+  next(): Promise<void> | void
   /** Undoes the member's changes (rollback to its savepoint) and releases the savepoint. */
   rollback(): Promise<void> | void
   /** True when the failure ended the whole transaction, not just the member. */
@@ -40,20 +43,34 @@ export interface MemberSavepoints {
  * Written here because neither driver groups transactions; SQLite and PostgreSQL share this part of it.
  */
 export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints): Promise<[Member, unknown][]> {
+  keepReads(tx)
+  try {
+    return await runKeepingReads(tx, members, savepoints)
+  } finally {
+    dropReads(tx)
+  }
+}
+
+async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints): Promise<[Member, unknown][]> {
   const done: [Member, unknown][] = []
   if (members.length === 1) done.push([members[0], await members[0].work(tx)])
   else {
+    // A member's savepoint is released as the next one begins, in one step, or after the last member.
+    let open = false
     for (const member of members) {
-      await savepoints.begin()
+      await (open ? savepoints.next() : savepoints.begin())
+      open = true
       try {
         done.push([member, await member.work(tx)])
-        await savepoints.release()
       } catch (err) {
         if (savepoints.endsGroup(err)) throw err
+        open = false
+        dropReads(tx, { forgetAll: true })
         await savepoints.rollback()
         if (!savepoints.retryLater?.(member, err)) member.reject(err)
       }
     }
+    if (open) await savepoints.release()
   }
   const finishing = new Map<NonNullable<Member['finish']>, unknown[]>()
   for (const [member, value] of done) {

@@ -80,10 +80,9 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
   const savepoints = (tx: Kysely<Tables>, later: Job[]): MemberSavepoints => ({
     begin: async () => void (await sql`savepoint member`.execute(tx)),
     release: async () => void (await sql`release savepoint member`.execute(tx)),
-    rollback: async () => {
-      await sql`rollback to savepoint member`.execute(tx)
-      await sql`release savepoint member`.execute(tx)
-    },
+    // Statements without parameters go as one simple query: two statements in one round trip.
+    next: async () => void (await sql`release savepoint member; savepoint member`.execute(tx)),
+    rollback: async () => void (await sql`rollback to savepoint member; release savepoint member`.execute(tx)),
     // A lost connection fails the rollback to the savepoint as well, and that failure takes the group.
     endsGroup: () => false,
     retryLater: (member, err) => {

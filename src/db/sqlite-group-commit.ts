@@ -42,6 +42,10 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
   const savepoints: MemberSavepoints = {
     begin: () => void savepoint.run(),
     release: () => void release.run(),
+    next: () => {
+      release.run()
+      savepoint.run()
+    },
     rollback: () => {
       rollbackMember.run()
       release.run()

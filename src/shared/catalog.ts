@@ -1,6 +1,7 @@
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import { anyOf, anyOfValue } from '../db/any-of.js'
 import type { Database, DialectName } from '../db/create-db.js'
+import { forgetReads } from '../db/kept-reads.js'
 import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
 import type { Ctx } from './context.js'
@@ -196,6 +197,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const owner = spec.governed ? await resolveOwner(tx, ctx.tenantId, governed.owner) : {}
           const row = { id: newId(spec.idPrefix), tenant_id: ctx.tenantId, ...(await spec.create(input, ctx, tx)), ...owner, created_at: at, updated_at: at } as unknown as Row
           await (tx as AnyDb).insertInto(spec.table).values(row).execute()
+          forgetReads(tx, spec.table)
           const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
           // As on update: a body of row fields only leaves nothing for decorate to fill in.
@@ -224,6 +226,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           if (Object.keys(changes).length === 0) return { result: after, audit: extra }
           const updatedAt = now()
           await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
+          forgetReads(tx, spec.table)
           return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
         }),
       )
@@ -236,6 +239,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
         const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
         if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
         await (tx as AnyDb).deleteFrom(spec.table).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
+        forgetReads(tx, spec.table)
         return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
       })
     },

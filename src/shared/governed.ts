@@ -1,4 +1,5 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
+import { keptRead } from '../db/kept-reads.js'
 import type { CustomFieldRow, Tables } from '../db/tables.js'
 import { AppError, type FieldError } from '../http/errors.js'
 import type { ListQuery } from './catalog.js'
@@ -162,9 +163,8 @@ export async function writeCustomFieldValues(
 ): Promise<Record<string, [unknown, unknown]>> {
   const given = input ?? []
   if (given.length === 0 && !creating) return {}
-  const defs = new Map(
-    (await tx.selectFrom('custom_fields').selectAll().where('tenant_id', '=', tenantId).execute()).map((row) => [row.id, definition(row)]),
-  )
+  const rows = await keptRead(tx, 'custom_fields', tenantId, () => tx.selectFrom('custom_fields').selectAll().where('tenant_id', '=', tenantId).execute())
+  const defs = new Map(rows.map((row) => [row.id, definition(row)]))
   const errors: FieldError[] = []
   const seen = new Set<string>()
   const accepted: { def: Definition; keys: string[]; values: Scalar[] | null }[] = []

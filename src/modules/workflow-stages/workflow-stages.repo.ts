@@ -5,6 +5,7 @@ import { applyKeyset, type Keyset } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { WorkflowStageListQuery } from './workflow-stages.schemas.js'
 import { forChange } from '../../shared/mutation.js'
+import { forgetReads, keptRead } from '../../db/kept-reads.js'
 
 type Db = Kysely<Tables>
 
@@ -14,8 +15,11 @@ export function findStage(db: Db, tenantId: string, id: string): Promise<Workflo
   return forChange(db, db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
 }
 
+/** The tenant's start or end stage (kept for the rest of a group transaction: see kept-reads). */
 export function findSystemStage(db: Db, tenantId: string, type: 'start' | 'end'): Promise<WorkflowStageRow | undefined> {
-  return db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('type', '=', type).executeTakeFirst()
+  return keptRead(db, 'workflow_stages', `${tenantId}/${type}`, () =>
+    db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('type', '=', type).executeTakeFirst(),
+  )
 }
 
 /** The stage after `stage` in workflow order (position, then id). */
@@ -49,19 +53,23 @@ export function listStages(db: Db, tenantId: string, query: WorkflowStageListQue
 }
 
 export async function insertStage(db: Db, row: WorkflowStageRow): Promise<void> {
+  forgetReads(db, 'workflow_stages')
   await db.insertInto('workflow_stages').values(row).execute()
 }
 
 export async function updateStage(db: Db, tenantId: string, id: string, changes: Partial<WorkflowStageRow>): Promise<void> {
+  forgetReads(db, 'workflow_stages')
   await db.updateTable('workflow_stages').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
 export async function deleteStage(db: Db, tenantId: string, id: string): Promise<void> {
+  forgetReads(db, 'workflow_stages')
   await db.deleteFrom('workflow_stages').where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
 /** Frees `position` for `exceptId` when another stage holds it: every stage at or after it moves down by one. */
 export async function makeRoomAt(db: Db, tenantId: string, position: number, exceptId: string, at: string): Promise<void> {
+  forgetReads(db, 'workflow_stages')
   const taken = await db
     .selectFrom('workflow_stages')
     .select('id')
