@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module'
 import type { LookupFunction } from 'node:net'
 import { Worker } from 'node:worker_threads'
 
@@ -16,65 +15,66 @@ type Answer = [id: number, exchange: Exchange]
 type LookupAsk = [id: number, hostname: string, options: object]
 type LookupAnswer = [id: number, error: { message: string; code?: string } | null, ...result: unknown[]]
 
-/** Where the thread loads undici from (its code is evaluated text, which resolves no package of ours by itself). */
-const UNDICI = createRequire(import.meta.url).resolve('undici')
-
 /** With no send for this long, the thread ends (its memory and kept connections with it); the next send starts one. */
 const IDLE_MS = 30_000
 
 // The thread's code, given as text so that it runs the same from the build and from the sources (tests), as the
-// SQLite checkpointer's. It holds the connections (kept alive; redirects are never followed: undici's request does
-// not follow them), times each exchange out, drains the answer, and asks the service's thread to resolve every host
-// it connects to, so that the check of the address actually connected to stays in one place (guardedLookup).
-// Answers and lookups go back in one message per turn of its loop. undici, not node:http: an exchange cost the
-// thread about a third less CPU in a local comparison (93–128 µs against 144–176), on the 2 cores it shares with
-// the API.
+// SQLite checkpointer's. It holds the connections (kept alive, redirects never followed: http.request does not
+// follow them), times each exchange out, drains the answer, and asks the service's thread to resolve every host it
+// connects to, so that the check of the address actually connected to stays in one place (guardedLookup).
+// Answers and lookups go back in one message per turn of its loop.
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads')
-const { Agent } = require(workerData.undici)
+const http = require('node:http')
+const https = require('node:https')
 const lookups = new Map()
 let nextLookup = 0
 const lookup = (hostname, options, callback) => {
   lookups.set(nextLookup, callback)
   parentPort.postMessage({ lookup: [nextLookup++, hostname, { ...options }] })
 }
-const agent = new Agent({ connect: { lookup } })
+const agents = { 'http:': new http.Agent({ keepAlive: true, lookup }), 'https:': new https.Agent({ keepAlive: true, lookup }) }
+const requests = new Set()
 let answers = []
-let stopping = false
 const answer = (id, exchange) => {
-  // Sends cut short by a stop are answered by the service's thread, as ended with the thread.
-  if (stopping) return
   if (answers.push([id, exchange]) === 1) setImmediate(() => parentPort.postMessage({ answers: answers.splice(0) }))
 }
 const describe = (err) => (err.code && err.code !== 'EBLOCKEDTARGET' ? err.code + ': ' + err.message : err.message)
-const send = async ([id, url, headers, body]) => {
+const send = ([id, url, headers, body]) => {
   const target = new URL(url)
-  const deadline = new AbortController()
-  const timer = setTimeout(() => deadline.abort(), workerData.timeoutMs)
-  const failure = (err) => (deadline.signal.aborted ? 'no answer within ' + workerData.timeoutMs / 1000 + ' s' : describe(err.cause ?? err))
-  let status
-  try {
-    const res = await agent.request({ origin: target.origin, path: target.pathname + target.search, method: 'POST', headers, body, signal: deadline.signal })
-    status = res.statusCode
-    const retryAfter = [res.headers['retry-after']].flat()[0]
-    await res.body.dump({ signal: deadline.signal })
-    answer(id, { status, retryAfter })
-  } catch (err) {
-    answer(id, status === undefined ? { error: failure(err) } : { status, error: failure(err) })
-  } finally {
+  let timedOut = false
+  const done = (exchange) => {
     clearTimeout(timer)
+    requests.delete(req)
+    answer(id, exchange)
   }
+  const failure = (err) => (timedOut ? 'no answer within ' + workerData.timeoutMs / 1000 + ' s' : describe(err))
+  const client = target.protocol === 'https:' ? https : http
+  const req = client.request(target, { method: 'POST', headers, agent: agents[target.protocol] }, (res) => {
+    res.resume()
+    res.on('end', () => done({ status: res.statusCode, retryAfter: res.headers['retry-after'] }))
+    res.on('error', (err) => done({ status: res.statusCode, error: failure(err) }))
+  })
+  const timer = setTimeout(() => {
+    timedOut = true
+    req.destroy()
+  }, workerData.timeoutMs)
+  requests.add(req)
+  req.on('error', (err) => done({ error: failure(err) }))
+  req.end(body)
 }
 parentPort.on('message', (message) => {
-  if (message.sends) for (const s of message.sends) void send(s)
+  if (message.sends) for (const s of message.sends) send(s)
   else if (message.looked) {
     const [id, error, ...result] = message.looked
     const callback = lookups.get(id)
     lookups.delete(id)
     callback(error && Object.assign(new Error(error.message), { code: error.code }), ...result)
   } else if (message.stop) {
-    stopping = true
-    void agent.destroy().finally(() => parentPort.close())
+    for (const req of requests) req.destroy()
+    agents['http:'].destroy()
+    agents['https:'].destroy()
+    parentPort.close()
   }
 })
 `
@@ -143,7 +143,7 @@ export class WebhookSender {
     if (this.worker) return this.worker
     // No heap cap of its own: it holds the bodies of the sends in flight (at most the dispatcher's CONCURRENCY), and
     // a cap that a few large records could reach would end every send in flight, again on every retry.
-    const worker = new Worker(THREAD, { eval: true, workerData: { timeoutMs: this.options.timeoutMs, undici: UNDICI } })
+    const worker = new Worker(THREAD, { eval: true, workerData: { timeoutMs: this.options.timeoutMs } })
     worker.unref()
     worker.on('message', (message: { answers?: Answer[]; lookup?: LookupAsk }) => {
       if (message.answers) this.answered(message.answers)
