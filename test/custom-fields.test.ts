@@ -114,6 +114,7 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const missing = await write({ method: 'POST', url: '/vendors', payload: { name: 'No code' } })
     expect(missing.statusCode).toBe(422)
     expect(missing.json().errors).toContainEqual({ field: 'custom_fields', message: 'the custom field "Risk owner code" is required' })
+    expect(missing.json().detail).toBe('custom_fields: the custom field "Risk owner code" is required')
     // Use cases are not its entity type: they need no value.
     expect((await write({ method: 'POST', url: '/use_cases', payload: { name: 'Not a vendor' } })).statusCode).toBe(201)
     const vendor = await post('/vendors', { name: 'Coded', custom_fields: [{ custom_field_id: req.id, value: 'R-7' }] })

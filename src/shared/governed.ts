@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import { keptRead } from '../db/kept-reads.js'
 import type { CustomFieldRow, Tables } from '../db/tables.js'
-import { AppError, type FieldError } from '../http/errors.js'
+import { AppError, type FieldError, invalidFields } from '../http/errors.js'
 import type { ListQuery } from './catalog.js'
 import type { Tx } from './mutation.js'
 import { fromFlag } from './records.js'
@@ -190,7 +190,7 @@ export async function writeCustomFieldValues(
       }
     }
   }
-  if (errors.length > 0) throw new AppError('validation_failed', `custom_fields: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+  if (errors.length > 0) throw invalidFields(errors)
 
   const changes: Record<string, [unknown, unknown]> = {}
   for (const { def, keys, values } of accepted) {

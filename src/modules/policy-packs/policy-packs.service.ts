@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { PolicyControlVersionRow, PolicyPackRow } from '../../db/tables.js'
-import { AppError, conflict, type FieldError, notFound } from '../../http/errors.js'
+import { conflict, type FieldError, invalidFields, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -104,7 +104,7 @@ async function resolveControls(tx: Tx, tenantId: string, controls: PolicyPackCre
     else if (row.status !== 'published') errors.push({ field: `controls/${i}/version`, message: `control "${ref.key}" version ${version} is a draft; publish it first` })
     else resolved.push(row)
   }
-  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  if (errors.length > 0) throw invalidFields(errors)
   return resolved
 }
 

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { QuestionnaireRow } from '../../db/tables.js'
-import { AppError, conflict, type FieldError, invalid, notFound } from '../../http/errors.js'
+import { conflict, type FieldError, invalid, invalidFields, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -142,7 +142,7 @@ async function mergeAnswers(tx: Tx, ctx: Ctx, sections: Section[], current: Stor
   const { answers, evidenceIds, errors } = applyAnswers(sections, current, inputs, { actor: ctx.actor.id, at: now() }, pathOf)
   const found = new Set((await findEvidenceMany(tx, ctx.tenantId, [...evidenceIds.keys()])).map((e) => e.id))
   for (const [id, path] of evidenceIds) if (!found.has(id)) errors.push({ field: path, message: `evidence ${id} was not found` })
-  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  if (errors.length > 0) throw invalidFields(errors)
   return answers
 }
 
@@ -175,7 +175,7 @@ export async function replaceAttachedQuestionnaires(
     else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
     else wanted.set(q.key, q)
   }
-  if (errors.length > 0) throw new AppError('validation_failed', `questionnaire_ids: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+  if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
   for (const current of await repo.allAttached(tx, ctx.tenantId, kind, parent.id)) {
     if (wanted.get(current.key)?.id === current.id) {
@@ -209,7 +209,7 @@ export async function answerOnCreate(tx: Tx, ctx: Ctx, parent: { id: string; nam
     group.indices.push(i)
     groups.set(row.key, group)
   })
-  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
   for (const { row, inputs, indices } of groups.values()) {
     const answers = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], {}, inputs, (j) => `questions/${indices[j]}`)
@@ -267,7 +267,7 @@ function checkSections(input: QuestionnaireCreate['sections']): Section[] {
     return { id: section.id, title: section.title, description: section.description ?? null, questions }
   })
   if (count > MAX_QUESTIONS) errors.push({ field: 'sections', message: `${count} questions; a questionnaire has at most ${MAX_QUESTIONS}` })
-  if (errors.length > 0) throw new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+  if (errors.length > 0) throw invalidFields(errors)
   return sections
 }
 
