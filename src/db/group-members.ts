@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { dropReads, keepReads } from './kept-reads.js'
+import { dropReads, forgetAllReads, keepReads } from './kept-reads.js'
 import type { Tables } from './tables.js'
 
 export interface TransactionOptions<T> {
@@ -65,7 +65,7 @@ async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints
       } catch (err) {
         if (savepoints.endsGroup(err)) throw err
         open = false
-        dropReads(tx, { forgetAll: true })
+        forgetAllReads(tx)
         await savepoints.rollback()
         if (!savepoints.retryLater?.(member, err)) member.reject(err)
       }

@@ -14,10 +14,14 @@ export function keepReads(tx: object): void {
   kept.set(tx, new Map())
 }
 
-/** Stops keeping reads in `tx`, or forgets all of them (`forgetAll`) and goes on keeping. */
-export function dropReads(tx: object, { forgetAll = false } = {}): void {
-  if (forgetAll) kept.get(tx)?.clear()
-  else kept.delete(tx)
+/** Stops keeping reads in `tx`. */
+export function dropReads(tx: object): void {
+  kept.delete(tx)
+}
+
+/** Forgets every read kept in `tx` and goes on keeping (a member was rolled back). */
+export function forgetAllReads(tx: object): void {
+  kept.get(tx)?.clear()
 }
 
 /**

@@ -275,7 +275,7 @@ export class WebhookDispatcher {
     const leaseUntil = this.leaseUntil()
     const fresh = records
       .filter((r) => matchesEvent(patterns, r.action))
-      .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), lease_until: i < room ? leaseUntil : null }, endpoint, record }))
+      .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), ...(i < room && leased(leaseUntil)) }, endpoint, record }))
     const inserted = fresh.length === 0 ? [] : await this.statements.insertDeliveries(tx, tenantId, endpointId, at, fresh.map((f) => [f.delivery.id, f.record.id, f.record.action, f.delivery.lease_until]))
     await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
     // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
