@@ -260,6 +260,28 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     // GIN's pending list held every tenant's new entries and each search read all of it (some 90 pages here).
     expect(await pagesRead()).toBeLessThan(before + 5)
   }, 60_000)
+
+  it('gives every name the keys of the SQL functions the gram indexes were built with', async () => {
+    const names = [null, '', 'ab', 'abc', 'abcd', 'aaaaaaaaaa', 'Straße ÄÖÜ ñandú', 'a:b:c:d:e', '  spaced  out  ', 'x'.repeat(300), seededName(17)]
+    const same = await t.deps.database.db.connection().execute(async (c) => {
+      for (const [fn, size] of [['trigrams', 3], ['five_grams', 5]] as const) {
+        await sql`
+          create function pg_temp.${sql.raw(`sql_${fn}`)}(tenant text, name text) returns text[] language sql immutable as $$
+            select coalesce(array_agg(distinct tenant || ':' || substr(folded, i, ${sql.lit(size)})), '{}')
+            from (select lower(name) as folded) as f, generate_series(1, char_length(folded) - ${sql.lit(size - 1)}) as i
+          $$
+        `.execute(c)
+      }
+      const { rows } = await sql<{ name: string | null; same: boolean }>`
+        select name,
+          audit_name_trigrams('many', name) @> pg_temp.sql_trigrams('many', name) and pg_temp.sql_trigrams('many', name) @> audit_name_trigrams('many', name)
+          and audit_name_five_grams('many', name) @> pg_temp.sql_five_grams('many', name) and pg_temp.sql_five_grams('many', name) @> audit_name_five_grams('many', name) as same
+        from unnest(${names}::text[]) as name
+      `.execute(c)
+      return rows
+    })
+    expect(same).toEqual(names.map((name) => ({ name, same: true })))
+  })
 })
 
 describe('audit q on SQLite: each tenant searches its own index', () => {

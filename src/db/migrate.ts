@@ -21,6 +21,7 @@ import * as auditPrimaryKeyByTenant from './migrations/2026-11-23T19a-audit-prim
 import * as auditNameFiveGrams from './migrations/2026-11-23T19b-audit-name-five-grams.js'
 import * as auditNameTrigramsNoPendingList from './migrations/2026-11-23T19c-audit-name-trigrams-no-pending-list.js'
 import * as auditNamesIndexedSeq from './migrations/2026-11-25T10-audit-names-indexed-seq.js'
+import * as auditNameGramsPlpgsql from './migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T19b-audit-name-five-grams': auditNameFiveGrams,
   '2026-11-23T19c-audit-name-trigrams-no-pending-list': auditNameTrigramsNoPendingList,
   '2026-11-25T10-audit-names-indexed-seq': auditNamesIndexedSeq,
+  '2026-11-26T13-audit-name-grams-plpgsql': auditNameGramsPlpgsql,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
