@@ -4,10 +4,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createDatabase, type Database } from '../src/db/create-db.js'
 import { freshDatabase, POSTGRES_URL, type TestDatabase } from './helpers/harness.js'
 
-// On PostgreSQL, transactions of the same group (a tenant's mutations) that start together commit together, each
-// in a savepoint of its own. What must hold: each is answered only once it is committed, one that fails is rolled
-// back alone, the finishing step sees exactly the members that succeeded, and a deadlock between two groups (which
-// separate transactions would not have had) costs a wait, not a failure.
+// On PostgreSQL, transactions of the same group (a tenant's mutations) that start together commit together. What
+// must hold: each is answered only once it is committed, one that fails leaves no trace while the others commit,
+// the finishing step sees exactly the members that succeeded, and a deadlock between two groups (which separate
+// transactions would not have had) costs a wait, not a failure.
 
 const suite = POSTGRES_URL ? describe : describe.skip
 suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
@@ -86,6 +86,32 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect((results[1] as PromiseRejectedResult).reason.code).toBe('23505')
     expect((results[2] as PromiseRejectedResult).reason.message).toBe('changed its mind')
     expect(await committedIds()).toEqual([1, 5])
+  })
+
+  it('runs a group once when no member fails; after one fails, the others run once more, each in a savepoint', async () => {
+    const runs = new Map<number, number>()
+    const member = (id: number, fails = false) =>
+      database.transaction(async (tx) => {
+        runs.set(id, (runs.get(id) ?? 0) + 1)
+        await insert(tx, id)
+        if (fails) throw new Error(`${id} changed its mind`)
+      }, { group: 'acme' })
+    await Promise.all([member(1), member(2), member(3)])
+    expect(Object.fromEntries(runs)).toEqual({ 1: 1, 2: 1, 3: 1 })
+
+    runs.clear()
+    // The first run stops at 5's failure, before 6; the second runs 4 again and 6, and the rolled-back 5 not at all.
+    const once = await Promise.allSettled([member(4), member(5, true), member(6)])
+    expect(once.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(Object.fromEntries(runs)).toEqual({ 4: 2, 5: 1, 6: 1 })
+
+    runs.clear()
+    // A failure in the second run is rolled back to its member's savepoint: no third run.
+    const twice = await Promise.allSettled([member(7), member(8, true), member(9, true), member(10)])
+    expect(twice.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
+    expect((twice[2] as PromiseRejectedResult).reason.message).toBe('9 changed its mind')
+    expect(Object.fromEntries(runs)).toEqual({ 7: 2, 8: 1, 9: 1, 10: 1 })
+    expect(await committedIds()).toEqual([1, 2, 3, 4, 6, 7, 10])
   })
 
   it('finishes once with the results of the members that succeeded, before the commit; a failing finish commits none', async () => {

@@ -35,14 +35,28 @@ export interface MemberSavepoints {
 }
 
 /**
- * Runs a group's members one after another in the open transaction, each in a savepoint of its own (a member alone
- * needs none: its failure is the transaction's), then each finishing step once with the results of the members
- * that share it. Members that fail are answered here; the others' results are returned, to be answered once the
- * caller has committed. Throws when the group as a whole fails: the caller rolls back and fails every member.
+ * A member failed in a group run without savepoints: the whole transaction is to be rolled back, the member
+ * answered with `cause`, and the others run again.
+ */
+export class MemberFailed extends Error {
+  constructor(
+    readonly member: Member,
+    cause: unknown,
+  ) {
+    super('a member of the group failed', { cause })
+  }
+}
+
+/**
+ * Runs a group's members one after another in the open transaction, then each finishing step once with the results
+ * of the members that share it. With `savepoints`, each member runs in a savepoint of its own (a member alone needs
+ * none: its failure is the transaction's), and members that fail are answered here. Without, the first member to
+ * fail throws MemberFailed. The results are returned, to be answered once the caller has committed. Throws when the
+ * group as a whole fails: the caller rolls back and fails every member.
  *
  * Written here because neither driver groups transactions; SQLite and PostgreSQL share this part of it.
  */
-export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints): Promise<[Member, unknown][]> {
+export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<[Member, unknown][]> {
   keepReads(tx)
   try {
     return await runKeepingReads(tx, members, savepoints)
@@ -51,10 +65,18 @@ export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoin
   }
 }
 
-async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints): Promise<[Member, unknown][]> {
+async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<[Member, unknown][]> {
   const done: [Member, unknown][] = []
   if (members.length === 1) done.push([members[0], await members[0].work(tx)])
-  else {
+  else if (!savepoints) {
+    for (const member of members) {
+      try {
+        done.push([member, await member.work(tx)])
+      } catch (err) {
+        throw new MemberFailed(member, err)
+      }
+    }
+  } else {
     // A member's savepoint is released as the next one begins, in one step, or after the last member.
     let open = false
     for (const member of members) {

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import { type Member, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
+import { type Member, MemberFailed, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
@@ -44,25 +44,30 @@ const DEADLOCK_DETECTED = '40P01'
  * idle 70 % of the time). Together, a group holds it once for all of its members, whose audit records the `finish`
  * step appends in one statement.
  *
- * Each member runs in a savepoint of its own, so one that fails is rolled back alone, and is answered only once
- * the group has committed. Members of two groups may lock the same rows in crossing order, which alone they would
- * not have: PostgreSQL breaks such a deadlock by failing one statement (after its deadlock_timeout, 1 s by
- * default), and that member is rolled back to its savepoint and tried again in a later group, after the one it
- * waited for has committed.
+ * A member that fails is answered with its own error and the others commit without it (see runGroup); each is
+ * answered only once the group has committed. Members of two groups may lock the same rows in crossing order, which
+ * alone they would not have: PostgreSQL breaks such a deadlock by failing one statement (after its
+ * deadlock_timeout, 1 s by default), and that member is tried again in a later group, after the one it waited for
+ * has committed.
  *
  * Written here because node-postgres has no group commit of its own.
  */
 export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
   const queues = new Map<string, GroupState>()
 
-  const runGroup = async (jobs: Job[]): Promise<void> => {
+  /**
+   * A group runs first without savepoints, which cost a round trip per member: members rarely fail once their
+   * request is valid. When one does, the group is rolled back, that member answered, and the others run again at
+   * once, each in a savepoint this time, so a group runs at most twice.
+   */
+  const runGroup = async (jobs: Job[], isolated = false): Promise<void> => {
     const later: Job[] = []
     let committed: [Member, unknown][] = []
     try {
       await db.connection().execute(async (tx) => {
         await sql`begin`.execute(tx)
         try {
-          committed = await runMembers(tx, jobs, savepoints(tx, later))
+          committed = await runMembers(tx, jobs, isolated ? savepoints(tx, later) : undefined)
           await sql`commit`.execute(tx)
         } catch (err) {
           await sql`rollback`.execute(tx).catch(() => undefined)
@@ -70,11 +75,26 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
         }
       })
     } catch (err) {
-      for (const job of jobs) job.reject(err)
-      return
+      if (!(err instanceof MemberFailed)) {
+        for (const job of jobs) job.reject(err)
+        return
+      }
+      const failed = err.member as Job
+      if (!retryLater(failed, err.cause, later)) failed.reject(err.cause)
+      for (const job of later) enqueue(job)
+      return runGroup(jobs.filter((job) => job !== failed), true)
     }
     for (const [job, value] of committed) job.resolve(value)
     for (const job of later) enqueue(job)
+  }
+
+  /** A member that failed on a deadlock with another group waits for a later group, a few times, instead of failing. */
+  const retryLater = (job: Job, err: unknown, later: Job[]): boolean => {
+    if ((err as { code?: unknown } | null)?.code !== DEADLOCK_DETECTED || job.retries >= DEADLOCK_RETRIES) return false
+    job.retries += 1
+    job.queuedAt = Date.now()
+    later.push(job)
+    return true
   }
 
   const savepoints = (tx: Kysely<Tables>, later: Job[]): MemberSavepoints => ({
@@ -85,14 +105,7 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
     rollback: async () => void (await sql`rollback to savepoint member; release savepoint member`.execute(tx)),
     // A lost connection fails the rollback to the savepoint as well, and that failure takes the group.
     endsGroup: () => false,
-    retryLater: (member, err) => {
-      const job = member as Job
-      if ((err as { code?: unknown } | null)?.code !== DEADLOCK_DETECTED || job.retries >= DEADLOCK_RETRIES) return false
-      job.retries += 1
-      job.queuedAt = Date.now()
-      later.push(job)
-      return true
-    },
+    retryLater: (member, err) => retryLater(member as Job, err, later),
   })
 
   const flush = (group: string) => {
