@@ -3,10 +3,11 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { createHash } from 'node:crypto'
-import { type CompiledQuery, Kysely, type LogEvent, PostgresDialect, sql, SqliteDialect, type SqliteDatabase } from 'kysely'
+import { type CompiledQuery, Kysely, type LogEvent, sql, SqliteDialect, type SqliteDatabase } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
+import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js'
 import { startCheckpointer } from './sqlite-checkpointer.js'
 import type { TransactionOptions } from './group-members.js'
 import { groupCommitPostgres } from './postgres-group-commit.js'
@@ -203,7 +204,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
   const { log, observeQueries } = queryLog()
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }), log })
+  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }), log })
   return {
     db,
     dialect: 'postgres',
