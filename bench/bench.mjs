@@ -11,7 +11,7 @@ import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, freshDatabase, startArgs, load, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
+import { freePort, freshDatabase, startArgs, load, machineCpuMs, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
 import { createMixTenants, mix, MIX_TENANTS, MIX_USE_CASES, seedMixTenants } from './mix.mjs'
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
@@ -88,8 +88,12 @@ const runs = []
 const run = async (name, options, status, short, pid = service.pid) => {
   if (short && only.length > 0 && !only.includes(short)) return
   const cpuAtStart = processCpuMs(pid)
+  const machineAtStart = machineCpuMs()
   const result = await load(name, { ...common, ...options }, status)
   result.cpu_us_per_request = Math.round(((processCpuMs(pid) - cpuAtStart) * 1000) / result.total)
+  // How much of the machine's cores everything on it used meanwhile: near 100 %, CPU is what the line is short of.
+  const machine = machineCpuMs()
+  result.machine_busy_percent = Math.round(((machine.busy - machineAtStart.busy) / (machine.all - machineAtStart.all)) * 100)
   runs.push(result)
   // The service's peak RSS so far: which line's load grows its memory.
   const peak = pid === service.pid ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
@@ -114,10 +118,11 @@ await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, metho
 const mixReadP99 = {}
 for (const [name, writeShare] of [[MIX_100, 0], [MIX_99, 0.01], [MIX_90, 0.1]]) {
   if (!wanted('mix')) break
-  const { options, readP99 } = mix(base, mixTenants, writeShare)
+  const { options, readP99, writes } = mix(base, mixTenants, writeShare)
   const result = await run(name, options, 200, 'mix')
   result.read_p99_ms = mixReadP99[name] = readP99()
-  console.log(`    reads' own p99: ${result.read_p99_ms} ms`)
+  if (writeShare > 0) result.writes = writes()
+  console.log(`    reads' own p99: ${result.read_p99_ms} ms${result.writes ? `; PATCHes' p50 ${result.writes.p50_ms} ms, p99 ${result.writes.p99_ms} ms` : ''}; machine ${result.machine_busy_percent} % busy`)
 }
 await measureCeiling()
 let n = 0
@@ -253,9 +258,13 @@ const md = [
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +
     'half the first list page of 50, half a use case by id, and the PATCHes change a description. Their "reads p99" leaves the PATCHes out.',
   '',
-  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | CPU µs per request | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|',
-  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.errors} |`),
+  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | CPU µs per request | machine busy | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.machine_busy_percent} % | ${r.errors} |`),
+  '',
+  '"CPU µs per request" is the answering process\'s own; "machine busy" is the share of all the machine\'s cores that everything on it (load generator, service, database) used during the line.',
+  '',
+  ...runs.filter((r) => r.writes).map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),
   '',
   `Peak RSS of the service: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
   '',

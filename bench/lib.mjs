@@ -31,6 +31,13 @@ export function processCpuMs(pid) {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
 }
 
+/** The machine's CPU time so far, busy and in all, over every core (ms); Linux. */
+export function machineCpuMs() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1, 9).map(Number)
+  const busy = user + nice + system + irq + softirq + steal
+  return { busy: (busy * 1000) / CLOCK_TICKS, all: ((busy + idle + iowait) * 1000) / CLOCK_TICKS }
+}
+
 /** `npm start`'s flags with the heap cap set to `mb` (0: none). */
 export const startArgs = (mb) => [...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')), ...(mb > 0 ? [`--max-old-space-size=${mb}`] : [])]
 

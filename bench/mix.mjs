@@ -66,12 +66,14 @@ export async function seedMixTenants(base, keys) {
 /**
  * autocannon options for a mix over all tenants at random: `writeShare` of the requests PATCH a use case's
  * description (a real change, so it is audited and moves the head), the rest read — half the first list page of 50,
- * half one use case by id. `readP99()` gives the reads' own p99 (ms), apart from the writes.
+ * half one use case by id. `readP99()` gives the reads' own p99 (ms), apart from the writes; `writes()` the PATCHes'
+ * own p50 and p99 (ms).
  */
 export function mix(base, tenants, writeShare) {
   let n = 0
   const pick = (list) => list[Math.floor(Math.random() * list.length)]
   const readTimes = []
+  const writeTimes = []
   const options = {
     url: base,
     requests: [
@@ -89,12 +91,15 @@ export function mix(base, tenants, writeShare) {
     ],
     // One request at a time per connection: the context describes the request just answered.
     onResponse: (client, _status, _bytes, ms) => {
-      if (!client.requestIterator.context.write) readTimes.push(ms)
+      const times = client.requestIterator.context.write ? writeTimes : readTimes
+      times.push(ms)
     },
   }
-  const readP99 = () => {
-    readTimes.sort((a, b) => a - b)
-    return Math.round((readTimes[Math.floor(0.99 * (readTimes.length - 1))] ?? 0) * 10) / 10
+  const quantile = (times, q) => {
+    times.sort((a, b) => a - b)
+    return Math.round((times[Math.floor(q * (times.length - 1))] ?? 0) * 10) / 10
   }
-  return { options, readP99 }
+  const readP99 = () => quantile(readTimes, 0.99)
+  const writes = () => ({ p50_ms: quantile(writeTimes, 0.5), p99_ms: quantile(writeTimes, 0.99) })
+  return { options, readP99, writes }
 }
