@@ -2,6 +2,7 @@ import { type DatabaseIntrospector, type DatabaseMetadataOptions, type Kysely, P
 
 /** One column of a table of the current schema, as the catalog gives it. */
 interface CatalogColumn {
+  schema: string
   table: string
   is_view: boolean
   column: string
@@ -32,7 +33,7 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
   }
 
   async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
-    const { rows } = await sql<CatalogColumn & { schema: string }>`
+    const { rows } = await sql<CatalogColumn>`
       select ns.nspname as schema, c.relname as table, c.relkind = 'v' as is_view, a.attname as column,
              typ.typname as type, typns.nspname as type_schema, a.attnotnull as not_null, a.atthasdef as has_default,
              pg_get_serial_sequence(c.oid::regclass::text, a.attname) is not null or a.attidentity <> '' as auto_incrementing,
