@@ -2,6 +2,7 @@ import { CompiledQuery, type KyselyPlugin, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../src/cli/seed.js'
 import * as perTenantSearch from '../src/db/migrations/2026-11-23T13b-audit-name-search-per-tenant.js'
+import { asSql as gramsAsSql } from '../src/db/migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
 import { migrateToLatest } from '../src/db/migrate.js'
 import { csvField } from '../src/modules/audit-logs/audit-export.js'
 import { createAuditLogsService } from '../src/modules/audit-logs/audit-logs.service.js'
@@ -265,12 +266,7 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     const names = [null, '', 'ab', 'abc', 'abcd', 'aaaaaaaaaa', 'Straße ÄÖÜ ñandú', 'a:b:c:d:e', '  spaced  out  ', 'x'.repeat(300), seededName(17)]
     const same = await t.deps.database.db.connection().execute(async (c) => {
       for (const [fn, size] of [['trigrams', 3], ['five_grams', 5]] as const) {
-        await sql`
-          create function pg_temp.${sql.raw(`sql_${fn}`)}(tenant text, name text) returns text[] language sql immutable as $$
-            select coalesce(array_agg(distinct tenant || ':' || substr(folded, i, ${sql.lit(size)})), '{}')
-            from (select lower(name) as folded) as f, generate_series(1, char_length(folded) - ${sql.lit(size - 1)}) as i
-          $$
-        `.execute(c)
+        await gramsAsSql(`pg_temp.sql_${fn}`, size).execute(c)
       }
       const { rows } = await sql<{ name: string | null; same: boolean }>`
         select name,

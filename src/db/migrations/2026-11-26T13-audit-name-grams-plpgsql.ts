@@ -25,7 +25,8 @@ const grams = (name: string, size: number) => sql`
   $$
 `
 
-const asSql = (name: string, size: number) => sql`
+/** The SQL form of 2026-11-23T13b and 19b, which the indexes were built with (also held to by a test). */
+export const asSql = (name: string, size: number) => sql`
   create or replace function ${sql.raw(name)}(tenant text, name text) returns text[] language sql immutable parallel safe as $$
     select coalesce(array_agg(distinct tenant || ':' || substr(folded, i, ${sql.lit(size)})), '{}')
     from (select lower(name) as folded) as f, generate_series(1, char_length(folded) - ${sql.lit(size - 1)}) as i
