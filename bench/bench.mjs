@@ -6,6 +6,7 @@
 //   --only <names>      BENCH_ONLY          comma-separated subset: livez,list,get,query,mix,create,webhooks,token,uncached
 //   --profile           BENCH_PROFILE=1     write a CPU profile of the service (node --cpu-prof) to bench/results/
 //   --heap-mb <n>       BENCH_HEAP_MB       the service's V8 heap cap (--max-old-space-size); default: what `npm start` uses, 0 = none
+//   --workers <n>       BENCH_WORKERS       SERVICE_WORKERS of the service (default 1); its CPU and memory are summed over its processes
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
 import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -19,6 +20,10 @@ const connections = setting('connections', 'BENCH_CONNECTIONS', 50)
 const only = setting('only', 'BENCH_ONLY', '').split(',').filter(Boolean)
 const profile = process.argv.includes('--profile') || process.env.BENCH_PROFILE === '1'
 const heapMb = setting('heap-mb', 'BENCH_HEAP_MB', START_HEAP_MB)
+const workers = setting('workers', 'BENCH_WORKERS', 1)
+// Every start of the service runs as many workers; the tables of a cluster are published beside the others.
+const workersEnv = { SERVICE_WORKERS: String(workers) }
+const suffix = workers > 1 ? `-workers-${workers}` : ''
 const resultsDir = join(ROOT, 'bench/results')
 mkdirSync(resultsDir, { recursive: true })
 
@@ -44,15 +49,15 @@ const REAL_LOAD_TARGETS = {
 const wanted = (...names) => only.length === 0 || names.some((name) => only.includes(name))
 
 const database = await freshDatabase()
-console.log(`bench: ${database.dialect}, ${connections} connections, ${duration} s per endpoint`)
+console.log(`bench: ${database.dialect}, ${connections} connections, ${duration} s per endpoint${workers > 1 ? `, ${workers} workers` : ''}`)
 
 // Start once on the empty database (migrations, bootstrap, starter library), then measure a plain restart.
-const cold = await startService(database.url)
+const cold = await startService(database.url, workersEnv)
 await cold.stop()
 const mixKeys = wanted('mix', 'uncached') ? createMixTenants(database.url) : []
 const nodeArgs = [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}`] : []), ...startArgs(heapMb)]
 // Private targets allowed: the webhook receiver of the events run is on this machine.
-const service = await startService(database.url, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, nodeArgs)
+const service = await startService(database.url, { ...workersEnv, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' }, nodeArgs)
 const base = service.base
 const bearer = await token(base)
 const auth = { authorization: `Bearer ${bearer}` }
@@ -186,7 +191,7 @@ await service.stop()
 if (wanted('uncached')) {
   const [tenant] = mixTenants
   for (const [label, env] of [[UNCACHED, { SERVICE_READ_CACHE_MB: '0' }], [NOTHING_CACHED, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' }]]) {
-    const uncached = await startService(database.url, env, nodeArgs)
+    const uncached = await startService(database.url, { ...workersEnv, ...env }, nodeArgs)
     await run(`${LIST} ${label}`, { url: `${uncached.base}${P}/use_cases?page_limit=50`, headers: tenant.auth }, 200, undefined, uncached.pid)
     await run(`${GET} ${label}`, { url: `${uncached.base}${P}/use_cases/${tenant.ids[30]}`, headers: tenant.auth }, 200, undefined, uncached.pid)
     peakRssMb = Math.max(peakRssMb, Math.round(uncached.peakRssMb()))
@@ -235,6 +240,7 @@ const targets = [
 const report = {
   date: new Date().toISOString(),
   dialect: database.dialect,
+  workers,
   node: process.version,
   connections,
   duration_s: duration,
@@ -246,13 +252,13 @@ const report = {
   targets: Object.fromEntries(targets.map(([name, value, met]) => [name, { value, met }])),
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')
-writeFileSync(join(resultsDir, `${stamp}-${database.dialect}.json`), JSON.stringify(report, null, 2) + '\n')
+writeFileSync(join(resultsDir, `${stamp}-${database.dialect}${suffix}.json`), JSON.stringify(report, null, 2) + '\n')
 
 const md = [
-  `# Benchmark (${database.dialect})`,
+  `# Benchmark (${database.dialect}${workers > 1 ? `, ${workers} workers` : ''})`,
   '',
   `${report.date.slice(0, 16).replace('T', ' ')} UTC, Node ${process.version}, ${connections} connections, ${duration} s per endpoint, ` +
-    `service in production mode as its own process (LOG_LEVEL=warn, ${[...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), ...startArgs(heapMb)].join(' ')}${heapMb === START_HEAP_MB ? ' as `npm start` runs it' : ''}). The ceiling is a bare node:http server sending the list ` +
+    `service in production mode as its own process${workers > 1 ? ` with ${workers} workers (SERVICE_WORKERS=${workers}: a cluster primary and ${workers} worker processes, whose CPU and memory are summed)` : ''} (LOG_LEVEL=warn, ${[...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), ...startArgs(heapMb)].join(' ')}${heapMb === START_HEAP_MB ? ' as `npm start` runs it' : ''}). The ceiling is a bare node:http server sending the list ` +
     `endpoint's ${listBody.length} bytes, measured at the start, in the middle and at the end of the run; ratios are against the median. Produced by \`npm run bench\`.`,
   '',
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +
@@ -262,11 +268,11 @@ const md = [
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.machine_busy_percent} % | ${r.errors} |`),
   '',
-  '"CPU µs per request" is the answering process\'s own; "machine busy" is the share of all the machine\'s cores that everything on it (load generator, service, database) used during the line.',
+  `"CPU µs per request" is the answering process's own${workers > 1 ? ' (its workers\' included)' : ''}; "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
   '',
   ...runs.filter((r) => r.writes).map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),
   '',
-  `Peak RSS of the service: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
+  `Peak RSS of the service${workers > 1 ? " (the sum of its processes' own peaks)" : ''}: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
   '',
   ...(webhookFigures?.cpu_ms_per_create ? [`Service CPU per create: ${webhookFigures.cpu_ms_per_create} ms without a webhook, ${webhookFigures.cpu_ms_per_create_with_hook} ms with a * webhook (its deliveries included).`, ''] : []),
   '| target | measured | met |',
@@ -275,6 +281,6 @@ const md = [
   '',
 ].join('\n')
 // A partial run (--only) is for development: it does not replace the published table.
-if (only.length === 0) writeFileSync(join(resultsDir, `latest-${database.dialect}.md`), md)
+if (only.length === 0) writeFileSync(join(resultsDir, `latest-${database.dialect}${suffix}.md`), md)
 console.log('\n' + md)
 if (runs.some((r) => r.errors > 0)) process.exitCode = 1

@@ -1,7 +1,7 @@
 // Shared by the benchmarks: a database to run against, the service as a separate production-mode process,
 // its peak memory, and autocannon runs summarised the same way everywhere.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,10 +25,46 @@ export const START_HEAP_MB = Number(START_FLAGS.find((flag) => flag.startsWith('
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100
 
-/** CPU time a process has used so far (user + system), ms; Linux. */
+/** A process and its descendants (a cluster's primary and its workers); Linux. */
+function processTree(pid) {
+  const pids = [pid]
+  for (let i = 0; i < pids.length; i++) {
+    try {
+      for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
+        pids.push(...readFileSync(`/proc/${pids[i]}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids
+}
+
+/** CPU time a process and its descendants have used so far (user + system), ms; Linux. */
 export function processCpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+  let ms = 0
+  for (const p of processTree(pid)) {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')
+      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ms
+}
+
+/** A memory figure of /proc/<pid>/status (VmHWM, VmRSS), kB, summed over the process and its descendants. */
+function treeMemoryKb(pid, field) {
+  let kb = 0
+  for (const p of processTree(pid)) {
+    try {
+      kb += Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return kb
 }
 
 /** The machine's CPU time so far, busy and in all, over every core (ms); Linux. */
@@ -128,13 +164,9 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
   }
   const readyMs = performance.now() - started
   let peakRssKb = 0
+  // With workers, the sum of each process's own peak: at least the peak of their sum.
   const sample = () => {
-    try {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8')
-      peakRssKb = Math.max(peakRssKb, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0))
-    } catch {
-      // gone, or not Linux
-    }
+    peakRssKb = Math.max(peakRssKb, treeMemoryKb(child.pid, 'VmHWM'))
   }
   const sampler = setInterval(sample, 100)
   return {
@@ -143,16 +175,10 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
     readyMs,
     output: () => output,
     peakRssMb: () => (sample(), peakRssKb / 1024),
-    /** CPU time the process has used so far (user + system), ms; Linux. */
+    /** CPU time the service has used so far (user + system; with its workers), ms; Linux. */
     cpuMs: () => processCpuMs(child.pid),
     /** Resident memory right now, MB. */
-    rssMb() {
-      try {
-        return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024
-      } catch {
-        return 0
-      }
-    },
+    rssMb: () => treeMemoryKb(child.pid, 'VmRSS') / 1024,
     async stop() {
       clearInterval(sampler)
       sample()
