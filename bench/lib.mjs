@@ -1,7 +1,7 @@
 // Shared by the benchmarks: a database to run against, the service as a separate production-mode process,
 // its peak memory, and autocannon runs summarised the same way everywhere.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -25,14 +25,15 @@ export const START_HEAP_MB = Number(START_FLAGS.find((flag) => flag.startsWith('
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100
 
-/** A process and its descendants (a cluster's primary and its workers); Linux. */
+/**
+ * A process and its descendants (a cluster's primary and its workers); Linux. Only the main threads' children are
+ * read: cluster.fork runs on a process's main thread, and a file per thread would be read on every memory sample.
+ */
 function processTree(pid) {
   const pids = [pid]
   for (let i = 0; i < pids.length; i++) {
     try {
-      for (const task of readdirSync(`/proc/${pids[i]}/task`)) {
-        pids.push(...readFileSync(`/proc/${pids[i]}/task/${task}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
-      }
+      pids.push(...readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
     } catch {
       // gone meanwhile
     }
@@ -40,32 +41,31 @@ function processTree(pid) {
   return pids
 }
 
-/** CPU time a process and its descendants have used so far (user + system), ms; Linux. */
-export function processCpuMs(pid) {
-  let ms = 0
+/** `figure` of the text of /proc/<pid>/<file>, summed over the process and its descendants (those gone count 0). */
+function sumOverTree(pid, file, figure) {
+  let sum = 0
   for (const p of processTree(pid)) {
     try {
-      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ')
-      ms += ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+      sum += figure(readFileSync(`/proc/${p}/${file}`, 'utf8'))
     } catch {
       // gone meanwhile
     }
   }
-  return ms
+  return sum
 }
 
-/** A memory figure of /proc/<pid>/status (VmHWM, VmRSS), kB, summed over the process and its descendants. */
-function treeMemoryKb(pid, field) {
-  let kb = 0
-  for (const p of processTree(pid)) {
-    try {
-      kb += Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0)
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return kb
+/** CPU time a process and its descendants have used so far (user + system), ms; Linux. */
+export function processCpuMs(pid) {
+  return sumOverTree(pid, 'stat', (stat) => {
+    const fields = stat.split(') ')[1].split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
+  })
 }
+
+const PEAK_RSS = /VmHWM:\s+(\d+)/
+const RSS = /VmRSS:\s+(\d+)/
+/** A memory figure of /proc/<pid>/status (PEAK_RSS, RSS), kB, summed over the process and its descendants. */
+const treeMemoryKb = (pid, pattern) => sumOverTree(pid, 'status', (status) => Number(pattern.exec(status)?.[1] ?? 0))
 
 /** The machine's CPU time so far, busy and in all, over every core (ms); Linux. */
 export function machineCpuMs() {
@@ -166,7 +166,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
   let peakRssKb = 0
   // With workers, the sum of each process's own peak: at least the peak of their sum.
   const sample = () => {
-    peakRssKb = Math.max(peakRssKb, treeMemoryKb(child.pid, 'VmHWM'))
+    peakRssKb = Math.max(peakRssKb, treeMemoryKb(child.pid, PEAK_RSS))
   }
   const sampler = setInterval(sample, 100)
   return {
@@ -178,7 +178,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
     /** CPU time the service has used so far (user + system; with its workers), ms; Linux. */
     cpuMs: () => processCpuMs(child.pid),
     /** Resident memory right now, MB. */
-    rssMb: () => treeMemoryKb(child.pid, 'VmRSS') / 1024,
+    rssMb: () => treeMemoryKb(child.pid, RSS) / 1024,
     async stop() {
       clearInterval(sampler)
       sample()
