@@ -135,10 +135,7 @@ const createOptions = {
   url: `${base}${P}/use_cases`, method: 'POST', headers: json,
   requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
 }
-// Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
-let cpuAtStart = service.cpuMs()
-const createRun = await run(CREATE, createOptions, 201, 'create')
-const cpuPerCreate = createRun ? (service.cpuMs() - cpuAtStart) / createRun.total : null
+await run(CREATE, createOptions, 201, 'create')
 
 // Events: the same creates with an endpoint subscribed to every event, then the delivery lag at a steady 500 creates/s.
 let webhookFigures
@@ -150,30 +147,66 @@ if (only.length === 0 || only.includes('webhooks')) {
     if (message) receiver.send(message)
   })
   const { port } = await ask()
-  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'] }) })).json()
-  cpuAtStart = service.cpuMs()
-  const withHook = await run('POST /use_cases — with a * webhook', createOptions, 201, 'webhooks')
-  // Waits until no event has arrived for 2 s: everything queued so far is delivered.
+  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'], enabled: false }) })).json()
+  const subscribe = async (enabled) => {
+    const res = await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled }) })
+    if (res.status !== 200) throw new Error(`webhook endpoint: ${res.status} ${await res.text()}`)
+  }
   const received = async () => (await ask('stats')).received
-  const settle = async () => {
+  // Until no event has arrived for `quietMs`: everything queued so far is delivered.
+  const settle = async (quietMs) => {
     for (let last = -1, now = await received(); now !== last; now = await received()) {
       last = now
-      await new Promise((r) => setTimeout(r, 2000))
+      await new Promise((r) => setTimeout(r, quietMs))
     }
   }
-  await settle()
-  // Until every event of the run is delivered: what the deliveries cost counts.
-  const cpuPerCreateWithHook = (service.cpuMs() - cpuAtStart) / withHook.total
+  // Creates without and with the subscriber in alternating slices (without, with, with, without, …), after a slice of
+  // each to warm up: two 10 s runs one after the other differed by more than the effect measured (the machine's
+  // throughput drifts by ±15 % from one to the next, and a service's first run of creates is the slower, its code
+  // not yet optimized). Enabling the endpoint starts it at the log's end, so a slice with it sends only its own
+  // events, and it ends once they are delivered: what the deliveries cost counts in it.
+  const slice = async (withHook) => {
+    if (withHook) await subscribe(true)
+    const cpuAtStart = service.cpuMs()
+    const machineAtStart = machineCpuMs()
+    const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...createOptions, duration: sliceSeconds }, 201)
+    if (withHook) {
+      await settle(500)
+      await subscribe(false)
+    }
+    const machine = machineCpuMs()
+    return { ...result, cpuMs: service.cpuMs() - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all }
+  }
+  const sliceSeconds = Math.max(1, duration / 4)
+  await slice(false)
+  await slice(true)
+  const slices = { without: [], with: [] }
+  for (const withHook of [false, true, true, false, false, true, true, false]) slices[withHook ? 'with' : 'without'].push(await slice(withHook))
+  const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
+  const rate = (list) => Math.round(sum(list, 'total') / (list.length * sliceSeconds))
+  // Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
+  const cpuMsPerCreate = (list) => Math.round((sum(list, 'cpuMs') / sum(list, 'total')) * 100) / 100
+  const sliced = (name, list) => ({
+    name, requests_per_s: rate(list), total: sum(list, 'total'), errors: sum(list, 'errors'),
+    p50_ms: [...list.map((r) => r.p50_ms)].sort((a, b) => a - b)[list.length >> 1], p99_ms: Math.max(...list.map((r) => r.p99_ms)),
+    cpu_us_per_request: Math.round((sum(list, 'cpuMs') * 1000) / sum(list, 'total')),
+    machine_busy_percent: Math.round((sum(list, 'machineBusyMs') / sum(list, 'machineMs')) * 100),
+  })
+  const without = sliced(`${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`, slices.without)
+  const withHook = sliced(`${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`, slices.with)
+  runs.push(without, withHook)
+  for (const r of [without, withHook]) console.log(`  ${r.name}: ${r.requests_per_s} req/s, service CPU ${r.cpu_us_per_request} µs per create`)
   await ask('reset')
+  await subscribe(true)
   const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
-  await settle()
+  await settle(2000)
   const { lags, unique, duplicates } = await ask('stats')
   const lagAt = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? null
   // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
-    create_drop: createRun ? Math.round((1 - withHook.requests_per_s / createRun.requests_per_s) * 1000) / 10 : null,
-    cpu_ms_per_create: cpuPerCreate === null ? null : Math.round(cpuPerCreate * 100) / 100,
-    cpu_ms_per_create_with_hook: Math.round(cpuPerCreateWithHook * 100) / 100,
+    create_drop: Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10,
+    cpu_ms_per_create: cpuMsPerCreate(slices.without),
+    cpu_ms_per_create_with_hook: cpuMsPerCreate(slices.with),
     lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
     delivered: unique, duplicates, created: steady.total,
   }

@@ -23,8 +23,11 @@ export interface Database {
   dialect: DialectName
   /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
   audit?: AuditKeys
-  /** Emits 'audit' with the tenant id after a transaction that wrote audit records commits (wakes event delivery). */
-  commits: EventEmitter<{ audit: [tenantId: string] }>
+  /**
+   * Emits 'audit' with the tenant id after a transaction that wrote audit records commits (wakes event delivery), and
+   * 'webhookEndpoints' after one that created or enabled a webhook endpoint of the tenant.
+   */
+  commits: EventEmitter<{ audit: [tenantId: string]; webhookEndpoints: [tenantId: string] }>
   close(): Promise<void>
   /** Calls `observer` after every query with its duration (the metrics' database latency). */
   observeQueries(observer: QueryObserver): void

@@ -150,6 +150,7 @@ export class WebhookDispatcher {
 
   start(): void {
     this.database.commits.on('audit', this.onCommit)
+    this.database.commits.on('webhookEndpoints', this.onEndpointEnabled)
     this.timer = setInterval(() => this.wake(), POLL_MS)
     this.timer.unref()
     this.wake()
@@ -161,6 +162,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer)
     const turnsEnded = this.turns.stop()
     this.database.commits.off('audit', this.onCommit)
+    this.database.commits.off('webhookEndpoints', this.onEndpointEnabled)
     await this.sender.stop()
     await Promise.allSettled([...this.sends])
     await turnsEnded
@@ -172,6 +174,15 @@ export class WebhookDispatcher {
 
   private readonly onCommit = (tenantId: string) => {
     if (this.tenantsWithEndpoints.has(tenantId)) this.wake()
+  }
+
+  /**
+   * An endpoint created or enabled here: its tenant's commits wake the loop from now on, not only once a turn has
+   * read the endpoints again (up to POLL_MS later, a second of events sent late at the start of a subscription).
+   */
+  private readonly onEndpointEnabled = (tenantId: string) => {
+    this.tenantsWithEndpoints.add(tenantId)
+    this.wake()
   }
 
   /** Asks for a turn of the loop (see `turns`). */

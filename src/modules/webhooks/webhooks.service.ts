@@ -63,7 +63,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       await checkUrl(input.url)
       const secret = generateWebhookSecret()
       const at = now()
-      return runMutation(database, ctx, async (tx) => {
+      const created = await runMutation(database, ctx, async (tx) => {
         const row: WebhookEndpointRow = {
           id: newId('whep'),
           tenant_id: ctx.tenantId,
@@ -88,11 +88,13 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
           audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: auditName(row.url), metadata: { events: input.events, enabled: endpoint.enabled } },
         }
       })
+      if (created.enabled) database.commits.emit('webhookEndpoints', ctx.tenantId)
+      return created
     },
 
     async update(ctx: Ctx, id: string, input: WebhookEndpointUpdate): Promise<WebhookEndpoint> {
       if (input.url !== undefined) await checkUrl(input.url)
-      return runMutation(database, ctx, async (tx) => {
+      const updated = await runMutation(database, ctx, async (tx) => {
         const row = await requireEndpoint(ctx, id, tx)
         const before = toEndpoint(row)
         const after: WebhookEndpoint = {
@@ -118,6 +120,8 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
           },
         )
       })
+      if (updated.enabled) database.commits.emit('webhookEndpoints', ctx.tenantId)
+      return updated
     },
 
     async remove(ctx: Ctx, id: string): Promise<void> {
