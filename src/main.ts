@@ -60,11 +60,14 @@ export function redactQuery(url: string): string {
   return url.replace(SECRET_QUERY, '$1[redacted]')
 }
 
-/** `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency. */
+/**
+ * `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency, and keeps
+ * SQLite's temporary files on disk (an index build over millions of rows sorts them there).
+ */
 export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean } = {}): Database {
   return createDatabase(config.databaseUrl, {
     onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
-    ...(options.maintenance ? { queryTimeoutMs: 0 } : {}),
+    ...(options.maintenance ? { queryTimeoutMs: 0, tempFilesOnDisk: true } : {}),
   })
 }
 

@@ -159,3 +159,15 @@ it('finishes once with the results of the members that succeeded, before the com
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
   expect(committedIds()).toEqual([1, 3, 102])
 })
+
+it('keeps the savepoint journals of a serving connection in memory, and a maintenance connection\'s temporary files on disk', async () => {
+  const tempStore = async (db: Database) => (await sql<{ temp_store: number }>`pragma temp_store`.execute(db.db)).rows[0].temp_store
+  // 2 is MEMORY; 0 is the default, files.
+  expect(await tempStore(database)).toBe(2)
+  const maintenance = createDatabase(`sqlite:${file}`, { tempFilesOnDisk: true })
+  try {
+    expect(await tempStore(maintenance)).toBe(0)
+  } finally {
+    await maintenance.close()
+  }
+})

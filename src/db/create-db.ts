@@ -85,10 +85,15 @@ export interface DatabaseOptions {
   queryTimeoutMs?: number
   /** PostgreSQL: connections in the pool at most (default 10). */
   poolSize?: number
+  /**
+   * SQLite: temporary files (the sorts of an index build, of VACUUM INTO) on disk, for long maintenance work; a
+   * serving connection keeps them in memory, where they hold only a group commit's savepoint journals.
+   */
+  tempFilesOnDisk?: boolean
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
-  if (url.startsWith('sqlite:')) return createSqlite(url.slice('sqlite:'.length))
+  if (url.startsWith('sqlite:')) return createSqlite(url.slice('sqlite:'.length), options)
   return createPostgres(url, options)
 }
 
@@ -98,7 +103,7 @@ export class DatabaseStartError extends Error {}
 /** How long a statement waits for a lock another connection holds (another process writing, a checkpoint). */
 const SQLITE_BUSY_TIMEOUT_MS = 5000
 
-function createSqlite(path: string): Database {
+function createSqlite(path: string, options: DatabaseOptions): Database {
   let sqlite: SQLite.Database
   try {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -114,7 +119,7 @@ function createSqlite(path: string): Database {
   // Each member of a group commit runs in a savepoint (sqlite-group-commit.ts), whose journal keeps the pages it
   // changes as they were: past 64 KB that journal went to a temporary file, about eight page writes per create
   // under load (13 pwrite calls per create in all, 6 with it in memory). It holds what one group changed at most.
-  sqlite.pragma('temp_store = MEMORY')
+  if (!options.tempFilesOnDisk) sqlite.pragma('temp_store = MEMORY')
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   const stopCheckpointer = path === ':memory:' ? async () => undefined : startCheckpointer(sqlite, path)
   const { log, observeQueries } = queryLog()
