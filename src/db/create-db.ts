@@ -117,8 +117,8 @@ function createSqlite(path: string, options: DatabaseOptions): Database {
   sqlite.pragma('synchronous = NORMAL')
   sqlite.pragma('foreign_keys = ON')
   // Each member of a group commit runs in a savepoint (sqlite-group-commit.ts), whose journal keeps the pages it
-  // changes as they were: past 64 KB that journal went to a temporary file, about eight page writes per create
-  // under load (13 pwrite calls per create in all, 6 with it in memory). It holds what one group changed at most.
+  // changes as they were: past 64 KB that journal went to a temporary file (under full create load, 13 pwrite calls
+  // per create in all; 6 with it in memory). It holds what one group changed at most.
   if (!options.tempFilesOnDisk) sqlite.pragma('temp_store = MEMORY')
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
   const stopCheckpointer = path === ':memory:' ? async () => undefined : startCheckpointer(sqlite, path)
