@@ -90,15 +90,27 @@ await new Promise((resolve) => ceiling.once('message', resolve))
 const common = { connections, duration }
 const runs = []
 // `pid`: the process answering, whose CPU per request is reported (unlike throughput, hardly moved by what else runs).
-const run = async (name, options, status, short, pid = service.pid) => {
-  if (short && only.length > 0 && !only.includes(short)) return
+/** `work`'s result with the CPU time `pid` used meanwhile, and the machine's busy and total CPU time. */
+const measured = async (pid, work) => {
   const cpuAtStart = processCpuMs(pid)
   const machineAtStart = machineCpuMs()
-  const result = await load(name, { ...common, ...options }, status)
-  result.cpu_us_per_request = Math.round(((processCpuMs(pid) - cpuAtStart) * 1000) / result.total)
-  // How much of the machine's cores everything on it used meanwhile: near 100 %, CPU is what the line is short of.
+  const result = await work()
   const machine = machineCpuMs()
-  result.machine_busy_percent = Math.round(((machine.busy - machineAtStart.busy) / (machine.all - machineAtStart.all)) * 100)
+  return { ...result, cpuMs: processCpuMs(pid) - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all }
+}
+/** CPU µs per request and how busy the machine was, over one or several measured runs. */
+const cpuFigures = (list) => {
+  const sum = (key) => list.reduce((n, r) => n + r[key], 0)
+  return {
+    cpu_us_per_request: Math.round((sum('cpuMs') * 1000) / sum('total')),
+    // How much of the machine's cores everything on it used meanwhile: near 100 %, CPU is what the line is short of.
+    machine_busy_percent: Math.round((sum('machineBusyMs') / sum('machineMs')) * 100),
+  }
+}
+const run = async (name, options, status, short, pid = service.pid) => {
+  if (short && only.length > 0 && !only.includes(short)) return
+  const { cpuMs, machineBusyMs, machineMs, ...summary } = await measured(pid, () => load(name, { ...common, ...options }, status))
+  const result = { ...summary, ...cpuFigures([{ cpuMs, machineBusyMs, machineMs, total: summary.total }]) }
   runs.push(result)
   // The service's peak RSS so far: which line's load grows its memory.
   const peak = pid === service.pid ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
@@ -167,15 +179,14 @@ if (only.length === 0 || only.includes('webhooks')) {
   // events, and it ends once they are delivered: what the deliveries cost counts in it.
   const slice = async (withHook) => {
     if (withHook) await subscribe(true)
-    const cpuAtStart = service.cpuMs()
-    const machineAtStart = machineCpuMs()
-    const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...createOptions, duration: sliceSeconds }, 201)
-    if (withHook) {
-      await settle(500)
-      await subscribe(false)
-    }
-    const machine = machineCpuMs()
-    return { ...result, cpuMs: service.cpuMs() - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all }
+    return measured(service.pid, async () => {
+      const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...createOptions, duration: sliceSeconds }, 201)
+      if (withHook) {
+        await settle(500)
+        await subscribe(false)
+      }
+      return result
+    })
   }
   const sliceSeconds = Math.max(1, duration / 4)
   await slice(false)
@@ -183,14 +194,10 @@ if (only.length === 0 || only.includes('webhooks')) {
   const slices = { without: [], with: [] }
   for (const withHook of [false, true, true, false, false, true, true, false]) slices[withHook ? 'with' : 'without'].push(await slice(withHook))
   const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
-  const rate = (list) => Math.round(sum(list, 'total') / (list.length * sliceSeconds))
-  // Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
-  const cpuMsPerCreate = (list) => Math.round((sum(list, 'cpuMs') / sum(list, 'total')) * 100) / 100
   const sliced = (name, list) => ({
-    name, requests_per_s: rate(list), total: sum(list, 'total'), errors: sum(list, 'errors'),
-    p50_ms: [...list.map((r) => r.p50_ms)].sort((a, b) => a - b)[list.length >> 1], p99_ms: Math.max(...list.map((r) => r.p99_ms)),
-    cpu_us_per_request: Math.round((sum(list, 'cpuMs') * 1000) / sum(list, 'total')),
-    machine_busy_percent: Math.round((sum(list, 'machineBusyMs') / sum(list, 'machineMs')) * 100),
+    name, requests_per_s: Math.round(sum(list, 'total') / (list.length * sliceSeconds)), total: sum(list, 'total'), errors: sum(list, 'errors'),
+    p50_ms: list.map((r) => r.p50_ms).sort((a, b) => a - b)[list.length >> 1], p99_ms: Math.max(...list.map((r) => r.p99_ms)),
+    ...cpuFigures(list),
   })
   const without = sliced(`${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`, slices.without)
   const withHook = sliced(`${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`, slices.with)
@@ -205,8 +212,9 @@ if (only.length === 0 || only.includes('webhooks')) {
   // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
     create_drop: Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10,
-    cpu_ms_per_create: cpuMsPerCreate(slices.without),
-    cpu_ms_per_create_with_hook: cpuMsPerCreate(slices.with),
+    // Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
+    cpu_ms_per_create: Math.round(without.cpu_us_per_request / 10) / 100,
+    cpu_ms_per_create_with_hook: Math.round(withHook.cpu_us_per_request / 10) / 100,
     lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
     delivered: unique, duplicates, created: steady.total,
   }
