@@ -36,6 +36,7 @@ const NOTHING_CACHED = '— nothing cached'
 const MIX_100 = 'mix: 100 % reads'
 const MIX_99 = 'mix: 99 % reads, 1 % PATCH'
 const MIX_90 = 'mix: 90 % reads, 10 % PATCH'
+const PATCH_ONE_TENANT = `PATCH /use_cases/{id}, one tenant's ${MIX_USE_CASES} at random`
 const CREATE = 'POST /use_cases'
 const TARGETS = {
   list_ratio: 0.4, get_ratio: 0.6, read_p99_ms: 10, peak_rss_mb: 200, start_ms: 1000,
@@ -141,6 +142,8 @@ for (const [name, writeShare] of [[MIX_100, 0], [MIX_99, 0.01], [MIX_90, 0.1]]) 
   if (writeShare > 0) result.writes = writes()
   console.log(`    reads' own p99: ${result.read_p99_ms} ms${result.writes ? `; PATCHes' p50 ${result.writes.p50_ms} ms, p99 ${result.writes.p99_ms} ms` : ''}; machine ${result.machine_busy_percent} % busy`)
 }
+// One tenant's integrations all updating its records at once: every connection's PATCH may meet another's record.
+if (wanted('mix')) await run(PATCH_ONE_TENANT, mix(base, mixTenants.slice(0, 1), 1).options, 200, 'mix')
 await measureCeiling()
 let n = 0
 const createOptions = {

@@ -6,8 +6,9 @@ import { freshDatabase, POSTGRES_URL, type TestDatabase } from './helpers/harnes
 
 // On PostgreSQL, transactions of the same group (a tenant's mutations) that start together commit together. What
 // must hold: each is answered only once it is committed, one that fails leaves no trace while the others commit,
-// the finishing step sees exactly the members that succeeded, and a deadlock between two groups (which separate
-// transactions would not have had) costs a wait, not a failure.
+// the finishing step sees exactly the members that succeeded, a member naming a row that a group under way locks
+// waits for a later group, and a deadlock between two groups (which separate transactions would not have had) costs
+// a wait, not a failure.
 
 const suite = POSTGRES_URL ? describe : describe.skip
 suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
@@ -187,6 +188,31 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     await database.transaction((tx) => insert(tx, 2), { group: 'acme' })
     expect(await committedIds()).toEqual([2])
   }, 15_000)
+
+  it('leaves a member that names a row locked by a group under way for a later group, and lets the others go on', async () => {
+    await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
+    const bodyOf = async (id: number) => (await other.query<{ body: string }>('select body from notes where id = $1', [id])).rows[0].body
+    const order: string[] = []
+    const holder = database.transaction(async (tx) => {
+      await sql`update notes set body = 'held' where id = 1`.execute(tx)
+      await sql`select pg_sleep(0.3)`.execute(tx)
+    }, { group: 'acme', locks: ['1'] }).then(() => order.push('holder'))
+    // The next two arrive in a later turn, while the holder's group is under way.
+    await new Promise((r) => setImmediate(r))
+    let seenBeforeLocking: string | undefined
+    const sameRow = database.transaction(async (tx) => {
+      seenBeforeLocking = await bodyOf(1)
+      await sql`update notes set body = body || '+' where id = 1`.execute(tx)
+    }, { group: 'acme', locks: ['1'] }).then(() => order.push('same row'))
+    const otherRow = database.transaction((tx) => sql`update notes set body = 'free' where id = 2`.execute(tx), { group: 'acme', locks: ['2'] }).then(() =>
+      order.push('other row'),
+    )
+    await Promise.all([holder, sameRow, otherRow])
+    // The other row's write did not wait for the holder; the same row's began once the holder had committed.
+    expect(order).toEqual(['other row', 'holder', 'same row'])
+    expect(seenBeforeLocking).toBe('held')
+    expect((await other.query<{ body: string }>('select body from notes order by id')).rows.map((r) => r.body)).toEqual(['held+', 'free'])
+  })
 
   it('tries a member again in a later group when two groups lock the same rows in crossing order', async () => {
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)

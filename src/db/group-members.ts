@@ -6,6 +6,11 @@ export interface TransactionOptions<T> {
   /** PostgreSQL: the transactions committed together share this key (the tenant of a mutation). */
   group?: string
   /**
+   * PostgreSQL: the rows the transaction locks to change, each named by a key of the caller's (a record's id): it does
+   * not join a group while another group of its key that locks one of them is under way, but waits for a later one.
+   */
+  locks?: readonly string[]
+  /**
    * Runs after the work of every transaction committing together, before the commit, once for all of them that
    * share this function, with the results of those that succeeded; when it throws, none of them commits.
    */

@@ -6,16 +6,18 @@ type Work<T> = (tx: Kysely<Tables>) => Promise<T>
 
 interface Job extends Member {
   group: string | undefined
+  locks: readonly string[]
   queuedAt: number
   /** Times a deadlock with another group has sent it back to the queue. */
   retries: number
 }
 
-/** A key's jobs waiting for a group, and its groups under way. */
+/** A key's jobs waiting for a group, and its groups under way with the rows they lock (by lock key, how many groups). */
 interface GroupState {
   queue: Job[]
   running: number
   scheduled: boolean
+  locked: Map<string, number>
 }
 
 /** Transactions committed together at most: the members run one after another, so a large group is a slow one. */
@@ -113,15 +115,44 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
     if (!state) return
     state.scheduled = false
     const now = Date.now()
-    while (state.queue.length > 0 && now - state.queue[0].queuedAt > QUEUE_TIMEOUT_MS) state.queue.shift()!.reject(queueTimeout())
-    while (state.running < GROUPS_IN_FLIGHT && state.queue.length > 0) {
+    for (const job of state.queue.filter((job) => now - job.queuedAt > QUEUE_TIMEOUT_MS)) job.reject(queueTimeout())
+    state.queue = state.queue.filter((job) => now - job.queuedAt <= QUEUE_TIMEOUT_MS)
+    while (state.running < GROUPS_IN_FLIGHT) {
+      const jobs = nextGroup(state)
+      if (jobs.length === 0) break
+      const locks = jobs.flatMap((job) => job.locks)
+      for (const key of locks) state.locked.set(key, (state.locked.get(key) ?? 0) + 1)
       state.running += 1
-      void runGroup(state.queue.splice(0, MAX_GROUP)).finally(() => {
+      void runGroup(jobs).finally(() => {
         state.running -= 1
+        for (const key of locks) {
+          const left = state.locked.get(key)! - 1
+          if (left === 0) state.locked.delete(key)
+          else state.locked.set(key, left)
+        }
         if (state.queue.length > 0) schedule(group, state)
         else if (state.running === 0) queues.delete(group)
       })
     }
+  }
+
+  /**
+   * Takes the next group's jobs out of the queue, in order, leaving those that lock a row a group under way locks.
+   * Such a job would wait for that group's commit holding its own group's locks, and two groups whose members lock
+   * the same rows in crossing order deadlock (PostgreSQL's deadlock_timeout, 1 s, then a retry): concurrent PATCHes
+   * of a few records of one tenant ran at 130-290 a second that way.
+   */
+  const nextGroup = (state: GroupState): Job[] => {
+    const taken: Job[] = []
+    const waiting: Job[] = []
+    let next = 0
+    for (; next < state.queue.length && taken.length < MAX_GROUP; next++) {
+      const job = state.queue[next]
+      if (job.locks.some((key) => state.locked.has(key))) waiting.push(job)
+      else taken.push(job)
+    }
+    state.queue = [...waiting, ...state.queue.slice(next)]
+    return taken
   }
 
   const schedule = (group: string, state: GroupState) => {
@@ -134,14 +165,17 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
   const enqueue = (job: Job) => {
     if (job.group === undefined) return void runGroup([job])
     let state = queues.get(job.group)
-    if (!state) queues.set(job.group, (state = { queue: [], running: 0, scheduled: false }))
+    if (!state) queues.set(job.group, (state = { queue: [], running: 0, scheduled: false, locked: new Map() }))
     state.queue.push(job)
     if (state.running < GROUPS_IN_FLIGHT) schedule(job.group, state)
   }
 
   return <T>(work: Work<T>, options?: TransactionOptions<T>) =>
     new Promise<T>((resolve, reject) => {
-      enqueue({ work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject, group: options?.group, queuedAt: Date.now(), retries: 0 })
+      enqueue({
+        work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject,
+        group: options?.group, locks: options?.locks ?? [], queuedAt: Date.now(), retries: 0,
+      })
     })
 }
 

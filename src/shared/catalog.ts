@@ -228,7 +228,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
           forgetReads(tx, spec.table)
           return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
-        }),
+        }, [id]),
       )
     },
 
@@ -241,7 +241,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
         await (tx as AnyDb).deleteFrom(spec.table).where('tenant_id', '=', ctx.tenantId).where('id', '=', id).execute()
         forgetReads(tx, spec.table)
         return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
-      })
+      }, [id])
     },
   }
 }

@@ -54,16 +54,17 @@ export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: 
  *
  * The records are appended when the transaction is about to commit, for every mutation committing with it at once
  * (see Database.transaction): the tenant's chain head is locked from its read to the commit, and one read and one
- * append for the whole group is one wait for the tenant's other writers instead of one per mutation.
+ * append for the whole group is one wait for the tenant's other writers instead of one per mutation. `locks` names
+ * the rows `work` locks to change them (see TransactionOptions.locks).
  */
-export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>): Promise<T> {
+export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>, locks?: readonly string[]): Promise<T> {
   const { result, entries } = await database.transaction(
     async (tx): Promise<Audited<T>> => {
       if (database.dialect === 'postgres') lockingTransactions.add(tx)
       const { result, audit } = await work(tx)
       return { result, ctx, entries: Array.isArray(audit) ? audit : [audit] }
     },
-    { group: ctx.tenantId, finish: auditAppender(database) },
+    { group: ctx.tenantId, locks, finish: auditAppender(database) },
   )
   if (entries.length > 0) database.commits.emit('audit', ctx.tenantId)
   return result

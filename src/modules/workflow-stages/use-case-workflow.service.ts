@@ -61,7 +61,7 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
           metadata: metadata ?? null,
         },
       }
-    })
+    }, [stages.STAGES_LOCK, id])
   }
 
   /** The stage a use case must be in for advance and reject; its rejection blocks advancing. */

@@ -37,8 +37,11 @@ export function findNextStage(db: Db, tenantId: string, stage: WorkflowStageRow)
 
 /**
  * Serialises a tenant's stage changes and workflow moves: on PostgreSQL by locking the tenant's end stage row
- * (SQLite transactions already take the write lock up front). Returns the end stage.
+ * (SQLite transactions already take the write lock up front). Returns the end stage. * Mutations that call it name STAGES_LOCK among their locks.
  */
+/** The lock key (TransactionOptions.locks) of the tenant's stages, which lockStages locks. */
+export const STAGES_LOCK = 'workflow_stages'
+
 export async function lockStages(db: Db, tenantId: string, dialect: DialectName): Promise<WorkflowStageRow | undefined> {
   let q = db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('type', '=', 'end')
   if (dialect === 'postgres') q = q.forUpdate()

@@ -70,7 +70,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
           await repo.insertStage(tx, row)
           const created = toWorkflowStage(row)
           return { result: created, audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)) }
-        }),
+        }, [repo.STAGES_LOCK]),
       )
     },
 
@@ -92,7 +92,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
               await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
             },
           )
-        }),
+        }, [repo.STAGES_LOCK]),
       )
     },
 
@@ -108,7 +108,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
         }
         await repo.deleteStage(tx, ctx.tenantId, id)
         return { result: undefined, audit: stageAudit('workflow_stage.deleted', current) }
-      })
+      }, [repo.STAGES_LOCK])
     },
   }
 }
