@@ -107,7 +107,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
               if (changed.risk_type_ids) await repo.replaceRiskTypes(tx, ctx.tenantId, id, riskTypeIds, updatedAt)
             },
           )
-        }),
+        }, [id]),
       )
     },
 
@@ -122,7 +122,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
           result: undefined,
           audit: [...unlinked, { action: 'risk_scenario.deleted', resourceType: 'risk_scenario', resourceId: id, resourceName: current.name }],
         }
-      })
+      }, [id])
     },
   }
 }

@@ -27,6 +27,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
   const { db } = database
 
+  /** The use case, locked for the change (findUseCase): every mutation here names it among its locks. */
   async function useCase(tx: Tx, ctx: Ctx, id: string): Promise<UseCaseRow> {
     const row = await findUseCase(tx, ctx.tenantId, id)
     if (!row) throw notFound('use case', id)
@@ -95,7 +96,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             result: { id: pack.id, key: pack.key, version: pack.version, name: pack.name, description: pack.description, due_date: dueDate, applied_at: at },
             audit,
           }
-        })
+        }, [useCaseId])
       } catch (err) {
         throw isUniqueViolation(err) ? conflict(`policy pack "${input.key}" was applied to use case ${useCaseId} at the same time; it is applied once`) : err
       }
@@ -132,7 +133,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
           metadata: { key: applied.key, version: applied.version, controls_removed: removed.map((c) => c.control_key) },
         })
         return { result: undefined, audit }
-      })
+      }, [useCaseId])
     },
 
     async listControls(ctx: Ctx, useCaseId: string, query: UseCaseControlListQuery): Promise<Page<UseCaseControl>> {
@@ -181,7 +182,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
               subObjectType: 'evidence', subObjectId: evidence.id, subObjectName: evidence.title, changes: { requirement: [existing?.requirement ?? null, requirement] },
             },
           }
-        })
+        }, [useCaseId])
       } catch (err) {
         throw isUniqueViolation(err) ? conflict(`evidence ${input.evidence_id} was linked to control ${controlId} at the same time; it is linked once`) : err
       }
@@ -202,7 +203,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             subObjectType: 'evidence', subObjectId: evidenceId, changes: { requirement: [existing.requirement, null] },
           },
         }
-      })
+      }, [useCaseId])
     },
 
     async updateControl(ctx: Ctx, useCaseId: string, id: string, input: UseCaseControlUpdate): Promise<UseCaseControl> {
@@ -222,7 +223,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             await repo.updateControl(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
           },
         )
-      })
+      }, [useCaseId])
       return getControl(ctx, useCaseId, id)
     },
   }
