@@ -12,12 +12,15 @@ interface Job extends Member {
   retries: number
 }
 
-/** A key's jobs waiting for a group, and its groups under way with the rows they lock (by lock key, how many groups). */
+/**
+ * A key's jobs waiting for a group, and its groups under way with the rows they lock (lock keys: no two groups under
+ * way share one, since a job naming a locked row waits).
+ */
 interface GroupState {
   queue: Job[]
   running: number
   scheduled: boolean
-  locked: Map<string, number>
+  locked: Set<string>
 }
 
 /** Transactions committed together at most: the members run one after another, so a large group is a slow one. */
@@ -118,21 +121,20 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
     if (!state) return
     state.scheduled = false
     const now = Date.now()
-    for (const job of state.queue.filter((job) => now - job.queuedAt > QUEUE_TIMEOUT_MS)) job.reject(queueTimeout())
-    state.queue = state.queue.filter((job) => now - job.queuedAt <= QUEUE_TIMEOUT_MS)
+    state.queue = state.queue.filter((job) => {
+      if (now - job.queuedAt <= QUEUE_TIMEOUT_MS) return true
+      job.reject(queueTimeout())
+      return false
+    })
     while (state.running < GROUPS_IN_FLIGHT) {
       const jobs = nextGroup(state)
       if (jobs.length === 0) break
       const locks = jobs.flatMap((job) => job.locks)
-      for (const key of locks) state.locked.set(key, (state.locked.get(key) ?? 0) + 1)
+      for (const key of locks) state.locked.add(key)
       state.running += 1
       void runGroup(jobs).finally(() => {
         state.running -= 1
-        for (const key of locks) {
-          const left = state.locked.get(key)! - 1
-          if (left === 0) state.locked.delete(key)
-          else state.locked.set(key, left)
-        }
+        for (const key of locks) state.locked.delete(key)
         if (state.queue.length > 0) schedule(group, state)
         else if (state.running === 0) queues.delete(group)
       })
@@ -168,7 +170,7 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
   const enqueue = (job: Job) => {
     if (job.group === undefined) return void runGroup([job])
     let state = queues.get(job.group)
-    if (!state) queues.set(job.group, (state = { queue: [], running: 0, scheduled: false, locked: new Map() }))
+    if (!state) queues.set(job.group, (state = { queue: [], running: 0, scheduled: false, locked: new Set() }))
     state.queue.push(job)
     if (state.running < GROUPS_IN_FLIGHT) schedule(job.group, state)
   }
