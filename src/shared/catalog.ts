@@ -124,11 +124,10 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
 
   const decorate = (conn: Tx, tenantId: string, items: Item[]) => decorateItems(spec, conn, tenantId, items)
 
-  // A family the database renders: its item as one selected column, in the two reads its writes make, compiled once
-  // and prepared (on PostgreSQL the rendered item costs more to plan than to run).
+  // A family the database renders: its item as one selected column, in the two reads its writes make, compiled once.
   const itemSql = 'json' in spec ? renderedItem(database, spec as JsonCatalogSpec<Row, Item, Create, Update, Query>) : null
-  const writtenItem = itemSql && database.prepared((db as AnyDb).selectFrom(spec.table).select(itemSql).where('tenant_id', '=', '').where('id', '=', '').compile())
-  const lockedItem = itemSql && database.prepared(forChangeInMutation(database.dialect, select(db, '', '').select(itemSql)).compile())
+  const writtenItem = itemSql && (db as AnyDb).selectFrom(spec.table).select(itemSql).where('tenant_id', '=', '').where('id', '=', '').compile()
+  const lockedItem = itemSql && forChangeInMutation(database.dialect, select(db, '', '').select(itemSql)).compile()
 
   /** The item of a record whose writes are all done: rendered by the database in one query, else decorated. */
   const written = async (tx: Tx, tenantId: string, row: Row): Promise<Item> => {
@@ -270,9 +269,9 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const type = spec.resourceType
   const item = renderedItem(database, spec)
   const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
-  const getQuery = database.prepared(rendered.where('id', '=', '').compile())
-  // Any number of ids in one parameter, so that one statement text (prepared once) serves every batch.
-  const someQuery = database.prepared(rendered.where(anyOf(dialect, `${spec.table}.id`)).compile())
+  const getQuery = rendered.where('id', '=', '').compile()
+  // Any number of ids in one parameter, so that one statement text (prepared once per connection) serves every batch.
+  const someQuery = rendered.where(anyOf(dialect, `${spec.table}.id`)).compile()
   type Rendered = { id: string; updated_at: string; item: string }
   itemCache?.keepPagesAcross(type, spec.unlisted)
 
@@ -290,7 +289,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const ks = keyset(query, spec.sortColumns)
       if (!itemCache) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
-        const { rows } = await db.executeQuery<{ id: string; item: string }>(database.prepared(applyKeyset(q, ks).compile()))
+        const { rows } = await db.executeQuery<{ id: string; item: string }>(applyKeyset(q, ks).compile())
         const page = toPage(rows, ks, (row) => itemText(row.item))
         return pageBody(page.items, page.pagination)
       }
@@ -302,7 +301,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       let versions: string[] | undefined
       if (!page) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])])
-        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(database.prepared(applyKeyset(q, ks).compile()))
+        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(applyKeyset(q, ks).compile())
         const read = toPage(rows, ks, (row) => row)
         page = { ids: read.items.map((row) => row.id), pagination: read.pagination }
         versions = read.items.map((row) => row.updated_at)

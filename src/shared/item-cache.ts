@@ -99,17 +99,15 @@ export class ItemCache {
     this.pages = new LRUCache<string, PageEntry>({ maxSize: pagesBytes, ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
     const { db } = database
     this.headQuery = db.selectFrom('tenants').select('audit_seq').where('id', '=', '').compile()
-    this.deltaQuery = database.prepared(
-      db
-        .selectFrom('audit_logs')
-        .select(['resource_type', 'resource_id', 'action', 'changes'])
-        .where('tenant_id', '=', '')
-        .where('seq', '>', 0)
-        .where('seq', '<=', 0)
-        .orderBy('seq')
-        .limit(sql.lit(DELTA_LIMIT + 1))
-        .compile(),
-    )
+    this.deltaQuery = db
+      .selectFrom('audit_logs')
+      .select(['resource_type', 'resource_id', 'action', 'changes'])
+      .where('tenant_id', '=', '')
+      .where('seq', '>', 0)
+      .where('seq', '<=', 0)
+      .orderBy('seq')
+      .limit(sql.lit(DELTA_LIMIT + 1))
+      .compile()
   }
 
   /** The tenant's view as of its chain head (`seq` when the caller has just read it), once what changed is forgotten. */

@@ -43,7 +43,7 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
   type Head = { audit_seq: number; audit_head: string }
   const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
   const { db, dialect } = database
-  const headsQuery = database.prepared(db.selectFrom('tenants').select(['id', 'audit_seq', 'audit_head']).where(anyOf(dialect, 'id')).compile())
+  const headsQuery = db.selectFrom('tenants').select(['id', 'audit_seq', 'audit_head']).where(anyOf(dialect, 'id')).compile()
   const tenantHead = sharedReads(async (tenantIds: string[]): Promise<Map<string, Head>> => {
     const { rows } = await db.executeQuery<Head & { id: string }>({ ...headsQuery, parameters: [anyOfValue(dialect, tenantIds)] })
     return new Map(rows.map((row) => [row.id, row]))

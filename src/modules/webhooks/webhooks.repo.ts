@@ -89,30 +89,26 @@ export interface EventRecord {
 export type FreshDelivery = [id: string, auditId: string, eventType: string, leaseUntil: string | null]
 
 /**
- * The dispatcher's statements that run for every event, compiled once and prepared, each taking its lists in one
+ * The dispatcher's statements that run for every event, compiled once, each taking its lists in one
  * parameter (JSON text on SQLite, an array or JSON on PostgreSQL). Built per turn by the query builder, a batch of
  * 500 deliveries was a new statement of 7 500 parameters to compile, prepare and bind each time.
  */
-export function dispatchStatements({ db, dialect, prepared }: Database) {
+export function dispatchStatements({ db, dialect }: Database) {
   const events = db
     .selectFrom('audit_logs')
     .select(['id', 'tenant_id', 'seq', 'action', 'created_at', 'resource_type', 'resource_id', auditLogJson(dialect).as('data')])
-  const after = prepared(events.where('tenant_id', '=', '').where('seq', '>', 0).orderBy('seq').limit(0).compile())
-  const byId = prepared(events.where(anyOf(dialect, 'tenant_id')).where(anyOf(dialect, 'id')).compile())
+  const after = events.where('tenant_id', '=', '').where('seq', '>', 0).orderBy('seq').limit(0).compile()
+  const byId = events.where(anyOf(dialect, 'tenant_id')).where(anyOf(dialect, 'id')).compile()
   const list = dialect === 'sqlite' ? sql`json_each(${''}) d` : sql`json_array_elements(${''}::json) d(value)`
   // Parameters: tenant, endpoint, the time thrice, then the deliveries as JSON.
-  const insert = prepared(
-    sql`insert into webhook_deliveries (id, tenant_id, endpoint_id, audit_id, event_type, status, attempts, next_attempt_at, lease_until, created_at, updated_at)
+  const insert = sql`insert into webhook_deliveries (id, tenant_id, endpoint_id, audit_id, event_type, status, attempts, next_attempt_at, lease_until, created_at, updated_at)
       select d.value ->> 0, ${''}, ${''}, d.value ->> 1, d.value ->> 2, 'pending', 0, coalesce(d.value ->> 3, ${''}), d.value ->> 3, ${''}, ${''}
       from ${list} where true
       on conflict (endpoint_id, audit_id) do nothing
-      returning id`.compile(db),
-  )
+      returning id`.compile(db)
   // Parameters: the status code, the time twice, then the ids.
-  const succeeded = prepared(
-    sql`update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_status_code = ${0}, last_error = null,
-      last_attempt_at = ${''}, next_attempt_at = null, lease_until = null, updated_at = ${''} where ${anyOf(dialect, 'id')}`.compile(db),
-  )
+  const succeeded = sql`update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_status_code = ${0}, last_error = null,
+      last_attempt_at = ${''}, next_attempt_at = null, lease_until = null, updated_at = ${''} where ${anyOf(dialect, 'id')}`.compile(db)
   return {
     /** The tenant's records after `seq`, oldest first, at most `limit`. */
     async eventsAfter(tenantId: string, seq: number, limit: number): Promise<EventRecord[]> {
