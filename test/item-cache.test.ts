@@ -175,6 +175,26 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     expect((await page()).map((r) => r.owner.name)).toEqual(['Renamed body owner', 'Renamed body owner'])
   })
 
+  it("moves on past its own instance's writes without reading them back, and reads the others' from the log", async () => {
+    const id = (await post('/vendors', { name: 'Local vendor' })).id
+    await readEverywhere('/vendors', [id])
+    const logReads = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('from "audit_logs"')).length
+    const queries = vi.spyOn(a.deps.database.db, 'executeQuery')
+    try {
+      await write({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'written here' } })
+      const read = await a.as('acme', 'read')({ method: 'GET', url: `/vendors/${id}` })
+      expect(read.json().description).toBe('written here')
+      expect(logReads(queries)).toBe(0)
+      // A write of the other instance: this one learns of it from the log.
+      await b.as('acme', 'write')({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'written there' } })
+      expect((await a.as('acme', 'read')({ method: 'GET', url: `/vendors/${id}` })).json().description).toBe('written there')
+      expect(logReads(queries)).toBe(1)
+    } finally {
+      queries.mockRestore()
+    }
+    expect((await readEverywhere('/vendors', [id]))[0].description).toBe('written there')
+  })
+
   it('reads what changed once for all the requests that find the head moved by a write', async () => {
     const id = (await post('/vendors', { name: 'Watched vendor' })).id
     await readEverywhere('/vendors', [id])

@@ -11,7 +11,7 @@ import { startCheckpointer } from './sqlite-checkpointer.js'
 import type { TransactionOptions } from './group-members.js'
 import { groupCommitPostgres } from './postgres-group-commit.js'
 import { groupCommit } from './sqlite-group-commit.js'
-import type { Tables } from './tables.js'
+import type { AuditLogRow, Tables } from './tables.js'
 import type { AuditKeys } from '../shared/audit-chain.js'
 
 export type DialectName = 'sqlite' | 'postgres'
@@ -23,10 +23,11 @@ export interface Database {
   /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
   audit?: AuditKeys
   /**
-   * Emits 'audit' with the tenant id after a transaction that wrote audit records commits (wakes event delivery), and
-   * 'webhookEndpoints' after one that created or enabled a webhook endpoint of the tenant.
+   * Emits 'audit' with the tenant id and the records appended after a mutation that wrote audit records commits (wakes
+   * event delivery, moves the kept records on), and 'webhookEndpoints' after one that created or enabled a webhook
+   * endpoint of the tenant.
    */
-  commits: EventEmitter<{ audit: [tenantId: string]; webhookEndpoints: [tenantId: string] }>
+  commits: EventEmitter<{ audit: [tenantId: string, appended: readonly AuditLogRow[]]; webhookEndpoints: [tenantId: string] }>
   close(): Promise<void>
   /** Calls `observer` after every query with its duration (the metrics' database latency). */
   observeQueries(observer: QueryObserver): void

@@ -66,7 +66,8 @@ interface PageEntry extends PageIds {
  * or vendor record's own changes forget that record; anything else (a user or team renamed, a custom field
  * redefined, an attachment) or a long gap forgets the tenant's items (a new epoch). Reads take the state when they
  * start and file what they render only while the state is unchanged, so nothing rendered before a change is
- * filed after it was accounted for. Works across instances: the audit log they read is shared.
+ * filed after it was accounted for. Works across instances: the audit log they read is shared. This instance's own
+ * writes are accounted for as they commit, without reading them back.
  *
  * A list page's records (its ids in order) are kept too, so that a list after a write reads no list query: most
  * writes change what a record says, not which records a list holds or their order. An update whose audited
@@ -108,6 +109,7 @@ export class ItemCache {
       .orderBy('seq')
       .limit(sql.lit(DELTA_LIMIT + 1))
       .compile()
+    database.commits.on('audit', (tenantId, appended) => this.committedHere(tenantId, appended))
   }
 
   /** The tenant's view as of its chain head (`seq` when the caller has just read it), once what changed is forgotten. */
@@ -142,10 +144,27 @@ export class ItemCache {
     const { rows } = await this.database.db.executeQuery<Change>({ ...this.deltaQuery, parameters: [tenantId, state.seq, head] })
     // Another request may have moved the state on meanwhile; the changes read still cover the rest of the way.
     if (state.seq >= head) return
-    const everything = rows.length > DELTA_LIMIT || rows.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
+    this.apply(tenantId, state, rows, head)
+  }
+
+  /**
+   * A mutation of this instance has committed these records: when they follow on from where the tenant's state is,
+   * nothing else can lie between, and they move the state on without the read of the log that the next request
+   * would otherwise make (one query per write). Records of other instances, or that arrive out of order, are left to
+   * that read.
+   */
+  private committedHere(tenantId: string, appended: readonly (Change & { seq: number })[]): void {
+    const state = this.tenants.peek(tenantId)
+    if (!state || appended.length === 0 || appended[0].seq !== state.seq + 1) return
+    this.apply(tenantId, state, appended, appended[appended.length - 1].seq)
+  }
+
+  /** Forgets what `changes` (the tenant's records after its state, up to `head`) changed, and moves the state to `head`. */
+  private apply(tenantId: string, state: TenantState, changes: readonly Change[], head: number): void {
+    const everything = changes.length > DELTA_LIMIT || changes.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
     if (everything) state.epoch = ++this.epochs
-    else for (const r of rows) this.forget(tenantId, r.resource_type, r.resource_id!)
-    if (everything || !rows.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
+    else for (const r of changes) this.forget(tenantId, r.resource_type, r.resource_id!)
+    if (everything || !changes.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
     state.seq = head
   }
 

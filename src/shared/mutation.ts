@@ -58,15 +58,15 @@ export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: 
  * the rows `work` locks to change them (see TransactionOptions.locks).
  */
 export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>, locks?: readonly string[]): Promise<T> {
-  const { result, entries } = await database.transaction(
+  const { result, entries, appended } = await database.transaction(
     async (tx): Promise<Audited<T>> => {
       if (database.dialect === 'postgres') lockingTransactions.add(tx)
       const { result, audit } = await work(tx)
-      return { result, ctx, entries: Array.isArray(audit) ? audit : [audit] }
+      return { result, ctx, entries: Array.isArray(audit) ? audit : [audit], appended: [] }
     },
     { group: ctx.tenantId, locks, finish: auditAppender(database) },
   )
-  if (entries.length > 0) database.commits.emit('audit', ctx.tenantId)
+  if (entries.length > 0) database.commits.emit('audit', ctx.tenantId, appended)
   return result
 }
 
@@ -75,6 +75,8 @@ interface Audited<T> {
   result: T
   ctx: Ctx
   entries: AuditEntry[]
+  /** The records appended for `entries`, in chain order: filled by the group's finishing step. */
+  appended: AuditLogRow[]
 }
 
 const appenders = new WeakMap<Database, (tx: Tx, outcomes: Audited<unknown>[]) => Promise<void>>()
@@ -86,15 +88,20 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
     append = async (tx, outcomes) => {
       const keys = chainKeys(database)
       // Tenants in one order, so that two groups never wait for each other's chain heads.
-      const byTenant = new Map<string, { ctx: Ctx; entry: AuditEntry }[]>()
-      for (const { ctx, entries } of outcomes) {
-        for (const entry of entries) {
-          const list = byTenant.get(ctx.tenantId)
-          if (list) list.push({ ctx, entry })
-          else byTenant.set(ctx.tenantId, [{ ctx, entry }])
+      const byTenant = new Map<string, { ctx: Ctx; entry: AuditEntry; outcome: Audited<unknown> }[]>()
+      for (const outcome of outcomes) {
+        outcome.appended = []
+        for (const entry of outcome.entries) {
+          const list = byTenant.get(outcome.ctx.tenantId)
+          if (list) list.push({ ctx: outcome.ctx, entry, outcome })
+          else byTenant.set(outcome.ctx.tenantId, [{ ctx: outcome.ctx, entry, outcome }])
         }
       }
-      for (const tenantId of [...byTenant.keys()].sort()) await appendAudit(tx, database, keys, tenantId, byTenant.get(tenantId)!)
+      for (const tenantId of [...byTenant.keys()].sort()) {
+        const appending = byTenant.get(tenantId)!
+        const rows = await appendAudit(tx, database, keys, tenantId, appending)
+        appending.forEach(({ outcome }, i) => outcome.appended.push(rows[i]))
+      }
     }
     appenders.set(database, append)
   }
@@ -106,7 +113,7 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
  * FOR NO KEY UPDATE, not FOR UPDATE: rows inserted in this transaction hold KEY SHARE locks on the
  * tenant row through their foreign keys, and FOR UPDATE would deadlock two such writers.
  */
-async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId: string, entries: { ctx: Ctx; entry: AuditEntry }[]): Promise<void> {
+async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId: string, entries: { ctx: Ctx; entry: AuditEntry }[]): Promise<AuditLogRow[]> {
   const statements = auditStatements(database)
   const [tenant] = (await tx.executeQuery<{ audit_seq: number; audit_head: string }>({ ...statements.head, parameters: [tenantId] })).rows
   if (!tenant) throw new Error(`tenant ${tenantId} not found`)
@@ -124,11 +131,12 @@ async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
     // under that lock is a wait for every other writer of the tenant.
     await tx.executeQuery({ ...statements.appendWithHead(rows.length), parameters: [...rows.flatMap(auditValues), ...head] })
-    return
+    return rows
   }
   // SQLite's name index takes the records once they have committed (AuditNameIndexer).
   for (const row of rows) await tx.executeQuery({ ...statements.append, parameters: auditValues(row) })
   await tx.executeQuery({ ...statements.moveHead, parameters: head })
+  return rows
 }
 
 const AUDIT_COLUMNS = [
