@@ -90,7 +90,6 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
       // Tenants in one order, so that two groups never wait for each other's chain heads.
       const byTenant = new Map<string, { ctx: Ctx; entry: AuditEntry; outcome: Audited<unknown> }[]>()
       for (const outcome of outcomes) {
-        outcome.appended = []
         for (const entry of outcome.entries) {
           const list = byTenant.get(outcome.ctx.tenantId)
           if (list) list.push({ ctx: outcome.ctx, entry, outcome })
