@@ -180,10 +180,10 @@ if (only.length === 0 || only.includes('webhooks')) {
   // throughput drifts by ±15 % from one to the next, and a service's first run of creates is the slower, its code
   // not yet optimized). Enabling the endpoint starts it at the log's end, so a slice with it sends only its own
   // events, and it ends once they are delivered: what the deliveries cost counts in it.
-  const slice = async (withHook) => {
+  const slice = async (withHook, target = { pid: service.pid, options: createOptions }) => {
     if (withHook) await subscribe(true)
-    return measured(service.pid, async () => {
-      const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...createOptions, duration: sliceSeconds }, 201)
+    return measured(target.pid, async () => {
+      const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...target.options, duration: sliceSeconds }, 201)
       if (withHook) {
         await settle(500)
         await subscribe(false)
@@ -192,20 +192,33 @@ if (only.length === 0 || only.includes('webhooks')) {
     })
   }
   const sliceSeconds = Math.max(1, duration / 4)
-  await slice(false)
-  await slice(true)
-  const slices = { without: [], with: [] }
-  for (const withHook of [false, true, true, false, false, true, true, false]) slices[withHook ? 'with' : 'without'].push(await slice(withHook))
   const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
   const sliced = (name, list) => ({
     name, requests_per_s: Math.round(sum(list, 'total') / (list.length * sliceSeconds)), total: sum(list, 'total'), errors: sum(list, 'errors'),
     p50_ms: list.map((r) => r.p50_ms).sort((a, b) => a - b)[list.length >> 1], p99_ms: Math.max(...list.map((r) => r.p99_ms)),
     ...cpuFigures(list),
   })
+  const alternating = async (target) => {
+    await slice(false, target)
+    await slice(true, target)
+    const slices = { without: [], with: [] }
+    for (const withHook of [false, true, true, false, false, true, true, false]) slices[withHook ? 'with' : 'without'].push(await slice(withHook, target))
+    return slices
+  }
+  const drop = (without, withHook) => Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10
+  const slices = await alternating()
   const without = sliced(`${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`, slices.without)
   const withHook = sliced(`${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`, slices.with)
   runs.push(without, withHook)
   for (const r of [without, withHook]) console.log(`  ${r.name}: ${r.requests_per_s} req/s, service CPU ${r.cpu_us_per_request} µs per create`)
+  // The same on an instance that leaves delivery to another (WEBHOOK_DELIVERY=false): here the measured service sends.
+  const apiOnly = await startService(database.url, { ...workersEnv, WEBHOOK_DELIVERY: 'false' }, nodeArgs)
+  const apiOnlyJson = { authorization: `Bearer ${await token(apiOnly.base)}`, 'content-type': 'application/json' }
+  const apiOnlySlices = await alternating({ pid: apiOnly.pid, options: { ...createOptions, url: `${apiOnly.base}${P}/use_cases`, headers: apiOnlyJson } })
+  await apiOnly.stop()
+  const apiOnlyWithout = sliced(`${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.without.length} slices without a webhook`, apiOnlySlices.without)
+  const apiOnlyWith = sliced(`${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.with.length} slices with a * webhook sent by another, between them`, apiOnlySlices.with)
+  runs.push(apiOnlyWithout, apiOnlyWith)
   await ask('reset')
   await subscribe(true)
   const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
@@ -214,14 +227,15 @@ if (only.length === 0 || only.includes('webhooks')) {
   const lagAt = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? null
   // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
-    create_drop: Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10,
+    create_drop: drop(without, withHook),
+    create_drop_delivered_elsewhere: drop(apiOnlyWithout, apiOnlyWith),
     // Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
     cpu_ms_per_create: Math.round(without.cpu_us_per_request / 10) / 100,
     cpu_ms_per_create_with_hook: Math.round(withHook.cpu_us_per_request / 10) / 100,
     lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
     delivered: unique, duplicates, created: steady.total,
   }
-  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber; service CPU per create ${webhookFigures.cpu_ms_per_create} ms without, ${webhookFigures.cpu_ms_per_create_with_hook} ms with (deliveries included); delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
+  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber (${webhookFigures.create_drop_delivered_elsewhere} % on an instance whose events another sends); service CPU per create ${webhookFigures.cpu_ms_per_create} ms without, ${webhookFigures.cpu_ms_per_create_with_hook} ms with (deliveries included); delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
   await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: auth })
   receiver.kill()
 }
@@ -318,7 +332,13 @@ const md = [
   '',
   `Peak RSS of the service${workers > 1 ? " (the sum of its processes' own peaks)" : ''}: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
   '',
-  ...(webhookFigures?.cpu_ms_per_create ? [`Service CPU per create: ${webhookFigures.cpu_ms_per_create} ms without a webhook, ${webhookFigures.cpu_ms_per_create_with_hook} ms with a * webhook (its deliveries included).`, ''] : []),
+  ...(webhookFigures?.cpu_ms_per_create
+    ? [
+        `Service CPU per create: ${webhookFigures.cpu_ms_per_create} ms without a webhook, ${webhookFigures.cpu_ms_per_create_with_hook} ms with a * webhook (its deliveries included). ` +
+          `On an instance with WEBHOOK_DELIVERY=false, whose events the measured service sends from the same machine, creates fell ${webhookFigures.create_drop_delivered_elsewhere} % with the webhook.`,
+        '',
+      ]
+    : []),
   '| target | measured | met |',
   '|---|---:|:---:|',
   ...targets.map(([name, value, met]) => `| ${name} | ${value} | ${met ? 'yes' : 'no'} |`),

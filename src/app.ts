@@ -155,11 +155,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
-  const deliveryDatabase = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
-  const dispatcher = new WebhookDispatcher({ ...deps, database: deliveryDatabase }, resourceResolver(createServices({ ...deps, database: deliveryDatabase })))
+  const delivery = deps.config.webhookDelivery ? webhookDelivery(deps) : undefined
   const nameIndexer = new AuditNameIndexer(deps.database, (err) => deps.log.warn({ err: err.message }, 'audit name indexing failed; retrying'))
   app.addHook('onReady', async () => {
-    dispatcher.start()
+    if (delivery) delivery.start()
+    else deps.log.info('webhook delivery is off here (WEBHOOK_DELIVERY=false): an instance with it on sends the events')
     feed.start()
     nameIndexer.start()
   })
@@ -167,8 +167,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => feed.stop())
   app.addHook('onClose', async () => {
     await nameIndexer.stop()
-    await dispatcher.stop()
-    if (deliveryDatabase !== deps.database) await deliveryDatabase.close()
+    await delivery?.stop()
   })
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
@@ -207,6 +206,19 @@ export function createServices(deps: Deps) {
     events: createEventsService(deps),
   }
   return { ...services, dossier: createDossierService(deps, services) }
+}
+
+/** This instance's webhook dispatcher (off with WEBHOOK_DELIVERY=false), with its own pool on PostgreSQL. */
+function webhookDelivery(deps: Deps): { start(): void; stop(): Promise<void> } {
+  const database = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
+  const dispatcher = new WebhookDispatcher({ ...deps, database }, resourceResolver(createServices({ ...deps, database })))
+  return {
+    start: () => dispatcher.start(),
+    async stop() {
+      await dispatcher.stop()
+      if (database !== deps.database) await database.close()
+    },
+  }
 }
 
 /**

@@ -47,6 +47,8 @@ export type Config = Readonly<{
   webhookAllowPrivateNetworks: boolean
   /** How long one webhook send may take, connection to the end of the answer. */
   webhookTimeoutMs: number
+  /** This instance sends webhook events; off, it serves the API only and instances with it on send them. */
+  webhookDelivery: boolean
   /** How often an idle event stream sends a comment line. */
   eventsHeartbeatMs: number
 }>
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookDelivery: boolean(env, 'WEBHOOK_DELIVERY', true),
     eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 600_000),
   })
 }

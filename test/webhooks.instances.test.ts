@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
 import type { Deps } from '../src/shared/deps.js'
-import { freshDatabase, POSTGRES_URL, PREFIX, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
+import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 import { ok, type Receiver, startReceiver } from './helpers/receiver.js'
 
@@ -94,4 +94,47 @@ describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver
     expect(ids).toHaveLength(200)
     expect(new Set(ids).size).toBe(200)
   }, 60_000)
+})
+
+describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and leaves its events to one that delivers', (dialect) => {
+  let apiOnly: TestApp
+  let delivering: { app: FastifyInstance; deps: Deps } | undefined
+  let receiver: Receiver
+
+  beforeAll(async () => {
+    apiOnly = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_DELIVERY: 'false' })
+    receiver = await startReceiver()
+  })
+  afterAll(async () => {
+    await delivering?.app.close()
+    if (delivering) await closeDeps(delivering.deps)
+    await apiOnly?.close()
+    await receiver?.close()
+  })
+
+  it('sends nothing itself; an instance started later on the same database sends every event once', async () => {
+    expect(apiOnly.config.webhookDelivery).toBe(false)
+    const call = apiOnly.as('acme', 'admin')
+    const endpoint = await call({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, payload: { url: receiver.url, events: ['use_case.created'] } })
+    expect(endpoint.statusCode).toBe(201)
+    for (let i = 0; i < 10; i++) expect((await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `API only ${i}` } })).statusCode).toBe(201)
+    // Long enough for a delivering instance to have sent them several times over (its quiet turns are 50 ms apart).
+    await new Promise((r) => setTimeout(r, 1500))
+    expect(receiver.received).toHaveLength(0)
+    const waiting = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries` })
+    expect(waiting.json().items).toEqual([])
+
+    const config = { ...apiOnly.config, webhookDelivery: true }
+    const log = createLogger(config)
+    const deps = await createDeps(config, log, openDatabase(config, log))
+    delivering = { app: await buildApp(deps), deps }
+    await delivering.app.ready()
+    await receiver.until((got) => got.length >= 10, 10_000)
+    await new Promise((r) => setTimeout(r, 500))
+    const ids = createdIds(receiver)
+    expect(ids).toHaveLength(10)
+    expect(new Set(ids).size).toBe(10)
+    const delivered = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries?status=succeeded` })
+    expect(delivered.json().items).toHaveLength(10)
+  }, 30_000)
 })
