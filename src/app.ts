@@ -64,7 +64,7 @@ import { AuditFeed } from './modules/events/events.feed.js'
 import { createEventsService } from './modules/events/events.service.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
-import { type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
+import { type CommitFeed, type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
 import { createDatabase, type Database } from './db/create-db.js'
 import { AuditNameIndexer } from './shared/audit-name-search.js'
 import type { Ctx } from './shared/context.js'
@@ -155,7 +155,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     },
     { prefix: API_PREFIX },
   )
-  const delivery = deps.config.webhookDelivery ? webhookDelivery(deps) : undefined
+  const delivery = deps.config.webhookDelivery ? webhookDelivery(deps, feed) : undefined
   const nameIndexer = new AuditNameIndexer(deps.database, (err) => deps.log.warn({ err: err.message }, 'audit name indexing failed; retrying'))
   app.addHook('onReady', async () => {
     if (delivery) delivery.start()
@@ -209,9 +209,9 @@ export function createServices(deps: Deps) {
 }
 
 /** This instance's webhook dispatcher (off with WEBHOOK_DELIVERY=false), with its own pool on PostgreSQL. */
-function webhookDelivery(deps: Deps): { start(): void; stop(): Promise<void> } {
+function webhookDelivery(deps: Deps, feed: CommitFeed): { start(): void; stop(): Promise<void> } {
   const database = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
-  const dispatcher = new WebhookDispatcher({ ...deps, database }, resourceResolver(createServices({ ...deps, database })))
+  const dispatcher = new WebhookDispatcher({ ...deps, database }, resourceResolver(createServices({ ...deps, database })), feed)
   return {
     start: () => dispatcher.start(),
     async stop() {

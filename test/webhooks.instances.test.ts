@@ -2,12 +2,33 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
-import type { Deps } from '../src/shared/deps.js'
-import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
+import type { Config } from '../src/config.js'
+import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 import { ok, type Receiver, startReceiver } from './helpers/receiver.js'
 
 const createdIds = (r: Receiver) => r.received.filter((e) => e.json.type === 'use_case.created').map((e) => e.json.id as string)
+
+interface Instance {
+  app: FastifyInstance
+  close(): Promise<void>
+}
+
+/** Another instance of the service on `config`'s database, ready, with webhook delivery on. */
+async function deliveringInstance(config: Config): Promise<Instance> {
+  const own = { ...config, webhookDelivery: true }
+  const log = createLogger(own)
+  const deps = await createDeps(own, log, openDatabase(own, log))
+  const app = await buildApp(deps)
+  await app.ready()
+  return {
+    app,
+    async close() {
+      await app.close()
+      await closeDeps(deps)
+    },
+  }
+}
 
 describe('webhook delivery survives kill -9 [sqlite]', () => {
   let db: TestDatabase
@@ -58,20 +79,16 @@ describe('webhook delivery survives kill -9 [sqlite]', () => {
 
 describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver each event once${POSTGRES_URL ? '' : ' — skipped: needs DATABASE_URL (PostgreSQL)'}`, () => {
   let t: TestApp
-  let second: { app: FastifyInstance; deps: Deps }
+  let second: Instance
   let receiver: Receiver
 
   beforeAll(async () => {
     t = await startTestApp('postgres', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
-    const log = createLogger(t.config)
-    const deps = await createDeps(t.config, log, openDatabase(t.config, log))
-    second = { app: await buildApp(deps), deps }
-    await second.app.ready()
+    second = await deliveringInstance(t.config)
     receiver = await startReceiver()
   })
   afterAll(async () => {
-    await second?.app.close()
-    if (second) await closeDeps(second.deps)
+    await second?.close()
     await t?.close()
     await receiver?.close()
   })
@@ -98,7 +115,7 @@ describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver
 
 describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and leaves its events to one that delivers', (dialect) => {
   let apiOnly: TestApp
-  let delivering: { app: FastifyInstance; deps: Deps } | undefined
+  let delivering: Instance | undefined
   let receiver: Receiver
 
   beforeAll(async () => {
@@ -106,8 +123,7 @@ describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and 
     receiver = await startReceiver()
   })
   afterAll(async () => {
-    await delivering?.app.close()
-    if (delivering) await closeDeps(delivering.deps)
+    await delivering?.close()
     await apiOnly?.close()
     await receiver?.close()
   })
@@ -124,11 +140,7 @@ describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and 
     const waiting = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries` })
     expect(waiting.json().items).toEqual([])
 
-    const config = { ...apiOnly.config, webhookDelivery: true }
-    const log = createLogger(config)
-    const deps = await createDeps(config, log, openDatabase(config, log))
-    delivering = { app: await buildApp(deps), deps }
-    await delivering.app.ready()
+    delivering = await deliveringInstance(apiOnly.config)
     await receiver.until((got) => got.length >= 10, 10_000)
     await new Promise((r) => setTimeout(r, 500))
     const ids = createdIds(receiver)
@@ -136,5 +148,36 @@ describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and 
     expect(new Set(ids).size).toBe(10)
     const delivered = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries?status=succeeded` })
     expect(delivered.json().items).toHaveLength(10)
+  }, 30_000)
+})
+
+describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`a write on an API-only instance wakes the delivering one through Redis${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`, () => {
+  let apiOnly: TestApp
+  let delivering: Instance
+  let receiver: Receiver
+
+  beforeAll(async () => {
+    apiOnly = await startTestApp('postgres', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_DELIVERY: 'false', REDIS_URL: REDIS_URL! })
+    delivering = await deliveringInstance(apiOnly.config)
+    receiver = await startReceiver()
+  })
+  afterAll(async () => {
+    await delivering?.close()
+    await apiOnly?.close()
+    await receiver?.close()
+  })
+
+  it('sends each event within a second, where reading the log would take up to five', async () => {
+    const call = apiOnly.as('acme', 'admin')
+    expect((await call({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, payload: { url: receiver.url, events: ['use_case.created'] } })).statusCode).toBe(201)
+    // The delivering instance learns of the new endpoint by reading the endpoints (every 5 s with Redis): wait for that.
+    expect((await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: 'Woken 0' } })).statusCode).toBe(201)
+    await receiver.until((got) => got.length === 1, 10_000)
+    // With Redis the delivering instance reads the log every 5 s: each event arriving within 1 s means a message woke it.
+    for (let i = 1; i <= 2; i++) {
+      expect((await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `Woken ${i}` } })).statusCode).toBe(201)
+      await receiver.until((got) => got.length === i + 1, 1000)
+    }
+    expect(createdIds(receiver)).toHaveLength(3)
   }, 30_000)
 })

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
+import { AuditFeed } from '../src/modules/events/events.feed.js'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
 import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
@@ -286,7 +287,7 @@ describeEachDialect('webhooks', (dialect) => {
     }
     await t.deps.database.db.insertInto('webhook_deliveries').values([row('whd_01jd3k8m9v4q2w6e8r0t2y4u61', 31 * day), row('whd_01jd3k8m9v4q2w6e8r0t2y4u62', 29 * day)]).execute()
     // A fresh dispatcher cleans up as it starts (then hourly).
-    const dispatcher = new WebhookDispatcher(t.deps, async () => new Map())
+    const dispatcher = new WebhookDispatcher(t.deps, async () => new Map(), new AuditFeed(t.deps.database, undefined))
     dispatcher.start()
     try {
       await eventually(async () => (await deliveries(id)).length === 1)

@@ -19,9 +19,14 @@ export class AuditFeed extends EventEmitter<{ audit: [tenantId: string] }> {
     this.setMaxListeners(0)
   }
 
+  /** True when other instances' commits reach this feed (through Redis), not only this instance's. */
+  get hearsOtherInstances(): boolean {
+    return this.redis !== undefined
+  }
+
   /** How often a stream looks at the log when no message woke it. */
   get pollMs(): number {
-    return this.redis ? 5000 : 500
+    return this.hearsOtherInstances ? 5000 : 500
   }
 
   start(): void {

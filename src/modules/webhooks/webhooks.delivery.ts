@@ -1,5 +1,6 @@
 import { isIP } from 'node:net'
 import type { Database } from '../../db/create-db.js'
+import type { AuditFeed } from '../events/events.feed.js'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
@@ -13,13 +14,21 @@ import { checkHost, guardedLookup } from './webhook-targets.js'
 import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
+/** Commits that wake the loop: this instance's, and other instances' where the feed hears them. */
+export type CommitFeed = Pick<AuditFeed, 'on' | 'off' | 'hearsOtherInstances'>
+
 /** Returns resources of one type as the JSON text of their GET, by id; those that are gone are left out. */
 export type ResourceResolver = (ctx: Ctx, resourceType: string, resourceIds: string[]) => Promise<Map<string, string>>
 
 const DAY_MS = 24 * 3600 * 1000
 /** A claimed delivery is this instance's for the send timeout and this much more; after a crash another instance takes it over. */
 const LEASE_MARGIN_MS = 5_000
+/**
+ * How often the loop turns when nothing woke it: for retries come due, leases run out, and other instances'
+ * commits, which wake it through the feed only when Redis carries them.
+ */
 const POLL_MS = 1000
+const POLL_WITH_REDIS_MS = 5000
 /**
  * Turns of the loop (fan out, claim, record successes) start at most this often while events keep coming: one
  * turn serves many commits and many finished sends, instead of a few queries for each of them. Each turn has a
@@ -141,6 +150,7 @@ export class WebhookDispatcher {
   constructor(
     private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log'>,
     private readonly resolveResources: ResourceResolver,
+    private readonly feed: CommitFeed,
   ) {
     this.database = deps.database
     this.statements = dispatchStatements(deps.database)
@@ -149,9 +159,9 @@ export class WebhookDispatcher {
   }
 
   start(): void {
-    this.database.commits.on('audit', this.onCommit)
+    this.feed.on('audit', this.onCommit)
     this.database.commits.on('webhookEndpoints', this.onEndpointEnabled)
-    this.timer = setInterval(() => this.wake(), POLL_MS)
+    this.timer = setInterval(() => this.wake(), this.feed.hearsOtherInstances ? POLL_WITH_REDIS_MS : POLL_MS)
     this.timer.unref()
     this.wake()
   }
@@ -161,7 +171,7 @@ export class WebhookDispatcher {
     this.stopped = true
     clearInterval(this.timer)
     const turnsEnded = this.turns.stop()
-    this.database.commits.off('audit', this.onCommit)
+    this.feed.off('audit', this.onCommit)
     this.database.commits.off('webhookEndpoints', this.onEndpointEnabled)
     await this.sender.stop()
     await Promise.allSettled([...this.sends])
