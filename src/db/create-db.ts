@@ -23,9 +23,9 @@ export interface Database {
   /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
   audit?: AuditKeys
   /**
-   * Emits 'audit' with the tenant id and the records appended after a mutation that wrote audit records commits (wakes
-   * event delivery, moves the kept records on), and 'webhookEndpoints' after one that created or enabled a webhook
-   * endpoint of the tenant.
+   * Emits 'audit' with the tenant id and the records appended after a mutation that wrote audit records commits (the
+   * audit feed passes it on to event streams and webhook delivery; the kept records move on), and 'webhookEndpoints'
+   * after one that created or enabled a webhook endpoint of the tenant.
    */
   commits: EventEmitter<{ audit: [tenantId: string, appended: readonly AuditLogRow[]]; webhookEndpoints: [tenantId: string] }>
   close(): Promise<void>
