@@ -25,7 +25,7 @@ export interface Database {
   /**
    * Emits 'audit' with the tenant id and the records appended after a mutation that wrote audit records commits (the
    * audit feed passes it on to event streams and webhook delivery; the kept records move on), and 'webhookEndpoints'
-   * after one that created or enabled a webhook endpoint of the tenant.
+   * after one that created or enabled a webhook endpoint of the tenant (the feed passes it on to webhook delivery).
    */
   commits: EventEmitter<{ audit: [tenantId: string, appended: readonly AuditLogRow[]]; webhookEndpoints: [tenantId: string] }>
   close(): Promise<void>

@@ -2,14 +2,28 @@ import { EventEmitter } from 'node:events'
 import type { Database } from '../../db/create-db.js'
 import type { RedisClient } from '../../shared/redis.js'
 
-const CHANNEL = 'aigov:audit-committed'
+/** What the feed tells, each with the tenant it concerns: the commits of the database's `commits` it passes on. */
+type Notices = { audit: [tenantId: string]; webhookEndpoints: [tenantId: string] }
+
+/** The Redis channel of each notice. */
+const CHANNELS: Record<keyof Notices, string> = { audit: 'aigov:audit-committed', webhookEndpoints: 'aigov:webhook-endpoints-enabled' }
+const NOTICES = Object.keys(CHANNELS) as (keyof Notices)[]
 
 /**
- * Tells this instance's event streams that a tenant's audit log grew: at once for writes on this instance,
- * and through Redis pub/sub for writes on others. Streams also poll, so a lost message only delays them.
+ * Tells this instance that a tenant's audit log grew ('audit': event streams, webhook delivery) or that one of its
+ * webhook endpoints was created or enabled ('webhookEndpoints': webhook delivery): at once for commits on this
+ * instance, and through Redis pub/sub for commits on others. Its listeners also poll, so a lost message only
+ * delays them.
  */
-export class AuditFeed extends EventEmitter<{ audit: [tenantId: string] }> {
+export class AuditFeed extends EventEmitter<Notices> {
   private subscriber: RedisClient | undefined
+  private readonly relays = NOTICES.map((notice) => ({
+    notice,
+    relay: (tenantId: string) => {
+      this.emit(notice, tenantId)
+      this.redis?.publish(CHANNELS[notice], tenantId).catch(() => undefined)
+    },
+  }))
 
   constructor(
     private readonly database: Database,
@@ -30,21 +44,20 @@ export class AuditFeed extends EventEmitter<{ audit: [tenantId: string] }> {
   }
 
   start(): void {
-    this.database.commits.on('audit', this.onLocalCommit)
+    for (const { notice, relay } of this.relays) this.database.commits.on(notice, relay)
     if (!this.redis) return
+    const byChannel = new Map(NOTICES.map((notice) => [CHANNELS[notice], notice]))
     this.subscriber = this.redis.duplicate({ enableOfflineQueue: true })
     this.subscriber.on('error', () => undefined)
-    this.subscriber.on('message', (_channel, tenantId) => this.emit('audit', tenantId))
-    void this.subscriber.subscribe(CHANNEL).catch(() => undefined)
+    this.subscriber.on('message', (channel, tenantId) => {
+      const notice = byChannel.get(channel)
+      if (notice) this.emit(notice, tenantId)
+    })
+    void this.subscriber.subscribe(...byChannel.keys()).catch(() => undefined)
   }
 
   stop(): void {
-    this.database.commits.off('audit', this.onLocalCommit)
+    for (const { notice, relay } of this.relays) this.database.commits.off(notice, relay)
     this.subscriber?.disconnect()
-  }
-
-  private readonly onLocalCommit = (tenantId: string) => {
-    this.emit('audit', tenantId)
-    this.redis?.publish(CHANNEL, tenantId).catch(() => undefined)
   }
 }

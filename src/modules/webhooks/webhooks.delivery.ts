@@ -14,7 +14,7 @@ import { checkHost, guardedLookup } from './webhook-targets.js'
 import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
-/** Commits that wake the loop: this instance's, and other instances' where the feed hears them. */
+/** Commits that wake the loop (audit records, endpoints enabled): this instance's, and other instances' where the feed hears them. */
 export type CommitFeed = Pick<AuditFeed, 'on' | 'off' | 'hearsOtherInstances'>
 
 /** Returns resources of one type as the JSON text of their GET, by id; those that are gone are left out. */
@@ -160,7 +160,7 @@ export class WebhookDispatcher {
 
   start(): void {
     this.feed.on('audit', this.onCommit)
-    this.database.commits.on('webhookEndpoints', this.onEndpointEnabled)
+    this.feed.on('webhookEndpoints', this.onEndpointEnabled)
     this.timer = setInterval(() => this.wake(), this.feed.hearsOtherInstances ? POLL_WITH_REDIS_MS : POLL_MS)
     this.timer.unref()
     this.wake()
@@ -172,7 +172,7 @@ export class WebhookDispatcher {
     clearInterval(this.timer)
     const turnsEnded = this.turns.stop()
     this.feed.off('audit', this.onCommit)
-    this.database.commits.off('webhookEndpoints', this.onEndpointEnabled)
+    this.feed.off('webhookEndpoints', this.onEndpointEnabled)
     await this.sender.stop()
     await Promise.allSettled([...this.sends])
     await turnsEnded
@@ -187,8 +187,9 @@ export class WebhookDispatcher {
   }
 
   /**
-   * An endpoint created or enabled here: its tenant's commits wake the loop from now on, not only once a turn has
-   * read the endpoints again (up to POLL_MS later, a second of events sent late at the start of a subscription).
+   * An endpoint created or enabled, here or on an instance the feed hears: its tenant's commits wake the loop from
+   * now on, not only once a turn has read the endpoints again (up to POLL_MS, or POLL_WITH_REDIS_MS, later: seconds
+   * of events sent late at the start of a subscription).
    */
   private readonly onEndpointEnabled = (tenantId: string) => {
     this.tenantsWithEndpoints.add(tenantId)
