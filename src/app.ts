@@ -16,59 +16,37 @@ import { idempotencyStore } from './shared/idempotency.js'
 import { installTextChecks, installValidators } from './http/plugins/validation.js'
 import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
-import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
-import { createAuditLogsService } from './modules/audit-logs/audit-logs.service.js'
 import { authRoutes } from './modules/auth/auth.routes.js'
-import { createAuthService } from './modules/auth/auth.service.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
-import { createModelsService } from './modules/models/models.service.js'
 import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
-import { createRelationshipsService } from './modules/relationships/relationships.service.js'
 import { riskScenarioRoutes } from './modules/risk-scenarios/risk-scenarios.routes.js'
-import { createRiskScenariosService } from './modules/risk-scenarios/risk-scenarios.service.js'
 import { riskTypeRoutes } from './modules/risk-types/risk-types.routes.js'
-import { createRiskTypesService } from './modules/risk-types/risk-types.service.js'
 import { policyControlRoutes } from './modules/policy-controls/policy-controls.routes.js'
-import { createPolicyControlsService } from './modules/policy-controls/policy-controls.service.js'
 import { policyPackRoutes } from './modules/policy-packs/policy-packs.routes.js'
-import { createPolicyPacksService } from './modules/policy-packs/policy-packs.service.js'
 import { questionnaireRoutes } from './modules/questionnaires/questionnaires.routes.js'
-import { createQuestionnairesService } from './modules/questionnaires/questionnaires.service.js'
 import { systemRoutes } from './modules/system/system.routes.js'
 import { useCasePolicyRoutes } from './modules/use-case-policies/use-case-policies.routes.js'
-import { createUseCasePoliciesService } from './modules/use-case-policies/use-case-policies.service.js'
 import { useCaseRoutes } from './modules/use-cases/use-cases.routes.js'
-import { createUseCasesService } from './modules/use-cases/use-cases.service.js'
 import { vendorRoutes } from './modules/vendors/vendors.routes.js'
-import { createVendorsService } from './modules/vendors/vendors.service.js'
 import { useCaseWorkflowRoutes } from './modules/workflow-stages/use-case-workflow.routes.js'
-import { createUseCaseWorkflowService } from './modules/workflow-stages/use-case-workflow.service.js'
 import { workflowStageRoutes } from './modules/workflow-stages/workflow-stages.routes.js'
-import { createWorkflowStagesService } from './modules/workflow-stages/workflow-stages.service.js'
 import { governanceSummaryRoutes } from './modules/governance-summary/governance-summary.routes.js'
-import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
 import { customFieldRoutes } from './modules/custom-fields/custom-fields.routes.js'
-import { createCustomFieldsService } from './modules/custom-fields/custom-fields.service.js'
 import { teamRoutes } from './modules/teams/teams.routes.js'
-import { createTeamsService } from './modules/teams/teams.service.js'
 import { userRoutes } from './modules/users/users.routes.js'
-import { createUsersService } from './modules/users/users.service.js'
 import { dossierRoutes } from './modules/dossier/dossier.routes.js'
-import { createDossierService } from './modules/dossier/dossier.service.js'
 import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
-import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import { eventRoutes } from './modules/events/events.routes.js'
 import { AuditFeed } from './modules/events/events.feed.js'
-import { createEventsService } from './modules/events/events.service.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
-import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
 import { type CommitFeed, type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
 import { createDatabase, type Database } from './db/create-db.js'
 import { AuditNameIndexer } from './shared/audit-name-search.js'
 import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
+import { createServices, type Services } from './services.js'
 
 export const API_PREFIX = '/api/v1/integration'
 export const BODY_LIMIT = 1024 * 1024
@@ -175,37 +153,6 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     await app.register(mcpHttpRoutes(deps, services))
   }
   return app
-}
-
-export type Services = ReturnType<typeof createServices>
-
-/** Every family's service, built once: the HTTP routes and the MCP tools call these same objects. */
-export function createServices(deps: Deps) {
-  const services = {
-    auth: createAuthService(deps),
-    apiKeys: createApiKeysService(deps),
-    useCases: createUseCasesService(deps),
-    auditLogs: createAuditLogsService(deps),
-    models: createModelsService(deps),
-    vendors: createVendorsService(deps),
-    riskTypes: createRiskTypesService(deps),
-    riskScenarios: createRiskScenariosService(deps),
-    relationships: createRelationshipsService(deps),
-    workflowStages: createWorkflowStagesService(deps),
-    useCaseWorkflow: createUseCaseWorkflowService(deps),
-    policyControls: createPolicyControlsService(deps),
-    policyPacks: createPolicyPacksService(deps),
-    useCasePolicies: createUseCasePoliciesService(deps),
-    questionnaires: createQuestionnairesService(deps),
-    governanceSummary: createGovernanceSummaryService(deps),
-    users: createUsersService(deps),
-    teams: createTeamsService(deps),
-    customFields: createCustomFieldsService(deps),
-    evidence: createEvidenceService(deps),
-    webhooks: createWebhooksService(deps),
-    events: createEventsService(deps),
-  }
-  return { ...services, dossier: createDossierService(deps, services) }
 }
 
 /** This instance's webhook dispatcher (off with WEBHOOK_DELIVERY=false), with its own pool on PostgreSQL. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { systemCtx } from '../src/shared/context.js'
-import { createServices } from '../src/app.js'
+import { createServices } from '../src/services.js'
 import { toAuditLog } from '../src/modules/audit-logs/audit-logs.service.js'
 import { dispatchStatements } from '../src/modules/webhooks/webhooks.repo.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createServices } from '../src/app.js'
+import { createServices } from '../src/services.js'
 import { forgetReads, keptRead } from '../src/db/kept-reads.js'
 import { systemCtx } from '../src/shared/context.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'

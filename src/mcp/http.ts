@@ -1,7 +1,7 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Services } from '../app.js'
+import type { Services } from '../services.js'
 import { AppError } from '../http/errors.js'
 import { authenticateBearer } from '../http/plugins/auth.js'
 import { credentialFailureGuard, installRateLimit } from '../http/plugins/rate-limit.js'

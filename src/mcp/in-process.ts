@@ -1,4 +1,4 @@
-import type { Services } from '../app.js'
+import type { Services } from '../services.js'
 import type { Ctx } from '../shared/context.js'
 import type { GovernanceBackend } from './backend.js'
 

@@ -1,4 +1,4 @@
-import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { anyOf, anyOfValue } from '../db/any-of.js'
 import type { Database, DialectName } from '../db/create-db.js'
 import { forgetReads } from '../db/kept-reads.js'
@@ -18,7 +18,7 @@ import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import { type AuditEntry, diff, forChange, forChangeInMutation, runMutation, type Tx } from './mutation.js'
-import { applyKeyset, keyset, type Page, toPage } from './pagination.js'
+import { applyKeyset, keyset, type ListQuery, type Page, toPage } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
 
@@ -31,7 +31,6 @@ import { containsText } from './search.js'
 
 // The queries are written once for every family's table, so they address tables and columns by name.
 type AnyDb = Kysely<any>
-export type ListQuery = SelectQueryBuilder<any, any, any>
 export type Columns<Row> = Omit<Row, 'id' | 'tenant_id' | 'created_at' | 'updated_at'>
 
 interface BaseRow {

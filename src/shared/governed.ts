@@ -2,8 +2,8 @@ import type { ExpressionBuilder, Kysely } from 'kysely'
 import { keptRead } from '../db/kept-reads.js'
 import type { CustomFieldRow, Tables } from '../db/tables.js'
 import { AppError, type FieldError, invalidFields } from '../http/errors.js'
-import type { ListQuery } from './catalog.js'
 import type { Tx } from './mutation.js'
+import type { ListQuery } from './pagination.js'
 import { fromFlag } from './records.js'
 
 /**

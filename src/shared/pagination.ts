@@ -4,6 +4,9 @@ import { AppError } from '../http/errors.js'
 
 export const DEFAULT_PAGE_LIMIT = 50
 
+/** A list's query as it is being built (filters, search, keyset), for any family's table. */
+export type ListQuery = SelectQueryBuilder<any, any, any>
+
 /** Query parameters every list accepts. */
 export const PageQuery = {
   page_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Records per page (1-100).' })),
