@@ -105,7 +105,9 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
     await flushAudit()
     await tx.updateTable('tenants').set({ audit_seq: chain.audit_seq, audit_head: chain.audit_head }).where('id', '=', tenant).execute()
   })
-  // Fresh planner statistics: without them PostgreSQL plans the first pages of a bulk-loaded table badly.
-  await sql`analyze`.execute(database.db)
+  // Fresh planner statistics: without them PostgreSQL plans the first pages of a bulk-loaded table badly. Of the
+  // tables written only, one statement each: a bare `analyze` reads every table of the database, other schemas'
+  // too, and on a shared database outlasted the query timeout.
+  for (const table of ['use_cases', 'audit_logs', 'tenants'] as const) await sql`analyze ${sql.table(table)}`.execute(database.db)
   return { useCases, auditLogs }
 }
