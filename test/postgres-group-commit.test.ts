@@ -169,6 +169,51 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toHaveLength(121)
   })
 
+  it("holds at most 6 of the pool's 10 connections for all groups' writes, leaving reads theirs; waiting groups go first come, first served", async () => {
+    // Twelve tenants' writes, each held open until released: six run, six wait for a slot.
+    const release: (() => void)[] = []
+    const started: string[] = []
+    const tenants = Array.from({ length: 12 }, (_, i) => `tenant-${String(i).padStart(2, '0')}`)
+    const writes: Promise<unknown>[] = []
+    const until = async (done: () => boolean) => {
+      for (let waited = 0; !done(); waited += 10) {
+        if (waited > 5000) throw new Error(`timed out; started: ${started.join(', ')}`)
+        await new Promise((r) => setTimeout(r, 10))
+      }
+    }
+    try {
+      for (const [i, tenant] of tenants.entries()) {
+        writes.push(database.transaction(async (tx) => {
+          started.push(tenant)
+          await insert(tx, i + 1)
+          await new Promise<void>((r) => release.push(r))
+        }, { group: tenant }))
+        // Each in a turn of its own, so that they ask for slots in this order.
+        await new Promise((r) => setImmediate(r))
+      }
+      await until(() => release.length === 6)
+      await new Promise((r) => setTimeout(r, 100))
+      expect([...started].sort()).toEqual(tenants.slice(0, 6))
+      // A read finds a free connection at once, although writes are waiting.
+      const read = await Promise.race([sql`select 1 as one`.execute(database.db).then(() => 'read'), new Promise((r) => setTimeout(() => r('no connection'), 1000))])
+      expect(read).toBe('read')
+      // Each freed slot goes to the tenant that has waited longest.
+      for (let next = 6; next < tenants.length; next++) {
+        release.shift()!()
+        await until(() => started.length === next + 1)
+        expect(started[next]).toBe(tenants[next])
+      }
+    } finally {
+      for (let i = 0; i < 20 && started.length < writes.length; i++) {
+        for (const r of release.splice(0)) r()
+        await new Promise((r) => setTimeout(r, 50))
+      }
+      for (const r of release.splice(0)) r()
+    }
+    await Promise.all(writes)
+    expect(await committedIds()).toEqual(tenants.map((_, i) => i + 1))
+  })
+
   it("fails a write with PostgreSQL's busy code once it has waited 2 s for its group's share of connections", async () => {
     // Two groups under way (one each, started in turns of their own), each busy for 2.4 s in two statements (one
     // statement may take 2 s at most): a third waits.

@@ -228,10 +228,11 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
 function createPostgres(url: string, options: DatabaseOptions): Database {
   const timeout = options.queryTimeoutMs ?? QUERY_TIMEOUT_MS
   const pg = loadPg()
+  const poolSize = options.poolSize ?? 10
   const pool = new pg.Pool({
     Client: resilientClient(pg),
     connectionString: url,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     connectionTimeoutMillis: 2000,
     idleTimeoutMillis: 30_000,
     ...(timeout > 0
@@ -252,7 +253,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
     observeQueries,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     readNow: () => undefined,
-    transaction: groupCommitPostgres(db),
+    transaction: groupCommitPostgres(db, poolSize),
   }
 }
 

@@ -35,6 +35,15 @@ const MAX_GROUP = 16
  */
 const GROUPS_IN_FLIGHT = 2
 /**
+ * Groups under way at once over all keys, as a share of the pool's connections: the others stay free for reads. With
+ * every connection taken by writes, each read (a cached GET's check of its tenant's head too) queued behind them;
+ * held to 6 of 10, groups also grow larger, and each write costs less. In one service, in alternating 4 s slices
+ * (five each, npm run bench's mix over ten tenants): with 10 % PATCHes, 10 % and 18 % more requests a second in two
+ * runs, reads' p99 23 % and 30 % lower, PostgreSQL's CPU per request 14 % and 25 % lower, the PATCHes' p50 41 %
+ * higher; with only PATCHes, 28 % more a second at a lower p50; with 1 % PATCHes, no change.
+ */
+const WRITE_SHARE = 0.6
+/**
  * The longest a job waits for its group to start, as long as the pool lets a request wait for a free connection:
  * a tenant whose writes come faster than its share of connections can take them gets 503s, not ever longer waits.
  */
@@ -60,8 +69,22 @@ const DEADLOCK_DETECTED = '40P01'
  *
  * Written here because node-postgres has no group commit of its own.
  */
-export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
+export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
   const queues = new Map<string, GroupState>()
+  const maxWriting = Math.max(1, Math.floor(poolSize * WRITE_SHARE))
+  /** Groups under way over all keys. */
+  let writing = 0
+  /** Keys whose next group waits for a group of any key to end, longest waiting first: the next one freed is theirs. */
+  const waitingForSlot = new Set<string>()
+  const hasSlot = (group: string) => writing < maxWriting && (waitingForSlot.size === 0 || waitingForSlot.values().next().value === group)
+  /** Gives a freed slot to the key that has waited longest for one. */
+  const handOnSlot = () => {
+    for (const group of waitingForSlot) {
+      const state = queues.get(group)
+      if (state && state.queue.length > 0) return schedule(group, state)
+      waitingForSlot.delete(group)
+    }
+  }
 
   /**
    * A group runs first without savepoints, which cost a round trip per member: members rarely fail once their
@@ -126,15 +149,23 @@ export function groupCommitPostgres(db: Kysely<Tables>): <T>(work: Work<T>, opti
       job.reject(queueTimeout())
       return false
     })
-    while (state.running < GROUPS_IN_FLIGHT) {
+    while (state.running < GROUPS_IN_FLIGHT && state.queue.length > 0) {
+      if (!hasSlot(group)) {
+        waitingForSlot.add(group)
+        break
+      }
+      waitingForSlot.delete(group)
       const jobs = nextGroup(state)
       if (jobs.length === 0) break
       const locks = jobs.flatMap((job) => job.locks)
       for (const key of locks) state.locked.add(key)
       state.running += 1
+      writing += 1
       void runGroup(jobs).finally(() => {
         state.running -= 1
+        writing -= 1
         for (const key of locks) state.locked.delete(key)
+        handOnSlot()
         if (state.queue.length > 0) schedule(group, state)
         else if (state.running === 0) queues.delete(group)
       })
