@@ -214,6 +214,27 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toEqual(tenants.map((_, i) => i + 1))
   })
 
+  it('fails a write that waited 2 s for a slot with the busy code, and lets the next ones through once slots are free', async () => {
+    // A pool of 2 leaves writes one slot: one tenant's write holds it past the 2 s another waits at most.
+    const small = createDatabase(fresh.env.DATABASE_URL, { poolSize: 2 })
+    try {
+      const holder = small.transaction(async (tx) => {
+        await insert(tx, 1)
+        await new Promise((r) => setTimeout(r, 2300))
+      }, { group: 'holder' })
+      await new Promise((r) => setTimeout(r, 50))
+      const waiting = small.transaction((tx) => insert(tx, 100), { group: 'late' })
+      await expect(waiting).rejects.toMatchObject({ code: '53300' })
+      await holder
+      // The tenant that gave up does not keep its place in line: the next write goes through at once.
+      const next = small.transaction((tx) => insert(tx, 200), { group: 'next' })
+      expect(await Promise.race([next.then(() => 'committed'), new Promise((r) => setTimeout(() => r('still waiting'), 1000))])).toBe('committed')
+      expect(await committedIds()).toEqual([1, 200])
+    } finally {
+      await small.close()
+    }
+  }, 15_000)
+
   it("fails a write with PostgreSQL's busy code once it has waited 2 s for its group's share of connections", async () => {
     // Two groups under way (one each, started in turns of their own), each busy for 2.4 s in two statements (one
     // statement may take 2 s at most): a third waits.

@@ -152,7 +152,7 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
     while (state.running < GROUPS_IN_FLIGHT && state.queue.length > 0) {
       if (!hasSlot(group)) {
         waitingForSlot.add(group)
-        break
+        return
       }
       waitingForSlot.delete(group)
       const jobs = nextGroup(state)
@@ -170,6 +170,9 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
         else if (state.running === 0) queues.delete(group)
       })
     }
+    // Not waiting for a slot (its jobs are done, timed out, or wait for its own groups): the next in line may take one.
+    waitingForSlot.delete(group)
+    if (writing < maxWriting) handOnSlot()
   }
 
   /**
