@@ -214,6 +214,16 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toEqual(tenants.map((_, i) => i + 1))
   })
 
+  it('commits every write of twenty tenants writing at once, in turns through the write slots', async () => {
+    const writes = Array.from({ length: 600 }, (_, i) =>
+      database.transaction(async (tx) => {
+        await sql`select pg_sleep(0.001)`.execute(tx)
+        await insert(tx, i + 1)
+      }, { group: `tenant-${i % 20}` }))
+    await Promise.all(writes)
+    expect(await committedIds()).toHaveLength(600)
+  })
+
   it('fails a write that waited 2 s for a slot with the busy code, and lets the next ones through once slots are free', async () => {
     // A pool of 2 leaves writes one slot: one tenant's write holds it past the 2 s another waits at most.
     const small = createDatabase(fresh.env.DATABASE_URL, { poolSize: 2 })

@@ -152,6 +152,8 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
     while (state.running < GROUPS_IN_FLIGHT && state.queue.length > 0) {
       if (!hasSlot(group)) {
         waitingForSlot.add(group)
+        // A slot is free, but another key is first in line: it takes it now, not once some group ends.
+        if (writing < maxWriting) handOnSlot()
         return
       }
       waitingForSlot.delete(group)
