@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
 import type { Config } from '../src/config.js'
+import type { DialectName } from '../src/db/create-db.js'
 import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 import { ok, type Receiver, startReceiver } from './helpers/receiver.js'
@@ -28,6 +29,26 @@ async function deliveringInstance(config: Config): Promise<Instance> {
       await closeDeps(deps)
     },
   }
+}
+
+/**
+ * For a suite: a test app on `dialect` with `env` (private webhook targets allowed), a second instance with delivery
+ * on over the same database (started with it, or by the test through `startSecond`) and a receiver; all closed after.
+ */
+function instancesOnOneDatabase(dialect: DialectName, env: Record<string, string>, secondAtStart: boolean) {
+  const suite = {} as { app: TestApp; second: Instance | undefined; receiver: Receiver; startSecond(): Promise<Instance> }
+  suite.startSecond = async () => (suite.second = await deliveringInstance(suite.app.config))
+  beforeAll(async () => {
+    suite.app = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...env })
+    if (secondAtStart) await suite.startSecond()
+    suite.receiver = await startReceiver()
+  })
+  afterAll(async () => {
+    await suite.second?.close()
+    await suite.app?.close()
+    await suite.receiver?.close()
+  })
+  return suite
 }
 
 describe('webhook delivery survives kill -9 [sqlite]', () => {
@@ -78,22 +99,10 @@ describe('webhook delivery survives kill -9 [sqlite]', () => {
 })
 
 describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver each event once${POSTGRES_URL ? '' : ' — skipped: needs DATABASE_URL (PostgreSQL)'}`, () => {
-  let t: TestApp
-  let second: Instance
-  let receiver: Receiver
-
-  beforeAll(async () => {
-    t = await startTestApp('postgres', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' })
-    second = await deliveringInstance(t.config)
-    receiver = await startReceiver()
-  })
-  afterAll(async () => {
-    await second?.close()
-    await t?.close()
-    await receiver?.close()
-  })
+  const suite = instancesOnOneDatabase('postgres', {}, true)
 
   it('sends every one of 200 events exactly once', async () => {
+    const { app: t, second, receiver } = suite
     const token = await t.token('acme', 'admin')
     const headers = { authorization: `Bearer ${token}` }
     const created = await t.app.inject({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, headers, payload: { url: receiver.url, events: ['use_case.created'] } })
@@ -101,7 +110,7 @@ describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver
     // Ten writers at a time, alternating between the instances.
     for (let batch = 0; batch < 20; batch++) {
       const writes = Array.from({ length: 10 }, (_v, i) =>
-        (i % 2 ? second.app : t.app).inject({ method: 'POST', url: `${PREFIX}/use_cases`, headers, payload: { name: `Twin ${batch}-${i}` } }),
+        (i % 2 ? second!.app : t.app).inject({ method: 'POST', url: `${PREFIX}/use_cases`, headers, payload: { name: `Twin ${batch}-${i}` } }),
       )
       for (const res of await Promise.all(writes)) expect(res.statusCode, res.body).toBe(201)
     }
@@ -114,21 +123,10 @@ describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver
 })
 
 describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and leaves its events to one that delivers', (dialect) => {
-  let apiOnly: TestApp
-  let delivering: Instance | undefined
-  let receiver: Receiver
-
-  beforeAll(async () => {
-    apiOnly = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_DELIVERY: 'false' })
-    receiver = await startReceiver()
-  })
-  afterAll(async () => {
-    await delivering?.close()
-    await apiOnly?.close()
-    await receiver?.close()
-  })
+  const suite = instancesOnOneDatabase(dialect, { WEBHOOK_DELIVERY: 'false' }, false)
 
   it('sends nothing itself; an instance started later on the same database sends every event once', async () => {
+    const { app: apiOnly, receiver } = suite
     expect(apiOnly.config.webhookDelivery).toBe(false)
     const call = apiOnly.as('acme', 'admin')
     const endpoint = await call({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, payload: { url: receiver.url, events: ['use_case.created'] } })
@@ -140,7 +138,7 @@ describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and 
     const waiting = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries` })
     expect(waiting.json().items).toEqual([])
 
-    delivering = await deliveringInstance(apiOnly.config)
+    await suite.startSecond()
     await receiver.until((got) => got.length >= 10, 10_000)
     await new Promise((r) => setTimeout(r, 500))
     const ids = createdIds(receiver)
@@ -152,22 +150,10 @@ describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and 
 })
 
 describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`an endpoint made and writes on an API-only instance wake the delivering one through Redis${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`, () => {
-  let apiOnly: TestApp
-  let delivering: Instance
-  let receiver: Receiver
-
-  beforeAll(async () => {
-    apiOnly = await startTestApp('postgres', { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_DELIVERY: 'false', REDIS_URL: REDIS_URL! })
-    delivering = await deliveringInstance(apiOnly.config)
-    receiver = await startReceiver()
-  })
-  afterAll(async () => {
-    await delivering?.close()
-    await apiOnly?.close()
-    await receiver?.close()
-  })
+  const suite = instancesOnOneDatabase('postgres', { WEBHOOK_DELIVERY: 'false', REDIS_URL: REDIS_URL! }, true)
 
   it('sends each event within a second, from the first one after the endpoint is made, where reading the log and the endpoints would take up to five', async () => {
+    const { app: apiOnly, receiver } = suite
     const call = apiOnly.as('acme', 'admin')
     // The delivering instance read the endpoints as it started (none then), and reads them again every 5 s with
     // Redis: the first event arriving within 1 s means the endpoint's notice reached it; each next one, a commit's.
