@@ -204,11 +204,13 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
         expect(started[next]).toBe(tenants[next])
       }
     } finally {
-      for (let i = 0; i < 20 && started.length < writes.length; i++) {
+      // Until every write has ended: one may take its slot, or reach its wait, only after another is released.
+      let settled = false
+      void Promise.allSettled(writes).then(() => (settled = true))
+      for (let i = 0; i < 400 && !settled; i++) {
         for (const r of release.splice(0)) r()
-        await new Promise((r) => setTimeout(r, 50))
+        await new Promise((r) => setTimeout(r, 25))
       }
-      for (const r of release.splice(0)) r()
     }
     await Promise.all(writes)
     expect(await committedIds()).toEqual(tenants.map((_, i) => i + 1))
