@@ -278,6 +278,27 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     })
     expect(same).toEqual(names.map((name) => ({ name, same: true })))
   })
+
+  it('records each name once, however many records carry it, and finds a renamed use case by either name', async () => {
+    const { db } = t.deps.database
+    const names = async () => (await sql<{ resource_name: string }>`select resource_name from audit_names where tenant_id = 'many'`.execute(db)).rows.map((r) => r.resource_name)
+    // The seed appends behind the service (the CLI): its records' names are there, once each.
+    expect((await names()).sort()).toEqual([...new Set(all.map((a) => a.resource_name))].sort())
+    const write = t.as('many', 'write')
+    const first = `Renamed later ${'ä'.repeat(490)}`
+    const created = await write({ method: 'POST', url: '/use_cases', payload: { name: first } })
+    expect(created.statusCode, created.body).toBe(201)
+    const id = created.json().id as string
+    for (let i = 0; i < 3; i++) expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: `pass ${i}` } })).statusCode).toBe(200)
+    expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { name: 'Renamed now' } })).statusCode).toBe(200)
+    expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'after the rename' } })).statusCode).toBe(200)
+    const held = await names()
+    expect(held.filter((name) => name === first || name === 'Renamed now').sort()).toEqual(['Renamed now', first].sort())
+    const actions = async (q: string) => (await query({ q, resource_id: id, sort: 'created_at' })).items.map((a) => a.action)
+    // Rare enough to be asked of the names' index (not within the first pages of records read in order).
+    expect(await actions(first.slice(0, 20))).toEqual(['use_case.created', 'use_case.updated', 'use_case.updated', 'use_case.updated'])
+    expect(await actions('renamed now')).toEqual(['use_case.updated', 'use_case.updated'])
+  })
 })
 
 describe('audit q on SQLite: each tenant searches its own index', () => {

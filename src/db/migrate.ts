@@ -22,6 +22,7 @@ import * as auditNameFiveGrams from './migrations/2026-11-23T19b-audit-name-five
 import * as auditNameTrigramsNoPendingList from './migrations/2026-11-23T19c-audit-name-trigrams-no-pending-list.js'
 import * as auditNamesIndexedSeq from './migrations/2026-11-25T10-audit-names-indexed-seq.js'
 import * as auditNameGramsPlpgsql from './migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
+import * as auditNamesTable from './migrations/2026-11-27T18-audit-names-table.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -47,6 +48,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-23T19c-audit-name-trigrams-no-pending-list': auditNameTrigramsNoPendingList,
   '2026-11-25T10-audit-names-indexed-seq': auditNamesIndexedSeq,
   '2026-11-26T13-audit-name-grams-plpgsql': auditNameGramsPlpgsql,
+  '2026-11-27T18-audit-names-table': auditNamesTable,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -147,12 +147,13 @@ const GRAM_PIECES = 8
 
 /**
  * PostgreSQL: the seqs of the tenant's audit records whose resource name holds q, or null when there are more than
- * FEW_CANDIDATES. Asked of the tenant's keys of a GIN index (tenant-prefixed, so no other tenant's postings are
- * read): 5-character pieces of q (migration 2026-11-23T19b), or 3-character ones for a shorter q (2026-11-23T13b).
- * The pieces cover q, up to GRAM_PIECES of them: GIN walks the rarest piece and skips through the others, so each
- * one costs a little even when common, and a piece rare enough is almost always among them.
- * The keys reach the planner as a sub-select, so it never looks them up in its statistics (gathered over all
- * tenants' names) and always takes the index; strpos then keeps exactly the records that hold q.
+ * FEW_CANDIDATES. The names that hold q come from the tenant's distinct names (audit_names, migration
+ * 2026-11-27T18), asked of the tenant's keys of a GIN index (tenant-prefixed, so no other tenant's postings are
+ * read): 5-character pieces of q (2026-11-23T19b), or 3-character ones for a shorter q (2026-11-23T13b). The pieces
+ * cover q, up to GRAM_PIECES of them: GIN walks the rarest piece and skips through the others, so each one costs a
+ * little even when common, and a piece rare enough is almost always among them. The keys reach the planner as a
+ * sub-select, so it never looks them up in its statistics (gathered over all tenants' names) and always takes the
+ * index; strpos keeps exactly the names that hold q. The records follow by their name's hash.
  */
 async function gramCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
   const chars = [...nameKey(q)]
@@ -162,15 +163,21 @@ async function gramCandidates(db: Db, tenantId: string, q: string): Promise<numb
   const pieces = Math.min(GRAM_PIECES, Math.ceil(chars.length / size))
   const starts = Array.from({ length: pieces }, (_v, i) => (pieces === 1 ? 0 : Math.round((last * i) / (pieces - 1))))
   const keys = [...new Set(starts.map((start) => `${tenantId}:${chars.slice(start, start + size).join('')}`))]
-  const grams = size === 5 ? sql`audit_name_five_grams(tenant_id, resource_name)` : sql`audit_name_trigrams(tenant_id, resource_name)`
-  const rows = await db
-    .selectFrom('audit_logs')
-    .select('seq')
-    .where('tenant_id', '=', tenantId)
-    .where(sql<boolean>`${grams} @> (select ${keys}::text[])`)
-    .where(substringTest(q))
-    .limit(FEW_CANDIDATES + 1)
-    .execute()
+  const grams = size === 5 ? sql`audit_name_five_grams(n.tenant_id, n.resource_name)` : sql`audit_name_trigrams(n.tenant_id, n.resource_name)`
+  const key = nameKey(q)
+  // Each name's records looked up on their own, so that the planner takes the hash's index whatever it knows of it.
+  const { rows } = await sql<{ seq: number }>`
+    select records.seq from (
+      select md5(n.resource_name) as hash from audit_names n
+      where n.tenant_id = ${tenantId} and ${grams} @> (select ${keys}::text[]) and strpos(lower(n.resource_name), ${key}) > 0
+      limit ${FEW_CANDIDATES + 1}
+    ) as names
+    cross join lateral (
+      select a.seq from audit_logs a
+      where md5(a.resource_name) = names.hash and a.tenant_id = ${tenantId} and strpos(lower(a.resource_name), ${key}) > 0
+      limit ${FEW_CANDIDATES + 1}
+    ) as records
+    limit ${FEW_CANDIDATES + 1}`.execute(db)
   return rows.length <= FEW_CANDIDATES ? rows.map((r) => r.seq) : null
 }
 
