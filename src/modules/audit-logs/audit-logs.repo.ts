@@ -163,18 +163,16 @@ async function gramCandidates(db: Db, tenantId: string, q: string): Promise<numb
   const pieces = Math.min(GRAM_PIECES, Math.ceil(chars.length / size))
   const starts = Array.from({ length: pieces }, (_v, i) => (pieces === 1 ? 0 : Math.round((last * i) / (pieces - 1))))
   const keys = [...new Set(starts.map((start) => `${tenantId}:${chars.slice(start, start + size).join('')}`))]
-  const grams = size === 5 ? sql`audit_name_five_grams(n.tenant_id, n.resource_name)` : sql`audit_name_trigrams(n.tenant_id, n.resource_name)`
-  const key = nameKey(q)
+  const grams = size === 5 ? sql`audit_name_five_grams(tenant_id, resource_name)` : sql`audit_name_trigrams(tenant_id, resource_name)`
   // Each name's records looked up on their own, so that the planner takes the hash's index whatever it knows of it.
   const { rows } = await sql<{ seq: number }>`
     select records.seq from (
-      select md5(n.resource_name) as hash from audit_names n
-      where n.tenant_id = ${tenantId} and ${grams} @> (select ${keys}::text[]) and strpos(lower(n.resource_name), ${key}) > 0
+      select md5(resource_name) as hash from audit_names
+      where tenant_id = ${tenantId} and ${grams} @> (select ${keys}::text[]) and ${substringTest(q)}
       limit ${FEW_CANDIDATES + 1}
     ) as names
     cross join lateral (
-      select a.seq from audit_logs a
-      where md5(a.resource_name) = names.hash and a.tenant_id = ${tenantId} and strpos(lower(a.resource_name), ${key}) > 0
+      select seq from audit_logs where md5(resource_name) = names.hash and tenant_id = ${tenantId} and ${substringTest(q)}
       limit ${FEW_CANDIDATES + 1}
     ) as records
     limit ${FEW_CANDIDATES + 1}`.execute(db)
