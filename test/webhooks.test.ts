@@ -4,6 +4,7 @@ import { AuditFeed } from '../src/modules/events/events.feed.js'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
 import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
+import { backdatedId } from '../src/shared/ids.js'
 import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
 
@@ -281,17 +282,19 @@ describeEachDialect('webhooks', (dialect) => {
   it('keeps the delivery log 30 days', async () => {
     const { id } = await endpoint('https://hooks.example.com/old', ['nothing.matches'])
     const day = 24 * 3600_000
-    const row = (deliveryId: string, ageMs: number) => {
+    // Made `idAgeMs` ago and last (re)created `ageMs` ago: a retry gives a delivery a new creation time, not a new id.
+    const row = (ageMs: number, idAgeMs = ageMs) => {
       const at = new Date(Date.now() - ageMs).toISOString()
-      return { ...newDelivery('acme', id, null, 'ping', at), id: deliveryId, status: 'succeeded' as const, next_attempt_at: null }
+      return { ...newDelivery('acme', id, null, 'ping', at), id: backdatedId('whd', Date.now() - idAgeMs), status: 'succeeded' as const, next_attempt_at: null }
     }
-    await t.deps.database.db.insertInto('webhook_deliveries').values([row('whd_01jd3k8m9v4q2w6e8r0t2y4u61', 31 * day), row('whd_01jd3k8m9v4q2w6e8r0t2y4u62', 29 * day)]).execute()
+    const [old, recent, retried] = [row(31 * day), row(29 * day), row(1 * day, 40 * day)]
+    await t.deps.database.db.insertInto('webhook_deliveries').values([old, recent, retried]).execute()
     // A fresh dispatcher cleans up as it starts (then hourly).
     const dispatcher = new WebhookDispatcher(t.deps, async () => new Map(), new AuditFeed(t.deps.database, undefined))
     dispatcher.start()
     try {
-      await eventually(async () => (await deliveries(id)).length === 1)
-      expect((await deliveries(id))[0].id).toBe('whd_01jd3k8m9v4q2w6e8r0t2y4u62')
+      await eventually(async () => (await deliveries(id)).length === 2)
+      expect((await deliveries(id)).map((d) => d.id).sort()).toEqual([retried.id, recent.id])
     } finally {
       await dispatcher.stop()
     }

@@ -23,6 +23,7 @@ import * as auditNameTrigramsNoPendingList from './migrations/2026-11-23T19c-aud
 import * as auditNamesIndexedSeq from './migrations/2026-11-25T10-audit-names-indexed-seq.js'
 import * as auditNameGramsPlpgsql from './migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
 import * as auditNamesTable from './migrations/2026-11-27T18-audit-names-table.js'
+import * as webhookDeliveryIndexes from './migrations/2026-11-27T21-webhook-delivery-indexes.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -49,6 +50,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-25T10-audit-names-indexed-seq': auditNamesIndexedSeq,
   '2026-11-26T13-audit-name-grams-plpgsql': auditNameGramsPlpgsql,
   '2026-11-27T18-audit-names-table': auditNamesTable,
+  '2026-11-27T21-webhook-delivery-indexes': webhookDeliveryIndexes,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { sql } from 'kysely'
 import type { Database } from '../db/create-db.js'
 
 /**
@@ -65,7 +66,7 @@ export function createMetrics(database: Database) {
     help: 'Webhook deliveries waiting to be sent or retried, across all instances (the delivery backlog)',
     registers: [registry],
     async collect() {
-      const row = await database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()
+      const row = await database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', sql.lit('pending')).executeTakeFirstOrThrow()
       this.set(Number(row.n))
     },
   })

@@ -1,10 +1,11 @@
 import { isIP } from 'node:net'
+import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
 import type { AuditFeed } from '../events/events.feed.js'
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
-import { now } from '../../shared/ids.js'
+import { idFloor, now } from '../../shared/ids.js'
 import { CoalescedRuns } from '../../shared/coalesced-runs.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
@@ -325,7 +326,8 @@ export class WebhookDispatcher {
     let due = db
       .selectFrom('webhook_deliveries')
       .select('id')
-      .where('status', '=', 'pending')
+      // A literal, so that the planner may read the index of pending deliveries, whose condition it is.
+      .where('status', '=', sql.lit('pending'))
       .where('next_attempt_at', '<=', at)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', at)]))
       .where('endpoint_id', 'in', db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1))
@@ -566,10 +568,19 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * Deletes what is done and older than RETENTION_MS, read through the primary key: an id's time is never earlier
+   * than its delivery's creation. A retried delivery keeps its id and takes a new creation time, so that is tested too.
+   */
   private async cleanup(): Promise<void> {
     this.lastCleanup = Date.now()
-    const before = new Date(Date.now() - RETENTION_MS).toISOString()
-    await this.database.db.deleteFrom('webhook_deliveries').where('created_at', '<', before).where('status', '!=', 'pending').execute()
+    const beforeMs = Date.now() - RETENTION_MS
+    await this.database.db
+      .deleteFrom('webhook_deliveries')
+      .where('id', '<', idFloor('whd', beforeMs))
+      .where('created_at', '<', new Date(beforeMs).toISOString())
+      .where('status', '!=', 'pending')
+      .execute()
   }
 }
 
