@@ -28,6 +28,19 @@ describeEachDialect('use cases', (dialect) => {
     expect((await write({ method: 'GET', url: `/use_cases/${uc.id}` })).json()).toEqual(uc)
   })
 
+  it("answers 404 for another tenant's use case, model or vendor, read before by its own tenant or not", async () => {
+    const other = t.as('globex', 'write')
+    for (const [path, name] of [['/use_cases', 'Private scoring'], ['/models', 'Private model'], ['/vendors', 'Private vendor']]) {
+      const { id } = (await write({ method: 'POST', url: path, payload: { name } })).json()
+      expect((await other({ method: 'GET', url: `${path}/${id}` })).statusCode).toBe(404)
+      expect((await write({ method: 'GET', url: `${path}/${id}` })).json()).toMatchObject({ id, name })
+      const res = await other({ method: 'GET', url: `${path}/${id}` })
+      expect(res.statusCode).toBe(404)
+      expect(res.body).not.toContain(name)
+      expect((await other({ method: 'GET', url: `${path}?page_limit=50` })).json().items).toEqual([])
+    }
+  })
+
   it('treats null as absent on create and as clear on update', async () => {
     const uc = (await create({ name: 'Nulls', owner: null, regions: null })).json()
     expect(uc.owner).toBeNull()

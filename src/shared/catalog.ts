@@ -267,7 +267,11 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   const { db, dialect } = database
   const type = spec.resourceType
   const item = renderedItem(database, spec)
-  const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where('tenant_id', '=', '')
+  // Records are found by their ids alone (the primary key), and the tenant is tested on what they find: written as an
+  // expression, it is no index's condition. Written plainly, a planner without statistics of the tenant's records
+  // (filled since the last ANALYZE) read all of them through an index of (tenant, owner, id) for one id, or 150:
+  // 12 ms for 150 of 1 700 use cases on PostgreSQL, and more as the tenant grows.
+  const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where(sql`${sql.ref(`${spec.table}.tenant_id`)} || ''`, '=', '')
   const getQuery = rendered.where('id', '=', '').compile()
   // Any number of ids in one parameter, so that one statement text (prepared once per connection) serves every batch.
   const someQuery = rendered.where(anyOf(dialect, `${spec.table}.id`)).compile()
