@@ -12,7 +12,7 @@ import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { freePort, freshDatabase, startArgs, load, machineCpuMs, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
+import { analyze, freePort, freshDatabase, startArgs, load, machineCpuMs, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
 import { createMixTenants, mix, MIX_TENANTS, MIX_USE_CASES, seedMixTenants } from './mix.mjs'
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
@@ -77,6 +77,7 @@ for (let i = 0; i < 60; i++) {
 const seedStarted = performance.now()
 const mixTenants = await seedMixTenants(base, mixKeys)
 if (mixKeys.length > 0) console.log(`  seeded ${MIX_TENANTS} tenants × ${MIX_USE_CASES} use cases (owner, custom field) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`)
+await analyze(database)
 const listUrl = `${base}${P}/use_cases?page_limit=50`
 const listBody = Buffer.from(await (await fetch(listUrl, { headers: auth })).arrayBuffer())
 if (JSON.parse(listBody).items.length !== 50) throw new Error('the list page is not full')
