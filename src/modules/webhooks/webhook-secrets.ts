@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
 /** The key that encrypts signing secrets at rest, derived so it is never the JWT secret itself. */
 export function webhookEncryptionKey(material: string): Buffer {
@@ -23,10 +23,4 @@ export function decryptSecret(key: Buffer, stored: string): string {
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
   decipher.setAuthTag(Buffer.from(tag, 'base64url'))
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8')
-}
-
-/** The Standard Webhooks signature of one message: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. */
-export function signWebhook(secret: string, msgId: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64')
-  return `v1,${createHmac('sha256', key).update(`${msgId}.${timestamp}.${body}`).digest('base64')}`
 }

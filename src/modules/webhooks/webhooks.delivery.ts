@@ -9,7 +9,7 @@ import { idFloor, now } from '../../shared/ids.js'
 import { CoalescedRuns } from '../../shared/coalesced-runs.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
-import { decryptSecret, signWebhook } from './webhook-secrets.js'
+import { decryptSecret } from './webhook-secrets.js'
 import { WebhookSender } from './webhook-sender.js'
 import { checkHost, guardedLookup } from './webhook-targets.js'
 import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
@@ -478,9 +478,8 @@ export class WebhookDispatcher {
       'user-agent': `aigov-webhooks/${SERVICE_VERSION}`,
       'webhook-id': eventId,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': secrets.map((s) => signWebhook(s, eventId, timestamp, body)).join(' '),
     }
-    const exchange = await this.sender.send(url.href, headers, body)
+    const exchange = await this.sender.send(url.href, headers, body, secrets)
     return { status: exchange.status, error: exchange.error, retryAfterMs: parseRetryAfter(exchange.retryAfter) }
   }
 
