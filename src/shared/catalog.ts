@@ -123,7 +123,8 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
   spec: CatalogSpec<Row, Item, Create, Update, Query>,
 ): CatalogService<Item, Create, Update, Query> {
   const { db } = database
-  const select = (conn: Tx, tenantId: string, id: string) => (conn as AnyDb).selectFrom(spec.table).selectAll().where(tenantOf(spec.table), '=', tenantId).where('id', '=', id)
+  const tenant = tenantOf(spec.table)
+  const select = (conn: Tx, tenantId: string, id: string) => (conn as AnyDb).selectFrom(spec.table).selectAll().where(tenant, '=', tenantId).where('id', '=', id)
   const find = (conn: Tx, tenantId: string, id: string) => select(conn, tenantId, id).executeTakeFirst() as Promise<Row | undefined>
   // A read-modify-write holds the row (see forChange), so a concurrent update of the same record waits instead
   // of diffing (and auditing) against a stale copy.
@@ -133,7 +134,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
 
   // A family the database renders: its item as one selected column, in the two reads its writes make, compiled once.
   const itemSql = 'json' in spec ? renderedItem(database, spec as JsonCatalogSpec<Row, Item, Create, Update, Query>) : null
-  const writtenItem = itemSql && (db as AnyDb).selectFrom(spec.table).select(itemSql).where(tenantOf(spec.table), '=', '').where('id', '=', '').compile()
+  const writtenItem = itemSql && (db as AnyDb).selectFrom(spec.table).select(itemSql).where(tenant, '=', '').where('id', '=', '').compile()
   const lockedItem = itemSql && forChangeInMutation(database.dialect, select(db, '', '').select(itemSql)).compile()
 
   /** The item of a record whose writes are all done: rendered by the database in one query, else decorated. */
@@ -231,7 +232,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           // Nothing of the record itself changed: no update record, no new updated_at.
           if (Object.keys(changes).length === 0) return { result: after, audit: extra }
           const updatedAt = now()
-          await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where(tenantOf(spec.table), '=', ctx.tenantId).where('id', '=', id).execute()
+          await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
           forgetReads(tx, spec.table)
           return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
         }, [id]),
@@ -244,7 +245,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
         if (!current) throw notFound(spec.label, id)
         const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
         if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
-        await (tx as AnyDb).deleteFrom(spec.table).where(tenantOf(spec.table), '=', ctx.tenantId).where('id', '=', id).execute()
+        await (tx as AnyDb).deleteFrom(spec.table).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
         forgetReads(tx, spec.table)
         return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
       }, [id])
