@@ -31,6 +31,15 @@ function parseCsv(text: string): string[][] {
   return rows
 }
 
+/** Until the indexer has taken every audit record of the tenant into its name index (AuditNameIndexer). */
+async function namesIndexed(t: TestApp, tenant: string): Promise<void> {
+  for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((r) => setTimeout(r, 20))) {
+    const row = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', tenant).executeTakeFirstOrThrow()
+    if (row.audit_names_seq === row.audit_seq) return
+  }
+  throw new Error(`the names of ${tenant} were not indexed within 10 s`)
+}
+
 describeEachDialect('audit log query, export and verification', (dialect) => {
   let t: TestApp
   let ids: string[]
@@ -292,12 +301,28 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     for (let i = 0; i < 3; i++) expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: `pass ${i}` } })).statusCode).toBe(200)
     expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { name: 'Renamed now' } })).statusCode).toBe(200)
     expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'after the rename' } })).statusCode).toBe(200)
+    await namesIndexed(t, 'many')
     const held = await names()
     expect(held.filter((name) => name === first || name === 'Renamed now').sort()).toEqual(['Renamed now', first].sort())
     const actions = async (q: string) => (await query({ q, resource_id: id, sort: 'created_at' })).items.map((a) => a.action)
     // Rare enough to be asked of the names' index (not within the first pages of records read in order).
     expect(await actions(first.slice(0, 20))).toEqual(['use_case.created', 'use_case.updated', 'use_case.updated', 'use_case.updated'])
     expect(await actions('renamed now')).toEqual(['use_case.updated', 'use_case.updated'])
+  })
+
+  it('finds a record as soon as its write is answered, before its name reaches the index, and the same after', async () => {
+    const write = t.as('many', 'write')
+    const names = async (q: string) => (await query({ q, resource_type: 'vendor' })).items.map((a) => a.resource_name)
+    await namesIndexed(t, 'many')
+    // Rare: asked of the names' index, not found within the first pages of records read in order.
+    for (const name of ['Quokka analytics', 'Quokka insights']) expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+    const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'many').executeTakeFirstOrThrow()
+    expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
+    expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+    await namesIndexed(t, 'many')
+    expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+    const held = await sql<{ n: number }>`select count(*)::int as n from audit_names where tenant_id = 'many' and resource_name like 'Quokka%'`.execute(t.deps.database.db)
+    expect(held.rows).toEqual([{ n: 2 }])
   })
 })
 
@@ -325,14 +350,7 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     await createAuditLogsService({ database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx(tenant), { q } as never)
     return new Set(statements.flatMap((s) => [...s.matchAll(/\bfrom\s+("[^"]+"|\w+)/gi)].map((m) => m[1].replaceAll('"', ''))))
   }
-  /** Until the indexer has taken every audit record of the tenant (AuditNameIndexer). */
-  const indexed = async (tenant: string) => {
-    for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((r) => setTimeout(r, 20))) {
-      const row = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', tenant).executeTakeFirstOrThrow()
-      if (row.audit_names_seq === row.audit_seq) return
-    }
-    throw new Error(`the names of ${tenant} were not indexed within 10 s`)
-  }
+  const indexed = (tenant: string) => namesIndexed(t, tenant)
   /** The stored bytes of an FTS5 index (its segments and their b-tree). */
   const indexBytes = async (table: string) => {
     const rows = async (shadow: string) => (await sql<Record<string, unknown>>`select * from ${sql.table(shadow)} order by 1`.execute(t.deps.database.db)).rows

@@ -5,7 +5,7 @@ import { createTenantsService, type TenantProvisioner } from '../modules/tenants
 import { workflowStart } from '../modules/workflow-stages/workflow-stages.service.js'
 import { backdatedId } from '../shared/ids.js'
 import { auditHash } from '../shared/audit-chain.js'
-import { indexAuditNames } from '../shared/audit-name-search.js'
+import { indexAllAuditNames } from '../shared/audit-name-search.js'
 import { chainKeys } from '../shared/mutation.js'
 
 export interface SeedOptions {
@@ -54,7 +54,6 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
     const flushAudit = async () => {
       if (audit.length === 0) return
       await tx.insertInto('audit_logs').values(audit).execute()
-      if (database.dialect === 'sqlite') await indexAuditNames(tx, tenant, chain.audit_seq)
       done += audit.length
       audit.length = 0
       options.progress(done, total)
@@ -105,6 +104,8 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
     await flushAudit()
     await tx.updateTable('tenants').set({ audit_seq: chain.audit_seq, audit_head: chain.audit_head }).where('id', '=', tenant).execute()
   })
+  // After the commit: the chain head stays locked until then (see indexAuditNames).
+  await indexAllAuditNames(database, tenant)
   // Fresh planner statistics: without them PostgreSQL plans the first pages of a bulk-loaded table badly. Of the
   // tables written only, one statement each: a bare `analyze` reads every table of the database, other schemas'
   // too, and on a shared database outlasted the query timeout.

@@ -24,6 +24,7 @@ import * as auditNamesIndexedSeq from './migrations/2026-11-25T10-audit-names-in
 import * as auditNameGramsPlpgsql from './migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
 import * as auditNamesTable from './migrations/2026-11-27T18-audit-names-table.js'
 import * as webhookDeliveryIndexes from './migrations/2026-11-27T21-webhook-delivery-indexes.js'
+import * as auditNamesAfterCommit from './migrations/2026-11-28T00-audit-names-after-commit.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-26T13-audit-name-grams-plpgsql': auditNameGramsPlpgsql,
   '2026-11-27T18-audit-names-table': auditNamesTable,
   '2026-11-27T21-webhook-delivery-indexes': webhookDeliveryIndexes,
+  '2026-11-28T00-audit-names-after-commit': auditNamesAfterCommit,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -126,13 +126,13 @@ async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId
     prevHash = row.hash
   }
   const head = [seq, prevHash, tenantId]
+  // The names' index takes the records once they have committed (AuditNameIndexer), not here.
   if (database.dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
     // under that lock is a wait for every other writer of the tenant.
     await tx.executeQuery({ ...statements.appendWithHead(rows.length), parameters: [...rows.flatMap(auditValues), ...head] })
     return rows
   }
-  // SQLite's name index takes the records once they have committed (AuditNameIndexer).
   for (const row of rows) await tx.executeQuery({ ...statements.append, parameters: auditValues(row) })
   await tx.executeQuery({ ...statements.moveHead, parameters: head })
   return rows

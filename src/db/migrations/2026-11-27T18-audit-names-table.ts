@@ -23,6 +23,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index audit_names_trigrams on audit_names using gin (audit_name_trigrams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
   await sql`create index audit_names_five_grams on audit_names using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
   await sql`create index audit_logs_name_hash on audit_logs (md5(resource_name), tenant_id)`.execute(db)
+  await createNamesTrigger(db)
+  await sql`drop index audit_logs_name_trigrams`.execute(db)
+  await sql`drop index audit_logs_name_five_grams`.execute(db)
+}
+
+/** The trigger that filled audit_names as records were appended, until 2026-11-28T00 moved that after the commit. */
+export async function createNamesTrigger(db: Kysely<any>): Promise<void> {
   await sql`
     create function audit_names_add() returns trigger language plpgsql as $$
       begin
@@ -34,8 +41,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     $$
   `.execute(db)
   await sql`create trigger audit_logs_names after insert on audit_logs referencing new table as appended for each statement execute function audit_names_add()`.execute(db)
-  await sql`drop index audit_logs_name_trigrams`.execute(db)
-  await sql`drop index audit_logs_name_five_grams`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

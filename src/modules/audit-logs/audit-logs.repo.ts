@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { DialectName } from '../../db/create-db.js'
 import type { AuditLogRow, Tables } from '../../db/tables.js'
-import { auditNameSearchTable } from '../../shared/audit-name-search.js'
+import { auditNameSearchTable, notIndexedSeqs } from '../../shared/audit-name-search.js'
 import { column, itemJson, jsonObject, storedJson } from '../../shared/item-json.js'
 import { idFloor } from '../../shared/ids.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
@@ -123,14 +123,8 @@ async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promis
   const index = auditNameSearchTable(tenantId)
   const chars = [...nameKey(q)]
   if (chars.length < 3) return null
-  const notIndexed = await db
-    .selectFrom('audit_logs')
-    .select('seq')
-    .where('tenant_id', '=', tenantId)
-    .where('seq', '>', (eb) => eb.selectFrom('tenants').select('audit_names_seq').where('id', '=', tenantId))
-    .limit(FEW_CANDIDATES + 1)
-    .execute()
-  if (notIndexed.length > FEW_CANDIDATES) return null
+  const notIndexed = await notIndexedSeqs(db, tenantId, FEW_CANDIDATES)
+  if (notIndexed === null) return null
   const last = Math.max(0, chars.length - NAME_WINDOW)
   const starts = [...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))]
   let fewest: number[] | null = null
@@ -140,7 +134,7 @@ async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promis
     if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.seq)
     if (fewest?.length === 0) break
   }
-  return fewest === null ? null : [...fewest, ...notIndexed.map((r) => r.seq)]
+  return fewest === null ? null : [...fewest, ...notIndexed]
 }
 
 const GRAM_PIECES = 8
@@ -153,11 +147,14 @@ const GRAM_PIECES = 8
  * cover q, up to GRAM_PIECES of them: GIN walks the rarest piece and skips through the others, so each one costs a
  * little even when common, and a piece rare enough is almost always among them. The keys reach the planner as a
  * sub-select, so it never looks them up in its statistics (gathered over all tenants' names) and always takes the
- * index; strpos keeps exactly the names that hold q. The records follow by their name's hash.
+ * index; strpos keeps exactly the names that hold q. The records follow by their name's hash. Records whose names
+ * are not in audit_names yet (the last moments' writes, see AuditNameIndexer) are candidates too, read first.
  */
 async function gramCandidates(db: Db, tenantId: string, q: string): Promise<number[] | null> {
   const chars = [...nameKey(q)]
   if (chars.length < 3) return null
+  const notIndexed = await notIndexedSeqs(db, tenantId, FEW_CANDIDATES)
+  if (notIndexed === null) return null
   const size = chars.length >= 5 ? 5 : 3
   const last = chars.length - size
   const pieces = Math.min(GRAM_PIECES, Math.ceil(chars.length / size))
@@ -176,7 +173,7 @@ async function gramCandidates(db: Db, tenantId: string, q: string): Promise<numb
       limit ${FEW_CANDIDATES + 1}
     ) as records
     limit ${FEW_CANDIDATES + 1}`.execute(db)
-  return rows.length <= FEW_CANDIDATES ? rows.map((r) => r.seq) : null
+  return rows.length <= FEW_CANDIDATES ? [...rows.map((r) => r.seq), ...notIndexed] : null
 }
 
 export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limit: number): Promise<AuditLogRow[]> {
