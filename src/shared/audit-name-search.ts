@@ -26,33 +26,51 @@ export async function createAuditNameSearch(db: Kysely<any>, dialect: DialectNam
   await sql`create virtual table ${auditNameSearchTable(tenantId)} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(db)
 }
 
+/** A tenant's records to index: after seq `from` (its position when read), up to seq `upTo`. */
+interface NameRange {
+  tenantId: string
+  from: number
+  upTo: number
+}
+
 /**
  * Adds the tenant's audit records after its indexed position (`tenants.audit_names_seq`), up to seq `upTo`, to its
  * index and moves the position, in the caller's transaction: each record goes in once, whoever indexes.
- *
- * PostgreSQL: the records' distinct names go into `audit_names` (migration 2026-11-27T18), whose gram indexes `q`
- * asks. The position is read unlocked, since the tenant's row is its chain head, which every write of the tenant
- * locks: two instances may then index one range, and the names' unique index keeps each name once (taken in name
- * order, so that two such inserts wait for each other, never deadlock). The position only moves forward, as the
- * transaction's last statement, so the head waits at most for its commit. A caller holding the chain head must
- * not index: an indexer waiting for the head may hold a name it waits for.
  */
 export async function indexAuditNames(tx: Kysely<any>, dialect: DialectName, tenantId: string, upTo: number): Promise<void> {
   const { audit_names_seq: from } = await tx.selectFrom('tenants').select('audit_names_seq').where('id', '=', tenantId).executeTakeFirstOrThrow()
   if (upTo <= from) return
-  if (dialect === 'postgres') {
-    await sql`insert into audit_names (tenant_id, resource_name)
-      select distinct tenant_id, resource_name from audit_logs where tenant_id = ${tenantId} and seq > ${from} and seq <= ${upTo} and resource_name is not null
-      order by resource_name
-      on conflict do nothing`.execute(tx)
-    // The batch's keys wait in the indexes' pending lists (fastupdate, 2026-11-28T00), which every search reads
-    // whole: moved into the indexes now, in one pass that touches each key once for all of the batch's names.
-    await sql`select gin_clean_pending_list('audit_names_trigrams'::regclass), gin_clean_pending_list('audit_names_five_grams'::regclass)`.execute(tx)
-  } else {
-    await sql`insert into ${auditNameSearchTable(tenantId)} (rowid, resource_name)
-      select seq, resource_name from audit_logs where tenant_id = ${tenantId} and seq > ${from} and seq <= ${upTo} and resource_name is not null`.execute(tx)
-  }
-  await tx.updateTable('tenants').set({ audit_names_seq: upTo }).where('id', '=', tenantId).where('audit_names_seq', '<', upTo).execute()
+  if (dialect === 'postgres') return addNames(tx, [{ tenantId, from, upTo }])
+  await sql`insert into ${auditNameSearchTable(tenantId)} (rowid, resource_name)
+    select seq, resource_name from audit_logs where tenant_id = ${tenantId} and seq > ${from} and seq <= ${upTo} and resource_name is not null`.execute(tx)
+  await tx.updateTable('tenants').set({ audit_names_seq: upTo }).where('id', '=', tenantId).execute()
+}
+
+/**
+ * PostgreSQL: the ranges' distinct names go into `audit_names` (migration 2026-11-27T18), whose gram indexes `q`
+ * asks, and each tenant's position moves to the end of its range: three statements, however many tenants.
+ * Positions are read unlocked, since a tenant's row is its chain head, which every write of the tenant locks: two
+ * instances may then index one range, and the names' unique index keeps each name once (taken in name order, so
+ * that two such inserts wait for each other, never deadlock). A position only moves forward, as the transaction's
+ * last statement, so a head waits at most for its commit. A caller holding a chain head must not index: an indexer
+ * waiting for that head may hold a name the caller waits for.
+ */
+async function addNames(tx: Kysely<any>, ranges: NameRange[]): Promise<void> {
+  const tenantIds = ranges.map((r) => r.tenantId)
+  const upTos = ranges.map((r) => r.upTo)
+  await sql`insert into audit_names (tenant_id, resource_name)
+    select distinct a.tenant_id, a.resource_name
+    from unnest(${tenantIds}::text[], ${ranges.map((r) => r.from)}::bigint[], ${upTos}::bigint[]) as r (tenant_id, after_seq, up_to)
+    join audit_logs a on a.tenant_id = r.tenant_id and a.seq > r.after_seq and a.seq <= r.up_to
+    where a.resource_name is not null
+    order by a.resource_name, a.tenant_id
+    on conflict do nothing`.execute(tx)
+  // The batch's keys wait in the indexes' pending lists (fastupdate, 2026-11-28T00), which every search reads
+  // whole: moved into the indexes now, in one pass that touches each key once for all of the batch's names.
+  await sql`select gin_clean_pending_list('audit_names_trigrams'::regclass), gin_clean_pending_list('audit_names_five_grams'::regclass)`.execute(tx)
+  await sql`update tenants as t set audit_names_seq = r.up_to
+    from unnest(${tenantIds}::text[], ${upTos}::bigint[]) as r (tenant_id, up_to)
+    where t.id = r.tenant_id and t.audit_names_seq < r.up_to`.execute(tx)
 }
 
 /**
@@ -133,8 +151,13 @@ export class AuditNameIndexer {
     const share = Math.max(1, Math.floor(INDEX_BATCH / behind.length))
     const batches = behind.map((tenant) => ({ tenantId: tenant.id, upTo: Math.min(tenant.audit_seq, tenant.audit_names_seq + share) }))
     if (batches.some(({ upTo }, i) => upTo < behind[i].audit_seq)) this.rounds.request()
-    // A transaction per tenant, all started at once: they commit together (group commit), and a tenant whose
-    // indexing fails is rolled back alone, holding up no other tenant.
+    if (this.database.dialect === 'postgres') {
+      // One transaction for every tenant behind: their names share one table, and a round costs a few statements.
+      const ranges = batches.map(({ tenantId, upTo }, i) => ({ tenantId, from: behind[i].audit_names_seq, upTo }))
+      return this.database.transaction((tx) => addNames(tx, ranges))
+    }
+    // SQLite: a transaction per tenant (its own index), all started at once: they commit together (group commit),
+    // and a tenant whose indexing fails is rolled back alone, holding up no other tenant.
     await Promise.all(batches.map(({ tenantId, upTo }) => this.database.transaction((tx) => indexAuditNames(tx, this.database.dialect, tenantId, upTo)).catch(this.onError)))
   }
 }
