@@ -104,7 +104,7 @@ export async function seed(database: Database, provisioners: TenantProvisioner[]
     await flushAudit()
     await tx.updateTable('tenants').set({ audit_seq: chain.audit_seq, audit_head: chain.audit_head }).where('id', '=', tenant).execute()
   })
-  // After the commit: the chain head stays locked until then (see indexAuditNames).
+  // After the commit: the chain head stays locked until then, and an indexer waiting for it may hold a name (see addNames).
   await indexAllAuditNames(database, tenant)
   // Fresh planner statistics: without them PostgreSQL plans the first pages of a bulk-loaded table badly. Of the
   // tables written only, one statement each: a bare `analyze` reads every table of the database, other schemas'
