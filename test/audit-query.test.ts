@@ -314,13 +314,24 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     const write = t.as('many', 'write')
     const names = async (q: string) => (await query({ q, resource_type: 'vendor' })).items.map((a) => a.resource_name)
     await namesIndexed(t, 'many')
-    // Rare: asked of the names' index, not found within the first pages of records read in order.
-    for (const name of ['Quokka analytics', 'Quokka insights']) expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
-    // Another tenant behind at the same time: one round indexes both.
-    expect((await t.as('many-other', 'write')({ method: 'POST', url: '/vendors', payload: { name: 'Quokka elsewhere' } })).statusCode).toBe(201)
-    const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'many').executeTakeFirstOrThrow()
-    expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
-    expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+    // The indexer's insert waits while another transaction holds the names table in share mode (reads go on).
+    await t.deps.database.db.connection().execute(async (holder) => {
+      await sql`begin`.execute(holder)
+      try {
+        await sql`lock table audit_names in share mode`.execute(holder)
+        // Rare: asked of the names' index, not found within the first pages of records read in order.
+        for (const name of ['Quokka analytics', 'Quokka insights']) expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+        // Another tenant behind at the same time: one round indexes both.
+        expect((await t.as('many-other', 'write')({ method: 'POST', url: '/vendors', payload: { name: 'Quokka elsewhere' } })).statusCode).toBe(201)
+        // Past the indexer's delay: its round has started, and waits.
+        await new Promise((r) => setTimeout(r, 300))
+        const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'many').executeTakeFirstOrThrow()
+        expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
+        expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
+      } finally {
+        await sql`rollback`.execute(holder)
+      }
+    })
     await namesIndexed(t, 'many')
     expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
     await namesIndexed(t, 'many-other')
