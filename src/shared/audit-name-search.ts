@@ -26,6 +26,13 @@ export async function createAuditNameSearch(db: Kysely<any>, dialect: DialectNam
   await sql`create virtual table ${auditNameSearchTable(tenantId)} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(db)
 }
 
+/** How soon after a commit its records are indexed: the commits in between share one index segment. */
+const INDEX_DELAY_MS = 100
+/** How often records appended by other processes (the CLI, other instances) are looked for; also done at start. */
+const SWEEP_MS = 5000
+/** Records indexed in one round at most, shared by the tenants behind: a long backlog (a large CLI import) takes several. */
+const INDEX_BATCH = 20_000
+
 /** A tenant's records to index: after seq `from` (its position when read), up to seq `upTo`. */
 interface NameRange {
   tenantId: string
@@ -102,13 +109,6 @@ export async function notIndexedSeqs(db: Kysely<any>, tenantId: string, most: nu
     .execute()
   return rows.length > most ? null : rows.map((r) => r.seq)
 }
-
-/** How soon after a commit its records are indexed: the commits in between share one index segment. */
-const INDEX_DELAY_MS = 100
-/** How often records appended by other processes (the CLI, other instances) are looked for; also done at start. */
-const SWEEP_MS = 5000
-/** Records indexed in one round at most, shared by the tenants behind: a long backlog (a large CLI import) takes several. */
-const INDEX_BATCH = 20_000
 
 /**
  * Indexes the names of audit records shortly after they commit, every tenant that is behind at once. Indexed in
