@@ -10,7 +10,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
-export const CLI = join(ROOT, 'dist/src/cli/main.js')
+export const CLI = join(ROOT, 'dist/service/aigov.js')
 export const P = '/api/v1/integration'
 export const TENANT = 'bench'
 export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'

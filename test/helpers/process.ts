@@ -2,7 +2,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url))
+export const CLI = fileURLToPath(new URL('../../dist/service/aigov.js', import.meta.url))
 
 /** Runs the built CLI to completion. */
 export function runCli(args: string[], env: Record<string, string>) {
