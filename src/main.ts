@@ -64,10 +64,11 @@ export function redactQuery(url: string): string {
  * `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency, and keeps
  * SQLite's temporary files on disk (an index build over millions of rows sorts them there).
  */
-export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean } = {}): Database {
+export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean; selfCheckpointing?: boolean } = {}): Database {
   return createDatabase(config.databaseUrl, {
     onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
     ...(options.maintenance ? { queryTimeoutMs: 0, tempFilesOnDisk: true } : {}),
+    selfCheckpointing: options.selfCheckpointing,
   })
 }
 
@@ -85,7 +86,7 @@ export async function signingSecret(config: Config, database: Database): Promise
 
 /** Migrations can outlast the per-query timeout (an index on a large table): they run on a connection without it. */
 export async function migrate(config: Config, log: FastifyBaseLogger): Promise<string[]> {
-  const database = openDatabase(config, log, { maintenance: true })
+  const database = openDatabase(config, log, { maintenance: true, selfCheckpointing: true })
   try {
     await waitUntilDatabaseAnswers(config, database, log)
     return await migrateToLatest(database)
