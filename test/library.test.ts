@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createLibraryService } from '../src/modules/library/library.service.js'
 import { CONTROLS, PACKS, QUESTIONNAIRES, RISK_SCENARIOS, RISK_TYPES } from '../src/modules/library/starter-library.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { CLI } from './helpers/process.js'
 
-const CLI = 'dist/service/aigov.js'
 const POLICY_TABLES = [
   'risk_types', 'risk_scenarios', 'risk_scenario_risk_types', 'policy_control_bases', 'policy_control_versions',
   'policy_packs', 'policy_pack_controls', 'questionnaires', 'audit_logs',
