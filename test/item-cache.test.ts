@@ -1,5 +1,6 @@
 import { type CompiledQuery, sql } from 'kysely'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
+import { itemText } from '../src/shared/item-json.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 /**
@@ -193,6 +194,71 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
       queries.mockRestore()
     }
     expect((await readEverywhere('/vendors', [id]))[0].description).toBe('written there')
+  })
+
+  it("files a rendering made before other records' writes, and never one made before its own record's write", async () => {
+    const [kept, changed, other] = await Promise.all(['Slow read', 'Changed meanwhile', 'Busy neighbour'].map(async (name) => (await post('/vendors', { name })).id))
+    const cache = b.deps.itemCache!
+    const head = async () => (await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()).audit_seq
+    // Reads that took their view, then rendered while writes of the tenant committed (here: on the other instance).
+    const before = await cache.view('acme', await head())
+    await write({ method: 'PATCH', url: `/vendors/${other}`, payload: { description: 'a neighbour changed' } })
+    await write({ method: 'PATCH', url: `/vendors/${changed}`, payload: { description: 'changed after the view' } })
+    const after = await cache.view('acme', await head())
+    expect(after.seq).toBeGreaterThan(before.seq)
+    cache.put(before, 'vendor', kept, 'v1', itemText('{"rendered":"before the neighbour wrote"}'))
+    cache.put(before, 'vendor', changed, 'v1', itemText('{"rendered":"before its own write"}'))
+    expect(cache.get(after, 'vendor', kept)?.json).toBe('{"rendered":"before the neighbour wrote"}')
+    expect(cache.get(after, 'vendor', changed)).toBeUndefined()
+    // A change of anything else a rendering shows (here a user) starts a new epoch: nothing older is filed.
+    await post('/users', { email: 'epoch@example.com', name: 'New epoch' })
+    const later = await cache.view('acme', await head())
+    cache.put(after, 'vendor', other, 'v1', itemText('{"rendered":"before the user was made"}'))
+    expect(cache.get(later, 'vendor', other)).toBeUndefined()
+    expect((await readEverywhere('/vendors', [kept, changed, other])).map((v) => v.description)).toEqual([null, 'changed after the view', 'a neighbour changed'])
+  })
+
+  it('reads a record once for the requests that miss it at once, unless it changed in between', async () => {
+    const [id, neighbour] = await Promise.all(['Wanted at once', 'Its neighbour'].map(async (name) => (await post('/vendors', { name })).id))
+    const cache = b.deps.itemCache!
+    const view = async () => cache.view('acme', (await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()).audit_seq)
+    let reads = 0
+    // Each read answers once let go: the renderings stay under way for as long as the test needs.
+    let letGo = () => {}
+    const slowRead = (json: string) => async (ids: string[]) => {
+      reads++
+      await new Promise<void>((resolve) => (letGo = resolve))
+      return ids.map((some) => ({ id: some, updatedAt: 'v1', text: itemText(json) }))
+    }
+    const answered = <T>(rendering: Promise<T>) => {
+      letGo()
+      return rendering
+    }
+    const render = (at: Awaited<ReturnType<typeof view>>, json: string) => cache.render(at, 'vendor', [id], slowRead(json))
+    const patch = (target: string, description: string) => write({ method: 'PATCH', url: `/vendors/${target}`, payload: { description } })
+
+    await patch(id, 'first')
+    const first = await view()
+    const shared = await answered(Promise.all([render(first, '{"read":1}'), render(first, '{"read":2}')]))
+    expect(reads).toBe(1)
+    expect(shared.map((texts) => texts.get(id)?.json)).toEqual(['{"read":1}', '{"read":1}'])
+
+    // Under way for an older view: shared across another record's write, read again after the record's own.
+    await patch(id, 'second')
+    const older = await view()
+    const underWay = render(older, '{"read":"older"}')
+    const letOlderGo = letGo
+    await patch(neighbour, 'meanwhile')
+    const sharing = render(await view(), '{"read":"shared"}')
+    await patch(id, 'third')
+    expect((await answered(render(await view(), '{"read":"newer"}'))).get(id)?.json).toBe('{"read":"newer"}')
+    letOlderGo()
+    expect((await sharing).get(id)?.json).toBe('{"read":"older"}')
+    await underWay
+    expect(reads).toBe(3)
+    // The stand-in renderings filed here go with the record's next change.
+    await patch(id, 'fourth')
+    expect((await readEverywhere('/vendors', [id]))[0].description).toBe('fourth')
   })
 
   it('reads what changed once for all the requests that find the head moved by a write', async () => {

@@ -15,7 +15,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
-import type { ItemCache, ItemView, PageBody, PageIds } from './item-cache.js'
+import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import { type AuditEntry, diff, forChange, forChangeInMutation, runMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type ListQuery, type Page, toPage } from './pagination.js'
@@ -283,13 +283,15 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
   type Rendered = { id: string; updated_at: string; item: string }
   itemCache?.keepPagesAcross(type, spec.unlisted)
 
-  /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
-  const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, ItemText>> => {
-    const { rows } = await db.executeQuery<Rendered>({ ...someQuery, parameters: [ctx.tenantId, anyOfValue(dialect, ids)] })
-    const rendered = new Map(rows.map((row) => [row.id, itemText(row.item)]))
-    if (view) for (const row of rows) itemCache!.put(view, type, row.id, row.updated_at, rendered.get(row.id)!)
-    return rendered
+  /** The rendered items of these ids (those that exist); one id with the GET's own statement. */
+  const read = async (ctx: Ctx, ids: string[]): Promise<RenderedRow[]> => {
+    const query = ids.length === 1 ? { ...getQuery, parameters: [ctx.tenantId, ids[0]] } : { ...someQuery, parameters: [ctx.tenantId, anyOfValue(dialect, ids)] }
+    const { rows } = await db.executeQuery<Rendered>(query)
+    return rows.map((row) => ({ id: row.id, updatedAt: row.updated_at, text: itemText(row.item) }))
   }
+  /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
+  const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, ItemText>> =>
+    view ? itemCache!.render(view, type, ids, (some) => read(ctx, some)) : new Map((await read(ctx, ids)).map((row) => [row.id, row.text]))
 
   return {
     /** A page: its records' ids in order from the list query, their JSON from the item cache or rendered for it. */
@@ -330,12 +332,8 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
 
     async getJson(ctx: Ctx, id: string): Promise<Buffer> {
       const view = itemCache ? await itemCache.view(ctx.tenantId, ctx.readAt) : null
-      const kept = view ? itemCache!.get(view, type, id) : undefined
-      if (kept !== undefined) return itemBody(kept)
-      const [row] = (await db.executeQuery<Rendered>({ ...getQuery, parameters: [ctx.tenantId, id] })).rows
-      if (!row) throw notFound(spec.label, id)
-      const text = itemText(row.item)
-      if (view) itemCache!.put(view, type, row.id, row.updated_at, text)
+      const text = (view ? itemCache!.get(view, type, id) : undefined) ?? (await render(ctx, [id], view)).get(id)
+      if (text === undefined) throw notFound(spec.label, id)
       return itemBody(text)
     },
 
