@@ -218,6 +218,31 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     expect((await readEverywhere('/vendors', [kept, changed, other])).map((v) => v.description)).toEqual([null, 'changed after the view', 'a neighbour changed'])
   })
 
+  it("keeps the rendering its own update's statement made, and renders the record again after another instance's", async () => {
+    const owner = await post('/users', { email: 'written@example.com', name: 'Written owner' })
+    const field = await post('/custom_fields', { name: 'Written field', type: 'string', entity_types: ['use_case'] })
+    const id = (await post('/use_cases', { name: 'Written through', owner: { owner_id: owner.id } })).id
+    await readEverywhere('/use_cases', [id])
+    const renders = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.filter(([query]) => /^select .*from "use_cases"/s.test((query as CompiledQuery).sql)).length
+    const queries = vi.spyOn(a.deps.database.db, 'executeQuery')
+    try {
+      // Owner and custom field values are written before the record's own update: its rendering shows them.
+      const res = await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'written here', custom_fields: [{ custom_field_id: field.id, value: 'kept' }] } })
+      expect(res.statusCode, res.body).toBe(200)
+      queries.mockClear()
+      const read = (await a.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json()
+      expect(read.description).toBe('written here')
+      expect(read.custom_fields).toEqual([{ custom_field_id: field.id, name: 'Written field', value: 'kept' }])
+      expect(renders(queries)).toBe(0)
+      await b.as('acme', 'write')({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'written there' } })
+      expect((await a.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe('written there')
+      expect(renders(queries)).toBe(1)
+    } finally {
+      queries.mockRestore()
+    }
+    expect((await readEverywhere('/use_cases', [id]))[0].description).toBe('written there')
+  })
+
   it('reads a record once for the requests that miss it at once, unless it changed in between', async () => {
     const [id, neighbour] = await Promise.all(['Wanted at once', 'Its neighbour'].map(async (name) => (await post('/vendors', { name })).id))
     const cache = b.deps.itemCache!

@@ -17,7 +17,7 @@ import {
 import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
-import { type AuditEntry, diff, forChange, forChangeInMutation, runMutation, type Tx } from './mutation.js'
+import { type AuditEntry, diff, forChange, forChangeInMutation, type MutationOutcome, runMutation, runRecordedMutation, type Tx } from './mutation.js'
 import { applyKeyset, keyset, type ListQuery, type Page, toPage } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
@@ -121,6 +121,7 @@ const tenantOf = (table: string) => sql<string>`${sql.ref(`${table}.tenant_id`)}
 export function createCatalogService<Row extends BaseRow, Item extends { id: string }, Create extends object, Update extends object, Query extends CatalogQuery>(
   database: Database,
   spec: CatalogSpec<Row, Item, Create, Update, Query>,
+  itemCache: ItemCache | null = null,
 ): CatalogService<Item, Create, Update, Query> {
   const { db } = database
   const tenant = tenantOf(spec.table)
@@ -218,8 +219,10 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     },
 
     async update(ctx, id, input) {
-      return guarded(ctx, input, () =>
-        runMutation(database, ctx, async (tx) => {
+      // Where the database renders the item and reads keep it rendered, the update's statement renders it too.
+      const mark = itemSql ? itemCache?.mark(ctx.tenantId) : undefined
+      const { result, appended } = await guarded(ctx, input, () =>
+        runRecordedMutation(database, ctx, async (tx): Promise<MutationOutcome<{ item: Item; rendered?: RenderedRow }>> => {
           const locked = await lockWithItem(tx, ctx.tenantId, id)
           if (!locked) throw notFound(spec.label, id)
           const { current, before } = locked
@@ -230,13 +233,17 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const after = await afterUpdate(current, columns, before, input, () => decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })]))
           const changes = { ...diff(before, after, spec.audited), ...valueChanges }
           // Nothing of the record itself changed: no update record, no new updated_at.
-          if (Object.keys(changes).length === 0) return { result: after, audit: extra }
+          if (Object.keys(changes).length === 0) return { result: { item: after }, audit: extra }
           const updatedAt = now()
-          await (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
+          const update = (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where(tenant, '=', ctx.tenantId).where('id', '=', id)
+          // The last write of the change: what it returns is the record as committed.
+          const rendered = mark && itemSql ? { id, updatedAt, text: itemText(((await update.returning(itemSql).executeTakeFirstOrThrow()) as { item: string }).item) } : (await update.execute(), undefined)
           forgetReads(tx, spec.table)
-          return { result: { ...after, updated_at: updatedAt }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
+          return { result: { item: { ...after, updated_at: updatedAt }, rendered }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
         }, [id]),
       )
+      if (mark && result.rendered) itemCache!.putWritten(mark, spec.resourceType, result.rendered, appended[0].seq)
+      return result.item
     },
 
     async delete(ctx, id) {

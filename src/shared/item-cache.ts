@@ -28,8 +28,8 @@ interface TenantState {
   /** The read of changes under way, and the head it reads up to: requests wanting no later head share it. */
   catchingUp?: { to: number; done: Promise<void> }
   /**
-   * The records forgotten in this epoch, by id, with the chain position the state moved to when each was last
-   * forgotten; complete for views taken at `forgottenFrom` or later (the oldest ones make room for new ones). A
+   * The records forgotten in this epoch, by id, with the chain position of the last change that forgot each;
+   * complete for views taken at `forgottenFrom` or later (the oldest ones make room for new ones). A
    * record rendered for an older view is still current if it has not been forgotten since: a busy tenant's other
    * writes no longer throw away every rendering made while they committed.
    */
@@ -117,7 +117,7 @@ export class ItemCache {
     this.headQuery = db.selectFrom('tenants').select('audit_seq').where('id', '=', '').compile()
     this.deltaQuery = db
       .selectFrom('audit_logs')
-      .select(['resource_type', 'resource_id', 'action', 'changes'])
+      .select(['seq', 'resource_type', 'resource_id', 'action', 'changes'])
       .where('tenant_id', '=', '')
       .where('seq', '>', 0)
       .where('seq', '<=', 0)
@@ -168,7 +168,7 @@ export class ItemCache {
    * would otherwise make (one query per write). Records of other instances, or that arrive out of order, are left to
    * that read.
    */
-  private committedHere(tenantId: string, appended: readonly (Change & { seq: number })[]): void {
+  private committedHere(tenantId: string, appended: readonly Change[]): void {
     const state = this.tenants.peek(tenantId)
     if (!state || appended.length === 0 || appended[0].seq !== state.seq + 1) return
     this.apply(tenantId, state, appended, appended[appended.length - 1].seq)
@@ -182,7 +182,7 @@ export class ItemCache {
       state.forgotten.clear()
       state.forgottenFrom = head
     } else {
-      for (const r of changes) this.forget(tenantId, state, r.resource_type, r.resource_id!, head)
+      for (const r of changes) this.forget(tenantId, state, r.resource_type, r.resource_id!, r.seq)
     }
     if (everything || !changes.every((r) => this.keepsPages(r))) state.lists = ++this.epochs
     state.seq = head
@@ -232,6 +232,25 @@ export class ItemCache {
     const { state, seq } = view
     if (state.seq !== seq && (seq < state.forgottenFrom || (state.forgotten.get(id) ?? seq) > seq)) return
     this.items.set(id, { tenantId: view.tenantId, type, text, updatedAt, epoch: view.epoch })
+  }
+
+  /** Where the tenant's state stands now, for a write to file the rendering it makes (see putWritten). */
+  mark(tenantId: string): WriteMark | undefined {
+    const state = this.tenants.peek(tenantId)
+    return state && { tenantId, state, epoch: state.epoch }
+  }
+
+  /**
+   * Files the rendering a write made of its record as its last statement, audited as record `seq`, once committed:
+   * the next reads need not render it again (on PostgreSQL, a round trip each). Only if the state has moved past
+   * that record and nothing has forgotten the record since, nor everything since `mark` was taken before the write:
+   * then no change the rendering could have missed (another record the rendering shows, changed meanwhile) lies
+   * before `seq`.
+   */
+  putWritten(mark: WriteMark, type: string, { id, updatedAt, text }: RenderedRow, seq: number): void {
+    const state = this.tenants.peek(mark.tenantId)
+    if (state !== mark.state || state.epoch !== mark.epoch || state.seq < seq || state.forgotten.get(id) !== seq) return
+    this.items.set(id, { tenantId: mark.tenantId, type, text, updatedAt, epoch: state.epoch })
   }
 
   /**
@@ -317,6 +336,13 @@ export class ItemCache {
   }
 }
 
+/** A tenant's state before a write (see putWritten). */
+export interface WriteMark {
+  tenantId: string
+  state: TenantState
+  epoch: number
+}
+
 /** A record as its family's render read it. */
 export interface RenderedRow {
   id: string
@@ -331,6 +357,7 @@ interface Rendering {
 }
 
 interface Change {
+  seq: number
   resource_type: string
   resource_id: string | null
   action: string

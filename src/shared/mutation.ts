@@ -58,6 +58,16 @@ export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: 
  * the rows `work` locks to change them (see TransactionOptions.locks).
  */
 export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>, locks?: readonly string[]): Promise<T> {
+  return (await runRecordedMutation(database, ctx, work, locks)).result
+}
+
+/** runMutation, answering its audit records too (in the order of its audit entries) once committed. */
+export async function runRecordedMutation<T>(
+  database: Database,
+  ctx: Ctx,
+  work: (tx: Tx) => Promise<MutationOutcome<T>>,
+  locks?: readonly string[],
+): Promise<{ result: T; appended: AuditLogRow[] }> {
   const { result, entries, appended } = await database.transaction(
     async (tx): Promise<Audited<T>> => {
       if (database.dialect === 'postgres') lockingTransactions.add(tx)
@@ -67,7 +77,7 @@ export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx
     { group: ctx.tenantId, locks, finish: auditAppender(database) },
   )
   if (entries.length > 0) database.commits.emit('audit', ctx.tenantId, appended)
-  return result
+  return { result, appended }
 }
 
 /** A mutation's outcome as its transaction's group appends it to the audit log. */

@@ -68,5 +68,5 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
 }
 
 export function createModelsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, modelCatalog), ...createJsonReads(deps.database, modelCatalog, deps.itemCache) }
+  return { ...createCatalogService(deps.database, modelCatalog, deps.itemCache), ...createJsonReads(deps.database, modelCatalog, deps.itemCache) }
 }

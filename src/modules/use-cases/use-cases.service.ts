@@ -111,5 +111,5 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
 }
 
 export function createUseCasesService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, useCaseCatalog), ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache) }
+  return { ...createCatalogService(deps.database, useCaseCatalog, deps.itemCache), ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache) }
 }

@@ -59,5 +59,5 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
 }
 
 export function createVendorsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, vendorCatalog), ...createJsonReads(deps.database, vendorCatalog, deps.itemCache) }
+  return { ...createCatalogService(deps.database, vendorCatalog, deps.itemCache), ...createJsonReads(deps.database, vendorCatalog, deps.itemCache) }
 }
