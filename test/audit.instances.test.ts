@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRequire } from 'node:module'
+import type pgTypes from 'pg'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createDatabase, type Database } from '../src/db/create-db.js'
 import { systemCtx } from '../src/shared/context.js'
 import { runMutation } from '../src/shared/mutation.js'
@@ -54,6 +56,39 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
     for (let i = 1; i < records.length; i++) expect(records[i].prev_hash).toBe(records[i - 1].hash)
     const head = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenant).executeTakeFirstOrThrow()
     expect([Number(head.audit_seq), head.audit_head]).toEqual([records.length, records.at(-1)!.hash])
+  })
+
+  it('appends at the head it left in one statement, and at the head as it is once the other process appended', async () => {
+    const tenant = 'known-head'
+    await createVendor(tenant, 'learns the head')
+    const pg = createRequire(import.meta.url)('pg') as typeof pgTypes
+    const sent = vi.spyOn(pg.Client.prototype, 'query')
+    const statements = () => {
+      const texts = sent.mock.calls.map(([query]) => (typeof query === 'string' ? query : (query as { text: string }).text))
+      sent.mockClear()
+      return {
+        headReads: texts.filter((text) => /^select "audit_seq", "audit_head" from "tenants" .* for no key update$/.test(text)).length,
+        ifHead: texts.filter((text) => text.startsWith('with head as')).length,
+        appends: texts.filter((text) => text.startsWith('with "appended" as')).length,
+      }
+    }
+    try {
+      await createVendor(tenant, 'at the head it left')
+      expect(statements()).toEqual({ headReads: 0, ifHead: 1, appends: 0 })
+      await noteFromOther(tenant, 'moved by the other')
+      statements()
+      await createVendor(tenant, 'after the other')
+      expect(statements()).toEqual({ headReads: 0, ifHead: 1, appends: 1 })
+      await createVendor(tenant, 'at the head it left again')
+      expect(statements()).toEqual({ headReads: 0, ifHead: 1, appends: 0 })
+    } finally {
+      sent.mockRestore()
+    }
+    const { verdict, records } = await verified(tenant)
+    expect(verdict).toMatchObject({ ok: true, first_bad_id: null, checked: records.length })
+    const names = records.filter((r) => r.action === 'vendor.created' || r.action === 'tenant.noted').map((r) => r.resource_name)
+    expect(names).toEqual(['learns the head', 'at the head it left', 'moved by the other', 'after the other', 'at the head it left again'])
+    for (let i = 1; i < records.length; i++) expect(records[i].prev_hash).toBe(records[i - 1].hash)
   })
 
   it('keeps every record of both processes writing one tenant at once', async () => {

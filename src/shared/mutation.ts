@@ -1,4 +1,5 @@
-import type { CompiledQuery, Kysely } from 'kysely'
+import { type CompiledQuery, type Kysely, sql } from 'kysely'
+import { LRUCache } from 'lru-cache'
 import type { Database, DialectName } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import { type AuditKeys, auditHash } from './audit-chain.js'
@@ -124,29 +125,57 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
  */
 async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId: string, entries: { ctx: Ctx; entry: AuditEntry }[]): Promise<AuditLogRow[]> {
   const statements = auditStatements(database)
-  const [tenant] = (await tx.executeQuery<{ audit_seq: number; audit_head: string }>({ ...statements.head, parameters: [tenantId] })).rows
-  if (!tenant) throw new Error(`tenant ${tenantId} not found`)
-  let seq = tenant.audit_seq
-  let prevHash = tenant.audit_head
-  const rows: AuditLogRow[] = []
-  for (const { ctx, entry } of entries) {
-    seq += 1
-    const row = auditRow(keys, ctx, entry, seq, prevHash)
-    rows.push(row)
-    prevHash = row.hash
+  const known = statements.heads?.get(tenantId)
+  let tenant: Head | undefined
+  if (known) {
+    // PostgreSQL, the head this instance last appended at: the records and the new head in one round trip if it
+    // still is the head, else the head as it is (locked), to append at as below.
+    const rows = chainOn(keys, entries, known)
+    const next = headAfter(rows)
+    const parameters = [...rows.flatMap(auditValues), tenantId, known.audit_seq, known.audit_head, next.audit_seq, next.audit_head]
+    const [found] = (await tx.executeQuery<Head & { moved: boolean }>({ ...statements.appendIfHead(rows.length), parameters })).rows
+    if (found?.moved) {
+      statements.heads!.set(tenantId, next)
+      return rows
+    }
+    tenant = found
+  } else {
+    tenant = (await tx.executeQuery<Head>({ ...statements.head, parameters: [tenantId] })).rows[0]
   }
-  const head = [seq, prevHash, tenantId]
+  if (!tenant) throw new Error(`tenant ${tenantId} not found`)
+  const rows = chainOn(keys, entries, tenant)
+  const next = headAfter(rows)
+  const head = [next.audit_seq, next.audit_head, tenantId]
   // The names' index takes the records once they have committed (AuditNameIndexer), not here.
   if (database.dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
     // under that lock is a wait for every other writer of the tenant.
     await tx.executeQuery({ ...statements.appendWithHead(rows.length), parameters: [...rows.flatMap(auditValues), ...head] })
+    statements.heads!.set(tenantId, next)
     return rows
   }
   for (const row of rows) await tx.executeQuery({ ...statements.append, parameters: auditValues(row) })
   await tx.executeQuery({ ...statements.moveHead, parameters: head })
   return rows
 }
+
+interface Head {
+  audit_seq: number
+  audit_head: string
+}
+
+/** The entries' records, chained on from `head`. */
+function chainOn(keys: AuditKeys, entries: { ctx: Ctx; entry: AuditEntry }[], head: Head): AuditLogRow[] {
+  let prevHash = head.audit_head
+  return entries.map(({ ctx, entry }, i) => {
+    const row = auditRow(keys, ctx, entry, head.audit_seq + i + 1, prevHash)
+    prevHash = row.hash
+    return row
+  })
+}
+
+/** The head once `rows` are appended. */
+const headAfter = (rows: AuditLogRow[]): Head => ({ audit_seq: rows[rows.length - 1].seq, audit_head: rows[rows.length - 1].hash })
 
 const AUDIT_COLUMNS = [
   'id', 'tenant_id', 'seq', 'created_at', 'action', 'resource_type', 'resource_id', 'resource_name', 'sub_object_type', 'sub_object_id',
@@ -163,7 +192,22 @@ interface AuditStatements {
   moveHead: CompiledQuery
   /** PostgreSQL: `count` records and the new head in one statement. */
   appendWithHead(count: number): CompiledQuery
+  /**
+   * PostgreSQL: `count` records and the new head in one statement if the head is still the one given, and the head
+   * as it was, locked, with `moved` telling which. Parameters: the records', then tenant, head seq and hash, new
+   * seq and hash.
+   */
+  appendIfHead(count: number): CompiledQuery
+  /**
+   * PostgreSQL: each tenant's head as this instance last appended at it, for appendIfHead. A tenant's writes mostly
+   * come to one instance, and its head is then known: the read of the head, a round trip under the tenant's lock of
+   * every group commit, is saved. Written elsewhere since, it costs nothing more than that read.
+   */
+  heads?: LRUCache<string, Head>
 }
+
+/** Tenants whose head is remembered (see AuditStatements.heads). */
+const KNOWN_HEADS = 10_000
 
 /** A group's record counts (per tenant) whose PostgreSQL statement is kept compiled; larger ones are compiled each time. */
 const KEPT_COUNTS = 32
@@ -184,20 +228,42 @@ function auditStatements(database: Database): AuditStatements {
   let head = db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '')
   if (database.dialect === 'postgres') head = head.forNoKeyUpdate()
   const withHead = (count: number) => db.with('appended', (w) => w.insertInto('audit_logs').values(records(count))).updateTable('tenants').set({ audit_seq: 0, audit_head: '' }).where('id', '=', '').compile()
-  const counts = new Map<number, CompiledQuery>()
+  const keptByCount = (build: (count: number) => CompiledQuery) => {
+    const counts = new Map<number, CompiledQuery>()
+    return (count: number) => {
+      if (count > KEPT_COUNTS) return build(count)
+      let compiled = counts.get(count)
+      if (!compiled) counts.set(count, (compiled = build(count)))
+      return compiled
+    }
+  }
   const statements: AuditStatements = {
     head: head.compile(),
     append: db.insertInto('audit_logs').values(placeholder).compile(),
     moveHead: moveHead.compile(),
-    appendWithHead(count) {
-      if (count > KEPT_COUNTS) return withHead(count)
-      let compiled = counts.get(count)
-      if (!compiled) counts.set(count, (compiled = withHead(count)))
-      return compiled
-    },
+    appendWithHead: keptByCount(withHead),
+    appendIfHead: keptByCount((count) => sql.raw(appendIfHeadSql(count)).compile(db)),
+    ...(database.dialect === 'postgres' && { heads: new LRUCache<string, Head>({ max: KNOWN_HEADS }) }),
   }
   compiledAudit.set(database, statements)
   return statements
+}
+
+/**
+ * The text of appendIfHead, by hand: the query builder has no VALUES list to select from. The head is locked first
+ * and the update joins it, so that the update sees the head as locked (the latest committed), never an older one.
+ * A VALUES list's types are its own (text), but for seq, which is cast; text goes into varchar columns as it is.
+ */
+function appendIfHeadSql(count: number): string {
+  const width = AUDIT_COLUMNS.length
+  const rows = Array.from({ length: count }, (_, r) => `(${AUDIT_COLUMNS.map((column, c) => `$${r * width + c + 1}${column === 'seq' ? '::bigint' : ''}`).join(', ')})`)
+  const [tenant, seq, hash, newSeq, newHash] = [1, 2, 3, 4, 5].map((i) => `$${count * width + i}`)
+  return [
+    `with head as (select audit_seq, audit_head from tenants where id = ${tenant} for no key update),`,
+    ` moved as (update tenants set audit_seq = ${newSeq}, audit_head = ${newHash} from head where tenants.id = ${tenant} and head.audit_seq = ${seq} and head.audit_head = ${hash} returning 1),`,
+    ` appended as (insert into audit_logs (${AUDIT_COLUMNS.join(', ')}) select * from (values ${rows.join(', ')}) as records where exists (select 1 from moved))`,
+    ` select audit_seq, audit_head, exists (select 1 from moved) as moved from head`,
+  ].join('')
 }
 
 /** The audit keys of a database; a path that opened one without createDeps would otherwise write an unkeyed chain. */
