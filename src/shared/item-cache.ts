@@ -255,9 +255,8 @@ export class ItemCache {
 
   /**
    * The renderings of those of `ids` that exist, for `view`: taken from renderings of them under way that the view
-   * may use, the rest read with `read` in one go and filed. On PostgreSQL a rendering is a round trip, during which
-   * every other read of a busy page whose record a write changed missed that record too and read it again: 2.6
-   * renderings per PATCH in npm run bench's mix of 10 % PATCHes.
+   * may use, the rest read with `read` in one go and filed. On PostgreSQL a rendering is a round trip, and the
+   * requests that missed the same record meanwhile each read it again.
    */
   async render(view: ItemView, type: string, ids: string[], read: (ids: string[]) => Promise<RenderedRow[]>): Promise<Map<string, ItemText>> {
     const found = new Map<string, ItemText>()
