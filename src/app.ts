@@ -171,10 +171,13 @@ function webhookDelivery(deps: Deps, feed: CommitFeed): { start(): void; stop():
 /**
  * PostgreSQL: webhook delivery queries on a small pool of its own, so that under load neither the API's requests
  * nor the deliveries wait for the other's connections. Its commits wake the same listeners and its audit records
- * are chained with the same keys.
+ * are chained with the same keys. Its statements run a few times per turn of the loop, each for a batch, on a queue
+ * table that fills from empty and drains: planned once while it was small, a batch's update by ids read the whole
+ * table on every turn (PostgreSQL's CPU per event doubled within a minute of a `*` subscriber on new tables, where
+ * autovacuum had not analyzed them), so they are planned on every run.
  */
 function deliveryPool(deps: Deps): Database {
-  const own = createDatabase(deps.config.databaseUrl, { poolSize: 4, onPoolError: (err) => deps.log.warn({ err: err.message }, 'database connection lost') })
+  const own = createDatabase(deps.config.databaseUrl, { poolSize: 4, planEveryRun: true, onPoolError: (err) => deps.log.warn({ err: err.message }, 'database connection lost') })
   return { ...own, commits: deps.database.commits, audit: deps.database.audit }
 }
 

@@ -6,7 +6,8 @@ import { freshDatabase, POSTGRES_URL, type TestDatabase } from './helpers/harnes
 // On PostgreSQL every statement with parameters runs prepared from its second run on: parsed and planned once per
 // connection. What must hold: a text run once is not kept, one run again is, a connection keeps a bounded number of
 // them, statements without parameters (several in one text) still run, and a prepared `select *` whose table gained
-// a column (a migration by another instance) fails once, then runs again under a new name.
+// a column (a migration by another instance) fails once, then runs again under a new name. A pool told to plan every
+// run (the webhook deliveries', whose queue table fills from empty) never settles on a plan made for fewer rows.
 
 const suite = POSTGRES_URL ? describe : describe.skip
 suite(`PostgreSQL prepared statements${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
@@ -63,5 +64,26 @@ suite(`PostgreSQL prepared statements${POSTGRES_URL ? '' : ' — skipped: DATABA
       }
     }
     expect((await prepared(database.db)).length).toBe(200)
+  })
+
+  it('plans every run of a prepared statement on a pool told to, where another pool settles on one plan', async () => {
+    const text = 'update notes set body = body where id = $1'
+    const plans = async (db: Kysely<any>) =>
+      (await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement = ${text}`.execute(db)).rows[0]
+    // Pools of their own: the connection above holds as many prepared statements as it may by now.
+    const settled = createDatabase(fresh.env.DATABASE_URL, { poolSize: 1 })
+    const queue = createDatabase(fresh.env.DATABASE_URL, { poolSize: 1, planEveryRun: true })
+    try {
+      for (const db of [settled.db, queue.db]) {
+        for (let i = 0; i < 12; i++) await db.executeQuery({ sql: text, parameters: [1], query: undefined as never, queryId: undefined as never })
+      }
+      // PostgreSQL's own choice: custom plans for the first five runs, then the generic one, made once and kept.
+      expect(await plans(settled.db)).toEqual({ generic_plans: 6, custom_plans: 5 })
+      // Its text already known, every run here is prepared, and planned anew.
+      expect(await plans(queue.db)).toEqual({ generic_plans: 0, custom_plans: 12 })
+    } finally {
+      await settled.close()
+      await queue.close()
+    }
   })
 })

@@ -90,6 +90,11 @@ export interface DatabaseOptions {
    * open a few milliseconds (the migration check of every start), where starting and stopping the thread took 50-60 ms.
    */
   selfCheckpointing?: boolean
+  /**
+   * PostgreSQL: every statement planned for the tables as they are when it runs (plan_cache_mode), not once per
+   * connection. For a pool whose statements are few and read tables whose size swings (a queue filling from empty).
+   */
+  planEveryRun?: boolean
 }
 
 export function createDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -248,6 +253,8 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   })
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
+  // Queued on the new connection before any statement of its first user.
+  if (options.planEveryRun) pool.on('connect', (client) => void client.query('set plan_cache_mode = force_custom_plan').catch(() => undefined))
   const { log, observeQueries } = queryLog()
   const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }), log })
   return {
