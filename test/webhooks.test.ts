@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { AuditFeed } from '../src/modules/events/events.feed.js'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
-import { PER_ENDPOINT, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
+import { PER_ENDPOINT, PER_TENANT_SENDS, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { backdatedId } from '../src/shared/ids.js'
 import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
@@ -310,6 +310,26 @@ describeEachDialect('webhooks', (dialect) => {
     await fast.until((got) => got.length === count, 5000)
     // The hanging endpoint holds a bounded number of sends, never all of them.
     expect(hanging.received.length).toBeLessThanOrEqual(PER_ENDPOINT)
+  })
+
+  it("keeps another tenant's events going out at once while one tenant's many endpoints all hang", async () => {
+    // Enough hanging endpoints to hold every send slot and every delivery in hand, were a tenant's share not bounded.
+    const hanging = await Promise.all(Array.from({ length: 9 }, () => receiver(() => undefined)))
+    for (const r of hanging) await endpoint(r.url, ['use_case.created'])
+    for (let i = 0; i < 140; i++) await useCase(`Held ${i}`)
+    const heldSends = () => hanging.reduce((n, r) => n + r.received.length, 0)
+    await eventually(async () => heldSends() >= PER_TENANT_SENDS)
+    const other = t.as('globex', 'admin')
+    const fast = await receiver()
+    const fastEndpoint = await endpoint(fast.url, ['use_case.created'], 'globex')
+    try {
+      expect((await other({ method: 'POST', url: '/use_cases', payload: { name: 'Not held up' } })).statusCode).toBe(201)
+      // Well within the hanging sends' 10 s timeout: nothing of the other tenant waits for them.
+      await fast.until((got) => got.length === 1, 2000)
+      expect(heldSends()).toBeLessThanOrEqual(PER_TENANT_SENDS)
+    } finally {
+      await other({ method: 'DELETE', url: `/webhook_endpoints/${fastEndpoint.id}` })
+    }
   })
 })
 

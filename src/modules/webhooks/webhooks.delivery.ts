@@ -60,6 +60,15 @@ const CLAIM_BATCH = 128
 export const PER_ENDPOINT = 64
 /** Deliveries of one endpoint in hand at most after a fan-out: as many as PER_ENDPOINT in flight and claim() allow. */
 const HELD_PER_ENDPOINT = 2 * PER_ENDPOINT + CLAIM_BATCH
+/**
+ * Sends in flight for one tenant, over all its endpoints: half of CONCURRENCY, so that the other half always
+ * serves the other tenants. PER_ENDPOINT alone let a tenant with nine hanging endpoints hold every send slot and
+ * every delivery in hand, and the other tenants' events waited for those sends' timeouts. The price: a tenant's
+ * own endpoints wait for its hanging ones from the fifth hanging one on, not the ninth.
+ */
+export const PER_TENANT_SENDS = CONCURRENCY / 2
+/** Deliveries of one tenant in hand at most, by the same rule as HELD_PER_ENDPOINT. */
+const HELD_PER_TENANT = 2 * PER_TENANT_SENDS + CLAIM_BATCH
 const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
@@ -89,6 +98,13 @@ interface SendResult {
   status?: number
   error?: string
   retryAfterMs?: number
+}
+
+/** Adds `n` to the count of `key`, forgetting counts that fall to zero. */
+function addTo(counts: Map<string, number>, key: string, n: number): void {
+  const sum = (counts.get(key) ?? 0) + n
+  if (sum > 0) counts.set(key, sum)
+  else counts.delete(key)
 }
 
 /** True when `action` matches one of the endpoint's patterns (`*`, `family.*`, or exact). */
@@ -121,8 +137,10 @@ export class WebhookDispatcher {
   private readonly database: Database
   /** WEBHOOK_TIMEOUT_MS: the longest a send may take. */
   private readonly timeoutMs: number
+  /** Sends in flight per endpoint, and per tenant. */
   private readonly inFlight = new Map<string, number>()
-  /** Claimed deliveries waiting for a free slot of their endpoint, per endpoint, oldest first. */
+  private readonly tenantInFlight = new Map<string, number>()
+  /** Claimed deliveries waiting for a free slot of their endpoint and tenant, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
   private tenantsWithEndpoints = new Set<string>()
@@ -254,9 +272,12 @@ export class WebhookDispatcher {
       fresh = await this.database.transaction(async (tx) => {
         await this.recordSucceeded(tx, succeeded)
         const fresh: Omit<Claimed, 'resources'>[] = []
+        const tenantsHeld = this.heldByTenant()
         for (const p of pending) {
           if (this.stopped) break
-          fresh.push(...(await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.endpointId, fresh.length))))
+          const taken = await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.tenantId, p.endpointId, fresh.length, tenantsHeld))
+          fresh.push(...taken)
+          addTo(tenantsHeld, p.tenantId, taken.length)
         }
         return fresh
       })
@@ -273,13 +294,15 @@ export class WebhookDispatcher {
 
   /**
    * How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: what leaves it
-   * HELD_PER_ENDPOINT at most, sending and waiting. A healthy endpoint takes a whole turn's events here, so that
-   * they need no claim (a second write and a second read of their records); a slow one holds no more than claim()
-   * lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot take all of IN_HAND.
+   * HELD_PER_ENDPOINT at most, and its tenant HELD_PER_TENANT, sending and waiting. A healthy endpoint takes a
+   * whole turn's events here, so that they need no claim (a second write and a second read of their records); a
+   * slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot
+   * take all of IN_HAND.
    */
-  private room(endpointId: string, taken: number): number {
+  private room(tenantId: string, endpointId: string, taken: number, tenantsHeld: Map<string, number>): number {
     const held = (this.queued.get(endpointId)?.length ?? 0) + (this.inFlight.get(endpointId) ?? 0)
-    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, IN_HAND - this.sends.size - this.waiting() - taken))
+    const tenantHeld = tenantsHeld.get(tenantId) ?? 0
+    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantHeld, IN_HAND - this.sends.size - this.waiting() - taken))
   }
 
   /**
@@ -312,7 +335,8 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims due deliveries of the endpoints with fewer than PER_ENDPOINT waiting, reads the batch's endpoints and
+   * Claims due deliveries of the endpoints with fewer than PER_ENDPOINT waiting and the tenants with fewer than
+   * PER_TENANT_SENDS waiting (so they hold HELD_PER_ENDPOINT and HELD_PER_TENANT at most), reads the batch's endpoints and
    * audit records in one query each, and queues them for sending. An endpoint's queue drains as its sends finish,
    * without waiting for the next turn, so a fast endpoint is never held to PER_ENDPOINT sends per turn.
    */
@@ -323,6 +347,7 @@ export class WebhookDispatcher {
     const at = now()
     // An endpoint's queue is refilled before it runs dry, so a fast endpoint always has its sends in flight.
     const busy = [...this.queued].filter(([, queue]) => queue.length >= PER_ENDPOINT).map(([id]) => id)
+    const busyTenants = [...this.waitingByTenant()].filter(([, n]) => n >= PER_TENANT_SENDS).map(([id]) => id)
     let due = db
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -334,6 +359,7 @@ export class WebhookDispatcher {
       .orderBy('next_attempt_at')
       .limit(limit)
     if (busy.length > 0) due = due.where('endpoint_id', 'not in', busy)
+    if (busyTenants.length > 0) due = due.where('tenant_id', 'not in', busyTenants)
     // Usually nothing is due (the fan-out leased the fresh deliveries): a read, then no write and no write lock.
     if (!(await due.limit(1).executeTakeFirst())) return
     if (dialect === 'postgres') due = due.forUpdate().skipLocked()
@@ -390,20 +416,40 @@ export class WebhookDispatcher {
     return n
   }
 
-  /** Starts queued sends while their endpoints have free slots (PER_ENDPOINT) and CONCURRENCY allows. */
+  /** Deliveries waiting for a send slot, per tenant (an endpoint's queue holds its tenant's only). */
+  private waitingByTenant(): Map<string, number> {
+    const byTenant = new Map<string, number>()
+    for (const queue of this.queued.values()) {
+      if (queue.length > 0) addTo(byTenant, queue[0].delivery.tenant_id, queue.length)
+    }
+    return byTenant
+  }
+
+  /** Deliveries in hand per tenant: waiting, and sending. */
+  private heldByTenant(): Map<string, number> {
+    const byTenant = this.waitingByTenant()
+    for (const [tenantId, n] of this.tenantInFlight) addTo(byTenant, tenantId, n)
+    return byTenant
+  }
+
+  /**
+   * Starts queued sends while their endpoints (PER_ENDPOINT) and tenants (PER_TENANT_SENDS) have free slots and
+   * CONCURRENCY allows.
+   */
   private sendQueued(): void {
     for (const [endpointId, queue] of this.queued) {
-      let n = this.inFlight.get(endpointId) ?? 0
-      while (queue.length > 0 && n < PER_ENDPOINT && this.sends.size < CONCURRENCY && !this.stopped) {
+      const tenantId = queue[0]?.delivery.tenant_id
+      const free = () => (this.inFlight.get(endpointId) ?? 0) < PER_ENDPOINT && (this.tenantInFlight.get(tenantId) ?? 0) < PER_TENANT_SENDS
+      while (queue.length > 0 && free() && this.sends.size < CONCURRENCY && !this.stopped) {
         const claimed = queue.shift()!
         // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
         if (Date.parse(claimed.delivery.lease_until!) - Date.now() < this.timeoutMs) continue
-        this.inFlight.set(endpointId, ++n)
+        addTo(this.inFlight, endpointId, 1)
+        addTo(this.tenantInFlight, tenantId, 1)
         const send = this.deliver(claimed).finally(() => {
           this.sends.delete(send)
-          const left = (this.inFlight.get(endpointId) ?? 1) - 1
-          if (left > 0) this.inFlight.set(endpointId, left)
-          else this.inFlight.delete(endpointId)
+          addTo(this.inFlight, endpointId, -1)
+          addTo(this.tenantInFlight, tenantId, -1)
           this.sendQueued()
           this.wake()
         })
