@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { AuditFeed } from '../src/modules/events/events.feed.js'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
 import { PER_ENDPOINT, PER_TENANT_SENDS, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
-import { newDelivery } from '../src/modules/webhooks/webhooks.service.js'
+import { ENDPOINTS_PER_TENANT, newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { backdatedId } from '../src/shared/ids.js'
 import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
@@ -102,6 +102,28 @@ describeEachDialect('webhooks', (dialect) => {
     expect((await other({ method: 'DELETE', url: `/webhook_endpoints/${mine.id}` })).statusCode).toBe(404)
     expect((await other({ method: 'GET', url: `/webhook_endpoints/${mine.id}/deliveries` })).statusCode).toBe(404)
     expect((await other({ method: 'POST', url: `/webhook_endpoints/${mine.id}/rotate_secret` })).statusCode).toBe(404)
+  })
+
+  it(`refuses a tenant's endpoint beyond ${ENDPOINTS_PER_TENANT}, writing nothing, and takes one again after a delete`, async () => {
+    const make = (n: number) => admin({ method: 'POST', url: '/webhook_endpoints', payload: { url: `http://127.0.0.1:9/hook-${n}`, events: ['*'], enabled: false } })
+    const made: string[] = []
+    for (let n = 0; n < ENDPOINTS_PER_TENANT; n++) {
+      const res = await make(n)
+      expect(res.statusCode, res.body).toBe(201)
+      made.push(res.json().id)
+    }
+    const auditBefore = (await admin({ method: 'GET', url: '/audit_logs?resource_type=webhook_endpoint&sort=-created_at&page_limit=1' })).json().items[0].id
+    const refused = await make(ENDPOINTS_PER_TENANT)
+    expect(refused.statusCode).toBe(409)
+    expect(refused.json()).toMatchObject({ code: 'conflict', detail: expect.stringContaining(`${ENDPOINTS_PER_TENANT} webhook endpoints`) })
+    expect((await admin({ method: 'GET', url: '/webhook_endpoints?page_limit=100' })).json().items).toHaveLength(ENDPOINTS_PER_TENANT)
+    expect((await admin({ method: 'GET', url: '/audit_logs?resource_type=webhook_endpoint&sort=-created_at&page_limit=1' })).json().items[0].id).toBe(auditBefore)
+    // Another tenant's count is its own.
+    const theirs = await t.as('globex', 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url: 'http://127.0.0.1:9/theirs', events: ['*'], enabled: false } })
+    expect(theirs.statusCode, theirs.body).toBe(201)
+    await t.as('globex', 'admin')({ method: 'DELETE', url: `/webhook_endpoints/${theirs.json().id}` })
+    expect((await admin({ method: 'DELETE', url: `/webhook_endpoints/${made[0]}` })).statusCode).toBe(204)
+    expect((await make(ENDPOINTS_PER_TENANT)).statusCode).toBe(201)
   })
 
   it('delivers matching audit records, signed so that the standardwebhooks library verifies them', async () => {

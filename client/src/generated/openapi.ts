@@ -138,7 +138,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint (admin); its signing secret is returned once
-         * @description Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. An Idempotency-Key replay answers the endpoint without its secret (`secret_shown: false`).
+         * @description Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. A tenant has at most 50 endpoints (409 beyond). An Idempotency-Key replay answers the endpoint without its secret (`secret_shown: false`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;

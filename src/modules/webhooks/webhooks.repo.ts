@@ -16,6 +16,11 @@ export function listEndpoints(db: Db, tenantId: string, ks: Keyset): Promise<Web
   return applyKeyset(db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId), ks).execute()
 }
 
+export async function countEndpoints(db: Db, tenantId: string): Promise<number> {
+  const row = await db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
 export async function insertEndpoint(db: Db, row: WebhookEndpointRow): Promise<void> {
   await db.insertInto('webhook_endpoints').values(row).execute()
 }

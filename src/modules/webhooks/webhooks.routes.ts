@@ -14,7 +14,7 @@ import {
   WebhookEndpointUpdate,
   WebhookEndpointWithSecret,
 } from './webhooks.schemas.js'
-import type { WebhooksService } from './webhooks.service.js'
+import { ENDPOINTS_PER_TENANT, type WebhooksService } from './webhooks.service.js'
 
 const tags = ['webhooks']
 const config = { role: 'admin' as const }
@@ -38,7 +38,7 @@ export function webhookRoutes(webhooks: WebhooksService): FastifyPluginAsyncType
       schema: {
         operationId: 'createWebhookEndpoint',
         summary: 'Create a webhook endpoint (admin); its signing secret is returned once',
-        description: 'Every audit record of the tenant whose action matches one of `events` is POSTed to `url`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. An Idempotency-Key replay answers the endpoint without its secret (`secret_shown: false`).',
+        description: `Every audit record of the tenant whose action matches one of \`events\` is POSTed to \`url\`, signed per Standard Webhooks. Targets on loopback, private, link-local or metadata addresses are refused unless WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. A tenant has at most ${ENDPOINTS_PER_TENANT} endpoints (409 beyond). An Idempotency-Key replay answers the endpoint without its secret (\`secret_shown: false\`).`,
         tags,
         body: WebhookEndpointCreate,
         response: { 201: WebhookEndpointWithSecret },

@@ -1,5 +1,5 @@
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
-import { AppError, invalid, notFound } from '../../http/errors.js'
+import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -24,6 +24,13 @@ export type WebhooksService = ReturnType<typeof createWebhooksService>
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000
 
 const AUDITED_FIELDS = ['url', 'description', 'events', 'enabled'] as const
+
+/**
+ * Endpoints of one tenant at most. Every turn of the dispatcher reads every enabled endpoint and fans each of a
+ * tenant's events out to all of its endpoints, so their number is a cost the tenant would otherwise set for every
+ * tenant. Concurrent creates may pass it by a few: it is a bound, not a quota.
+ */
+export const ENDPOINTS_PER_TENANT = 50
 
 export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | 'webhookKey'>) {
   const { database, config, webhookKey } = deps
@@ -64,6 +71,9 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       const secret = generateWebhookSecret()
       const at = now()
       const created = await runMutation(database, ctx, async (tx) => {
+        if ((await repo.countEndpoints(tx, ctx.tenantId)) >= ENDPOINTS_PER_TENANT) {
+          throw conflict(`this tenant has ${ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one to make another`)
+        }
         const row: WebhookEndpointRow = {
           id: newId('whep'),
           tenant_id: ctx.tenantId,
