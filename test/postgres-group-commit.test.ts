@@ -89,6 +89,28 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     expect(await committedIds()).toEqual([1, 5])
   })
 
+  it('answers a failing member only once the others have committed: what made it fail is there for another connection to see', async () => {
+    // The second conflicts with the first's row in their shared transaction, and the fourth with the third's in
+    // the rerun, each in its savepoint. Told of its conflict, each caller looks for the row it conflicted with.
+    const seenOnFailure: number[][] = []
+    const failing = (id: number, body: string) =>
+      database.transaction((tx) => insert(tx, id, body), { group: 'acme' }).catch(async (err) => {
+        seenOnFailure.push(await committedIds())
+        throw err
+      })
+    const results = await Promise.allSettled([
+      database.transaction((tx) => insert(tx, 1, 'one'), { group: 'acme' }),
+      failing(2, 'one'),
+      database.transaction((tx) => insert(tx, 3, 'three'), { group: 'acme' }),
+      failing(4, 'three'),
+    ])
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected'])
+    expect(seenOnFailure).toEqual([
+      [1, 3],
+      [1, 3],
+    ])
+  })
+
   it('runs a group once when no member fails; after one fails, the others run once more, each in a savepoint', async () => {
     const runs = new Map<number, number>()
     const member = (id: number, fails = false) =>

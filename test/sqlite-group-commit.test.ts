@@ -71,6 +71,20 @@ it('rolls back a failing member alone: the others commit, it rejects with its ow
   expect(committedIds()).toEqual([1, 5])
 })
 
+it('answers a failing member only once the others have committed: what made it fail is there for another connection to see', async () => {
+  const seenOnFailure: number[][] = []
+  const results = await Promise.allSettled([
+    database.transaction((tx) => insert(tx, 1, 'one')),
+    database.transaction((tx) => insert(tx, 2, 'one')).catch((err) => {
+      seenOnFailure.push(committedIds())
+      throw err
+    }),
+    database.transaction((tx) => insert(tx, 3)),
+  ])
+  expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+  expect(seenOnFailure).toEqual([[1, 3]])
+})
+
 it('fails every member when one ends the whole transaction, and writes nothing of any of them', async () => {
   const results = await Promise.allSettled([
     database.transaction((tx) => insert(tx, 1)),

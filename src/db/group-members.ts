@@ -40,6 +40,22 @@ export interface MemberSavepoints {
 }
 
 /**
+ * What a group's members came to: the results of those that succeeded, and the errors of those that failed alone.
+ * Both are answered once the group has committed (answerCommitted): a member's failure may come from another
+ * member's write (a duplicate key), which its caller must find committed once told.
+ */
+export interface GroupOutcome {
+  done: [Member, unknown][]
+  failed: [Member, unknown][]
+}
+
+/** Answers the members of a committed group, each with its result or its own error. */
+export function answerCommitted({ done, failed }: GroupOutcome): void {
+  for (const [member, value] of done) member.resolve(value)
+  for (const [member, err] of failed) member.reject(err)
+}
+
+/**
  * A member failed in a group run without savepoints: the whole transaction is to be rolled back, the member
  * answered with `cause`, and the others run again.
  */
@@ -55,13 +71,13 @@ export class MemberFailed extends Error {
 /**
  * Runs a group's members one after another in the open transaction, then each finishing step once with the results
  * of the members that share it. With `savepoints`, each member runs in a savepoint of its own (a member alone needs
- * none: its failure is the transaction's), and members that fail are answered here. Without, the first member to
- * fail throws MemberFailed. The results are returned, to be answered once the caller has committed. Throws when the
- * group as a whole fails: the caller rolls back and fails every member.
+ * none: its failure is the transaction's), and members that fail are rolled back alone. Without, the first member to
+ * fail throws MemberFailed. Results and failures are returned, to be answered once the caller has committed. Throws
+ * when the group as a whole fails: the caller rolls back and fails every member.
  *
  * Written here because neither driver groups transactions; SQLite and PostgreSQL share this part of it.
  */
-export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<[Member, unknown][]> {
+export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<GroupOutcome> {
   keepReads(tx)
   try {
     return await runKeepingReads(tx, members, savepoints)
@@ -70,8 +86,9 @@ export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoin
   }
 }
 
-async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<[Member, unknown][]> {
+async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<GroupOutcome> {
   const done: [Member, unknown][] = []
+  const failed: [Member, unknown][] = []
   if (members.length === 1) done.push([members[0], await members[0].work(tx)])
   else if (!savepoints) {
     for (const member of members) {
@@ -94,7 +111,7 @@ async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints
         open = false
         forgetAllReads(tx)
         await savepoints.rollback()
-        if (!savepoints.retryLater?.(member, err)) member.reject(err)
+        if (!savepoints.retryLater?.(member, err)) failed.push([member, err])
       }
     }
     if (open) await savepoints.release()
@@ -107,5 +124,5 @@ async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints
     else finishing.set(member.finish, [value])
   }
   for (const [finish, values] of finishing) await finish(tx, values)
-  return done
+  return { done, failed }
 }

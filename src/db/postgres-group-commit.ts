@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import { type Member, MemberFailed, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
+import { answerCommitted, type GroupOutcome, type Member, MemberFailed, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
@@ -88,17 +88,18 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
 
   /**
    * A group runs first without savepoints, which cost a round trip per member: members rarely fail once their
-   * request is valid. When one does, the group is rolled back, that member answered, and the others run again at
-   * once, each in a savepoint this time, so a group runs at most twice.
+   * request is valid. When one does, the group is rolled back and the others run again at once, each in a savepoint
+   * this time, so a group runs at most twice. The member that failed is answered with the others (`failedBefore`):
+   * its failure may come from one of their writes.
    */
-  const runGroup = async (jobs: Job[], isolated = false): Promise<void> => {
+  const runGroup = async (jobs: Job[], isolated = false, failedBefore: [Member, unknown][] = []): Promise<void> => {
     const later: Job[] = []
-    let committed: [Member, unknown][] = []
+    let outcome: GroupOutcome = { done: [], failed: [] }
     try {
       await db.connection().execute(async (tx) => {
         await sql`begin`.execute(tx)
         try {
-          committed = await runMembers(tx, jobs, isolated ? savepoints(tx, later) : undefined)
+          outcome = await runMembers(tx, jobs, isolated ? savepoints(tx, later) : undefined)
           await sql`commit`.execute(tx)
         } catch (err) {
           await sql`rollback`.execute(tx).catch(() => undefined)
@@ -107,15 +108,15 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
       })
     } catch (err) {
       if (!(err instanceof MemberFailed)) {
-        for (const job of jobs) job.reject(err)
+        for (const job of [...jobs, ...failedBefore.map(([member]) => member)]) job.reject(err)
         return
       }
       const failed = err.member as Job
-      if (!retryLater(failed, err.cause, later)) failed.reject(err.cause)
+      if (!retryLater(failed, err.cause, later)) failedBefore = [...failedBefore, [failed, err.cause]]
       for (const job of later) enqueue(job)
-      return runGroup(jobs.filter((job) => job !== failed), true)
+      return runGroup(jobs.filter((job) => job !== failed), true, failedBefore)
     }
-    for (const [job, value] of committed) job.resolve(value)
+    answerCommitted({ done: outcome.done, failed: [...failedBefore, ...outcome.failed] })
     for (const job of later) enqueue(job)
   }
 

@@ -1,6 +1,6 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import { type Member, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
+import { answerCommitted, type GroupOutcome, type Member, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
@@ -86,13 +86,13 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
   }
 
   const runGroup = async (jobs: Job[]): Promise<void> => {
-    let committed: [Member, unknown][] = []
+    let outcome: GroupOutcome = { done: [], failed: [] }
     let locked = true
     try {
       await db.connection().execute(async (tx) => {
         if (!(locked = tryBegin())) return
         try {
-          committed = await runMembers(tx, jobs, savepoints)
+          outcome = await runMembers(tx, jobs, savepoints)
           commit.run()
         } catch (err) {
           if (sqlite.inTransaction) sqlite.exec('rollback')
@@ -104,7 +104,7 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
       return
     }
     if (!locked) return waitForLock(jobs)
-    for (const [job, value] of committed) job.resolve(value)
+    answerCommitted(outcome)
   }
 
   const flush = () => {
