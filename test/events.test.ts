@@ -2,11 +2,14 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
+import { STREAMS_PER_KEY, STREAMS_PER_TENANT } from '../src/modules/events/events.routes.js'
 import type { Deps } from '../src/shared/deps.js'
 import { describeEachDialect, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 
 interface Sse {
   status: number
+  /** The answer's body, when it is not a stream. */
+  body: string
   events: { id: string; event: string; data: any }[]
   /** Waits until `n` events have arrived. */
   until(n: number, ms?: number): Promise<Sse['events']>
@@ -18,6 +21,7 @@ async function openStream(base: string, token: string, query = '', headers: Reco
   const abort = new AbortController()
   const res = await fetch(`${base}${PREFIX}/events${query}`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: abort.signal })
   const events: Sse['events'] = []
+  let body = ''
   if (res.ok) {
     void (async () => {
       let buffer = ''
@@ -38,10 +42,11 @@ async function openStream(base: string, token: string, query = '', headers: Reco
       }
     })()
   } else {
-    await res.text()
+    body = await res.text()
   }
   return {
     status: res.status,
+    body,
     events,
     async until(n, ms = 5000) {
       const deadline = Date.now() + ms
@@ -155,6 +160,24 @@ describeEachDialect('GET /events', (dialect) => {
     const again = await openStream(base, bounded)
     expect(again.status).toBe(200)
     for (const s of [...streams, again]) s.close()
+  })
+
+  it('bounds the streams one tenant holds open, whatever its keys, and leaves other tenants theirs', async () => {
+    const tokenOf = async (tenant: string) => (await t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': await t.apiKey(tenant, 'read'), 'x-tenant': tenant } })).json().access_token as string
+    const tokens = await Promise.all(Array.from({ length: STREAMS_PER_TENANT / STREAMS_PER_KEY + 1 }, () => tokenOf('initech')))
+    const streams: Sse[] = []
+    for (const token of tokens.slice(0, -1)) for (let i = 0; i < STREAMS_PER_KEY; i++) streams.push(await openStream(base, token))
+    expect(streams.map((s) => s.status)).toEqual(Array(STREAMS_PER_TENANT).fill(200))
+    const refused = await openStream(base, tokens.at(-1)!)
+    expect(refused.status).toBe(429)
+    expect(refused.body).toContain(`${STREAMS_PER_TENANT} event streams`)
+    const elsewhere = await openStream(base, await tokenOf('umbrella'))
+    expect(elsewhere.status).toBe(200)
+    streams[0].close()
+    await new Promise((r) => setTimeout(r, 200))
+    const again = await openStream(base, tokens.at(-1)!)
+    expect(again.status).toBe(200)
+    for (const s of [...streams, elsewhere, again]) s.close()
   })
 })
 

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream'
 import type { AuditLogRow } from '../../db/tables.js'
 import { AppError, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
+import { Counts } from '../../shared/counts.js'
 import type { Deps } from '../../shared/deps.js'
 import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, signCheckpoint } from '../../shared/audit-chain.js'
 import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
@@ -22,7 +23,7 @@ const EXPORT_CHUNK = 50
 /** Exports one tenant may run at once on an instance; more answer 429. */
 export const EXPORTS_PER_TENANT = 3
 /** Exports running in this process, by tenant. */
-const runningExports = new Map<string, number>()
+const runningExports = new Counts()
 
 export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
   const { db, dialect } = deps.database
@@ -56,17 +57,13 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
      * the slot is freed when the stream closes, whether it ended, failed or its client went away.
      */
     export(ctx: Ctx, query: AuditLogExportQuery): Readable {
-      const running = runningExports.get(ctx.tenantId) ?? 0
+      const running = runningExports.of(ctx.tenantId)
       if (running >= EXPORTS_PER_TENANT) {
         throw new AppError('rate_limited', `this tenant already runs ${running} audit exports; retry when one has finished`, undefined, { retry_after: 5 })
       }
-      runningExports.set(ctx.tenantId, running + 1)
+      runningExports.add(ctx.tenantId, 1)
       const stream = Readable.from(exportLines(ctx, query))
-      stream.once('close', () => {
-        const left = (runningExports.get(ctx.tenantId) ?? 1) - 1
-        if (left > 0) runningExports.set(ctx.tenantId, left)
-        else runningExports.delete(ctx.tenantId)
-      })
+      stream.once('close', () => runningExports.add(ctx.tenantId, -1))
       return stream
     },
 

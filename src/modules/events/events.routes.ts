@@ -1,16 +1,23 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { AppError } from '../../http/errors.js'
+import { Counts } from '../../shared/counts.js'
 import type { AuditFeed } from './events.feed.js'
 import { EventStreamHeaders, EventStreamQuery } from './events.schemas.js'
 import type { EventsService } from './events.service.js'
 
 /** Open streams allowed per API key on one instance: each holds a connection and polls the log. */
 export const STREAMS_PER_KEY = 5
+/**
+ * Open streams allowed per tenant on one instance, whatever its keys: each of a tenant's commits wakes every one of
+ * its streams, and each reads the log, so a tenant with many keys would otherwise set that cost for every tenant.
+ */
+export const STREAMS_PER_TENANT = 20
 
 /** `heartbeatMs`: how often an idle stream sends a comment line (EVENTS_HEARTBEAT_MS, 15 s). */
 export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs: number): FastifyPluginAsyncTypebox {
-  const open = new Map<string, number>()
+  const openByKey = new Counts()
+  const openByTenant = new Counts()
   const streams = new Set<() => void>()
 
   return async (app) => {
@@ -24,7 +31,7 @@ export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs:
         operationId: 'streamEvents',
         summary: 'Stream the tenant’s audit records as they commit (server-sent events)',
         description:
-          'Each event has the record id as `id`, its action as `event` and the audit record as `data`. Resume after a disconnect with `Last-Event-ID` (browsers send it themselves) or `?after=<audit id>`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most 5 streams per API key per instance (429).',
+          `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429).`,
         tags: ['events'],
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
@@ -34,9 +41,11 @@ export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs:
       const { after, ...filter } = req.query
       let seq = await events.startSeq(req.ctx, req.headers['last-event-id'] ?? after)
       const key = req.ctx.actor.id ?? 'system'
-      const count = open.get(key) ?? 0
-      if (count >= STREAMS_PER_KEY) throw new AppError('rate_limited', `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`)
-      open.set(key, count + 1)
+      const tenantId = req.ctx.tenantId
+      if (openByKey.of(key) >= STREAMS_PER_KEY) throw new AppError('rate_limited', `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`)
+      if (openByTenant.of(tenantId) >= STREAMS_PER_TENANT) throw new AppError('rate_limited', `this tenant already has ${STREAMS_PER_TENANT} event streams open on this instance`)
+      openByKey.add(key, 1)
+      openByTenant.add(tenantId, 1)
 
       const res = reply.raw
       reply.hijack()
@@ -59,9 +68,8 @@ export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs:
         clearInterval(heartbeat)
         feed.off('audit', onAudit)
         wake?.()
-        const left = (open.get(key) ?? 1) - 1
-        if (left > 0) open.set(key, left)
-        else open.delete(key)
+        openByKey.add(key, -1)
+        openByTenant.add(tenantId, -1)
       }
       feed.on('audit', onAudit)
       res.on('close', finish)

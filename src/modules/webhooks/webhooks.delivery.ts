@@ -7,6 +7,7 @@ import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { idFloor, now } from '../../shared/ids.js'
 import { CoalescedRuns } from '../../shared/coalesced-runs.js'
+import { Counts } from '../../shared/counts.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
 import { decryptSecret } from './webhook-secrets.js'
@@ -100,13 +101,6 @@ interface SendResult {
   retryAfterMs?: number
 }
 
-/** Adds `n` to the count of `key`, forgetting counts that fall to zero. */
-function addTo(counts: Map<string, number>, key: string, n: number): void {
-  const sum = (counts.get(key) ?? 0) + n
-  if (sum > 0) counts.set(key, sum)
-  else counts.delete(key)
-}
-
 /** True when `action` matches one of the endpoint's patterns (`*`, `family.*`, or exact). */
 export function matchesEvent(patterns: string[], action: string): boolean {
   return patterns.some((p) => p === '*' || p === action || (p.endsWith('.*') && action.startsWith(p.slice(0, -1))))
@@ -138,8 +132,8 @@ export class WebhookDispatcher {
   /** WEBHOOK_TIMEOUT_MS: the longest a send may take. */
   private readonly timeoutMs: number
   /** Sends in flight per endpoint, and per tenant. */
-  private readonly inFlight = new Map<string, number>()
-  private readonly tenantInFlight = new Map<string, number>()
+  private readonly inFlight = new Counts()
+  private readonly tenantInFlight = new Counts()
   /** Claimed deliveries waiting for a free slot of their endpoint and tenant, per endpoint, oldest first. */
   private readonly queued = new Map<string, Claimed[]>()
   private readonly sends = new Set<Promise<void>>()
@@ -277,7 +271,7 @@ export class WebhookDispatcher {
           if (this.stopped) break
           const taken = await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.tenantId, p.endpointId, fresh.length, tenantsHeld))
           fresh.push(...taken)
-          addTo(tenantsHeld, p.tenantId, taken.length)
+          tenantsHeld.add(p.tenantId, taken.length)
         }
         return fresh
       })
@@ -299,10 +293,9 @@ export class WebhookDispatcher {
    * slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot
    * take all of IN_HAND.
    */
-  private room(tenantId: string, endpointId: string, taken: number, tenantsHeld: Map<string, number>): number {
-    const held = (this.queued.get(endpointId)?.length ?? 0) + (this.inFlight.get(endpointId) ?? 0)
-    const tenantHeld = tenantsHeld.get(tenantId) ?? 0
-    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantHeld, IN_HAND - this.sends.size - this.waiting() - taken))
+  private room(tenantId: string, endpointId: string, taken: number, tenantsHeld: Counts): number {
+    const held = (this.queued.get(endpointId)?.length ?? 0) + this.inFlight.of(endpointId)
+    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantsHeld.of(tenantId), IN_HAND - this.sends.size - this.waiting() - taken))
   }
 
   /**
@@ -417,18 +410,18 @@ export class WebhookDispatcher {
   }
 
   /** Deliveries waiting for a send slot, per tenant (an endpoint's queue holds its tenant's only). */
-  private waitingByTenant(): Map<string, number> {
-    const byTenant = new Map<string, number>()
+  private waitingByTenant(): Counts {
+    const byTenant = new Counts()
     for (const queue of this.queued.values()) {
-      if (queue.length > 0) addTo(byTenant, queue[0].delivery.tenant_id, queue.length)
+      if (queue.length > 0) byTenant.add(queue[0].delivery.tenant_id, queue.length)
     }
     return byTenant
   }
 
   /** Deliveries in hand per tenant: waiting, and sending. */
-  private heldByTenant(): Map<string, number> {
+  private heldByTenant(): Counts {
     const byTenant = this.waitingByTenant()
-    for (const [tenantId, n] of this.tenantInFlight) addTo(byTenant, tenantId, n)
+    for (const [tenantId, n] of this.tenantInFlight) byTenant.add(tenantId, n)
     return byTenant
   }
 
@@ -439,17 +432,17 @@ export class WebhookDispatcher {
   private sendQueued(): void {
     for (const [endpointId, queue] of this.queued) {
       const tenantId = queue[0]?.delivery.tenant_id
-      const free = () => (this.inFlight.get(endpointId) ?? 0) < PER_ENDPOINT && (this.tenantInFlight.get(tenantId) ?? 0) < PER_TENANT_SENDS
+      const free = () => this.inFlight.of(endpointId) < PER_ENDPOINT && this.tenantInFlight.of(tenantId) < PER_TENANT_SENDS
       while (queue.length > 0 && free() && this.sends.size < CONCURRENCY && !this.stopped) {
         const claimed = queue.shift()!
         // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
         if (Date.parse(claimed.delivery.lease_until!) - Date.now() < this.timeoutMs) continue
-        addTo(this.inFlight, endpointId, 1)
-        addTo(this.tenantInFlight, tenantId, 1)
+        this.inFlight.add(endpointId, 1)
+        this.tenantInFlight.add(tenantId, 1)
         const send = this.deliver(claimed).finally(() => {
           this.sends.delete(send)
-          addTo(this.inFlight, endpointId, -1)
-          addTo(this.tenantInFlight, tenantId, -1)
+          this.inFlight.add(endpointId, -1)
+          this.tenantInFlight.add(tenantId, -1)
           this.sendQueued()
           this.wake()
         })
