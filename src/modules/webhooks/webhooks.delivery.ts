@@ -266,12 +266,15 @@ export class WebhookDispatcher {
       fresh = await this.database.transaction(async (tx) => {
         await this.recordSucceeded(tx, succeeded)
         const fresh: Omit<Claimed, 'resources'>[] = []
+        // What is in hand as the fan-out starts, with what it takes on the way: sends that end meanwhile only leave more room.
         const tenantsHeld = this.heldByTenant()
+        let inHand = this.sends.size + this.waiting()
         for (const p of pending) {
           if (this.stopped) break
-          const taken = await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.tenantId, p.endpointId, fresh.length, tenantsHeld))
+          const taken = await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.tenantId, p.endpointId, inHand, tenantsHeld))
           fresh.push(...taken)
           tenantsHeld.add(p.tenantId, taken.length)
+          inHand += taken.length
         }
         return fresh
       })
@@ -287,15 +290,15 @@ export class WebhookDispatcher {
   }
 
   /**
-   * How many deliveries of this endpoint may be taken in hand now, `taken` more being on their way: what leaves it
-   * HELD_PER_ENDPOINT at most, and its tenant HELD_PER_TENANT, sending and waiting. A healthy endpoint takes a
+   * How many deliveries of this endpoint may be taken in hand now, `inHand` being held in all and `tenantsHeld` per
+   * tenant: what leaves it HELD_PER_ENDPOINT at most, its tenant HELD_PER_TENANT and all IN_HAND, sending and waiting. A healthy endpoint takes a
    * whole turn's events here, so that they need no claim (a second write and a second read of their records); a
    * slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot
    * take all of IN_HAND.
    */
-  private room(tenantId: string, endpointId: string, taken: number, tenantsHeld: Counts): number {
+  private room(tenantId: string, endpointId: string, inHand: number, tenantsHeld: Counts): number {
     const held = (this.queued.get(endpointId)?.length ?? 0) + this.inFlight.of(endpointId)
-    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantsHeld.of(tenantId), IN_HAND - this.sends.size - this.waiting() - taken))
+    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantsHeld.of(tenantId), IN_HAND - inHand))
   }
 
   /**
