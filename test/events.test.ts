@@ -2,12 +2,13 @@ import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
-import { STREAMS_PER_KEY, STREAMS_PER_TENANT } from '../src/modules/events/events.routes.js'
+import { STREAM_RETRY_AFTER_S, STREAMS_PER_KEY, STREAMS_PER_TENANT } from '../src/modules/events/events.routes.js'
 import type { Deps } from '../src/shared/deps.js'
 import { describeEachDialect, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 
 interface Sse {
   status: number
+  retryAfter: string | null
   /** The answer's body, when it is not a stream. */
   body: string
   events: { id: string; event: string; data: any }[]
@@ -46,6 +47,7 @@ async function openStream(base: string, token: string, query = '', headers: Reco
   }
   return {
     status: res.status,
+    retryAfter: res.headers.get('retry-after'),
     body,
     events,
     async until(n, ms = 5000) {
@@ -154,7 +156,10 @@ describeEachDialect('GET /events', (dialect) => {
     const bounded = (await t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': 'acme' } })).json().access_token
     const streams = await Promise.all(Array.from({ length: 5 }, () => openStream(base, bounded)))
     expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200])
-    expect((await openStream(base, bounded)).status).toBe(429)
+    const refused = await openStream(base, bounded)
+    expect(refused.status).toBe(429)
+    expect(refused.retryAfter).toBe(String(STREAM_RETRY_AFTER_S))
+    expect(JSON.parse(refused.body)).toMatchObject({ status: 429, retry_after: STREAM_RETRY_AFTER_S })
     streams[0].close()
     await new Promise((r) => setTimeout(r, 200))
     const again = await openStream(base, bounded)
@@ -171,6 +176,7 @@ describeEachDialect('GET /events', (dialect) => {
     const refused = await openStream(base, tokens.at(-1)!)
     expect(refused.status).toBe(429)
     expect(refused.body).toContain(`${STREAMS_PER_TENANT} event streams`)
+    expect(refused.retryAfter).toBe(String(STREAM_RETRY_AFTER_S))
     const elsewhere = await openStream(base, await tokenOf('umbrella'))
     expect(elsewhere.status).toBe(200)
     streams[0].close()

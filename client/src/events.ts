@@ -16,7 +16,7 @@ export interface StreamOptions {
   /** Start after this audit record id (default: from now on). */
   after?: string
   signal?: AbortSignal
-  /** Wait before reconnecting after the connection drops. Default 1000. */
+  /** Wait before reconnecting after the connection drops, or longer when the service asks (Retry-After). Default 1000. */
   reconnectDelayMs?: number
 }
 
@@ -30,6 +30,7 @@ export async function* streamEvents(core: Core, query: Omit<Query<'streamEvents'
   const delay = options.reconnectDelayMs ?? 1000
   for (;;) {
     if (options.signal?.aborted) return
+    let wait = delay
     const controller = new AbortController()
     const onAbort = () => controller.abort()
     options.signal?.addEventListener('abort', onAbort, { once: true })
@@ -38,6 +39,8 @@ export async function* streamEvents(core: Core, query: Omit<Query<'streamEvents'
       if (opened.error) {
         const status = opened.error.status
         if (status !== undefined && status < 500 && status !== 429) throw new ClientRequestError(opened.error)
+        // Too many streams open, or the service unwell: come back when it says, never sooner than our own pace.
+        wait = Math.max(delay, (opened.error.retryAfter ?? 0) * 1000)
       } else {
         for await (const event of parse(opened.data)) {
           last = event.id
@@ -52,8 +55,21 @@ export async function* streamEvents(core: Core, query: Omit<Query<'streamEvents'
       controller.abort()
     }
     if (options.signal?.aborted) return
-    await new Promise((resolve) => setTimeout(resolve, delay))
+    await sleep(wait, options.signal)
   }
+}
+
+/** Waits `ms`, or less if `signal` aborts meanwhile. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+  })
 }
 
 /** Server-sent events from a response body: blocks separated by a blank line, `field: value` lines, comments skipped. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, verifyWebhook, WebhookVerificationError } from '../src/index.js'
+import { STREAMS_PER_KEY } from '../../src/modules/events/events.routes.js'
 import { startServiceProcess } from '../../test/helpers/process.js'
 import { startReceiver, type Receiver } from '../../test/helpers/receiver.js'
 import { startService, type TestService } from './service.js'
@@ -68,6 +69,31 @@ describe('client: webhooks and the event stream', () => {
     expect(next.map((e) => e && e.record.resourceId)).toEqual([b.id, c.id])
     abort.abort()
     expect((await stream.next()).done).toBe(true)
+  })
+
+  it('waits as long as the service asks when it has too many streams open, and stops waiting when aborted', async () => {
+    const holders = new AbortController()
+    const held = Array.from({ length: STREAMS_PER_KEY }, () => clientFor().events.stream({}, { signal: holders.signal }))
+    for (const stream of held) void stream.next()
+    await new Promise((r) => setTimeout(r, 300))
+
+    const attempts: number[] = []
+    const counting: typeof fetch = (input, init) => {
+      if (String(input).includes('/events')) attempts.push(Date.now())
+      return fetch(input, init)
+    }
+    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, maxRetries: 0, fetch: counting })
+    const abort = new AbortController()
+    const refused = client.events.stream({}, { signal: abort.signal, reconnectDelayMs: 50 })
+    const ended = refused.next()
+    await new Promise((r) => setTimeout(r, 1000))
+    // Refused with a Retry-After of several seconds: one attempt, not one every 50 ms.
+    expect(attempts).toHaveLength(1)
+    const abortedAt = Date.now()
+    abort.abort()
+    expect((await ended).done).toBe(true)
+    expect(Date.now() - abortedAt).toBeLessThan(500)
+    holders.abort()
   })
 
   it('throws when the service refuses the stream', async () => {

@@ -246,7 +246,7 @@ export interface paths {
         };
         /**
          * Stream the tenant’s audit records as they commit (server-sent events)
-         * @description Each event has the record id as `id`, its action as `event` and the audit record as `data`. Resume after a disconnect with `Last-Event-ID` (browsers send it themselves) or `?after=<audit id>`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most 5 streams per API key and 20 per tenant on each instance (429).
+         * @description Each event has the record id as `id`, its action as `event` and the audit record as `data`. Resume after a disconnect with `Last-Event-ID` (browsers send it themselves) or `?after=<audit id>`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most 5 streams per API key and 20 per tenant on each instance (429, with a Retry-After of 5 s).
          */
         get: operations["streamEvents"];
         put?: never;

@@ -405,6 +405,16 @@ class Engine:
             return jittered
         return None if retry_after > s.max_retry_delay else max(retry_after, jittered)
 
+    def refused_stream_wait(self, operation_id: str, failures: int, options: CallOptions, response: httpx.Response) -> float:
+        """The wait before asking again for a stream the service refused for now (429 when too many streams are open,
+        502-504), honouring Retry-After, within ``max_retries`` in a row; otherwise raises the refusal."""
+        if response.status_code in RETRY_STATUSES and failures < self.retries(options):
+            delay = self.retry_delay(failures, parse_retry_after(response.headers.get("retry-after")))
+            if delay is not None:
+                return delay
+        read(self.operations[operation_id], response)
+        raise ApiError(f"unexpected status {response.status_code} for an event stream", status_code=response.status_code, request_id=response.headers.get("x-request-id"))
+
     def need_exchange(self) -> Optional[str]:
         """The token to use without an exchange, if there is one."""
         if self.settings.access_token is not None:
@@ -506,18 +516,20 @@ class SyncTransport:
                 with self.http.stream(request.method, request.url, headers=request.headers, timeout=httpx.Timeout(request.timeout, read=None)) as response:
                     if response.status_code >= 300:
                         response.read()
-                        read(self.engine.operations[operation_id], response)
-                    failures = 0
-                    for line in response.iter_lines():
-                        event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
-                        if event is not None:
-                            yield event
-                return
+                        wait = self.engine.refused_stream_wait(operation_id, failures, opts, response)
+                    else:
+                        failures = 0
+                        for line in response.iter_lines():
+                            event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
+                            if event is not None:
+                                yield event
+                        return
             except (httpx.HTTPError, httpx.StreamError, OSError) as err:
-                failures += 1
-                if failures > self.engine.retries(opts):
+                if failures >= self.engine.retries(opts):
                     raise _transport_error(err, request) from None
-                time.sleep(self.engine.retry_delay(failures - 1, None) or 0.0)
+                wait = self.engine.retry_delay(failures, None) or 0.0
+            failures += 1
+            time.sleep(wait)
 
     def token(self, stale: Optional[str] = None) -> str:
         current = self.engine.need_exchange()
@@ -602,18 +614,20 @@ class AsyncTransport:
                 async with self.http.stream(request.method, request.url, headers=request.headers, timeout=httpx.Timeout(request.timeout, read=None)) as response:
                     if response.status_code >= 300:
                         await response.aread()
-                        read(self.engine.operations[operation_id], response)
-                    failures = 0
-                    async for line in response.aiter_lines():
-                        event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
-                        if event is not None:
-                            yield event
-                return
+                        wait = self.engine.refused_stream_wait(operation_id, failures, opts, response)
+                    else:
+                        failures = 0
+                        async for line in response.aiter_lines():
+                            event = parser.feed(line.rstrip("\r\n"))  # httpx 0.23 keeps line endings, later versions drop them
+                            if event is not None:
+                                yield event
+                        return
             except (httpx.HTTPError, httpx.StreamError, OSError) as err:
-                failures += 1
-                if failures > self.engine.retries(opts):
+                if failures >= self.engine.retries(opts):
                     raise _transport_error(err, request) from None
-                await asyncio.sleep(self.engine.retry_delay(failures - 1, None) or 0.0)
+                wait = self.engine.retry_delay(failures, None) or 0.0
+            failures += 1
+            await asyncio.sleep(wait)
 
     async def token(self, stale: Optional[str] = None) -> str:
         current = self.engine.need_exchange()

@@ -3,9 +3,12 @@ then the proxy answers by itself), including the resume from Last-Event-ID after
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import List
 
-from aigov_client import Event
+import pytest
+
+from aigov_client import Event, RateLimitError
 from aigov_client._core import AsyncTransport, Engine, Operation, SyncTransport, settings_from
 
 from conftest import FaultProxy, Seen
@@ -59,3 +62,45 @@ def test_the_async_stream_resumes_the_same_way(proxy: FaultProxy) -> None:
             await transport.close()
 
     check(proxy, asyncio.run(main()))
+
+
+def refused_then_streams(proxy: FaultProxy, refusals: int) -> List[float]:
+    """The first ``refusals`` requests get a 429 asking for 0.4 s (as when a key holds too many streams); the rest stream."""
+    asked_at: List[float] = []
+
+    def decide(seen: Seen, index: int) -> object:
+        asked_at.append(time.monotonic())
+        if index < refusals:
+            return (429, {"content-type": "application/problem+json", "retry-after": "0.4"}, '{"status": 429, "code": "rate_limited", "retry_after": 0.4}')
+        return (200, {"content-type": "text/event-stream"}, SECOND)
+
+    proxy.decide = decide  # type: ignore[assignment]
+    return asked_at
+
+
+def test_a_refused_stream_asks_again_after_retry_after(proxy: FaultProxy) -> None:
+    asked_at = refused_then_streams(proxy, 2)
+    transport = SyncTransport(engine_for(proxy), None)
+    try:
+        assert [e.id for e in transport.events("events")] == ["3"]
+    finally:
+        transport.close()
+    assert len(asked_at) == 3
+    assert all(later - earlier >= 0.4 for earlier, later in zip(asked_at, asked_at[1:]))
+
+
+def test_a_stream_refused_more_than_max_retries_times_raises(proxy: FaultProxy) -> None:
+    refused_then_streams(proxy, 3)
+
+    async def main() -> None:
+        transport = AsyncTransport(engine_for(proxy), None)
+        try:
+            async for _ in transport.events("events"):
+                pass
+        finally:
+            await transport.close()
+
+    with pytest.raises(RateLimitError) as refused:
+        asyncio.run(main())
+    assert refused.value.retry_after == 0.4
+    assert len(proxy.requests) == 3

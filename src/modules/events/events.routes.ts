@@ -13,6 +13,11 @@ export const STREAMS_PER_KEY = 5
  * its streams, and each reads the log, so a tenant with many keys would otherwise set that cost for every tenant.
  */
 export const STREAMS_PER_TENANT = 20
+/**
+ * Retry-After of a refused stream, in seconds: a slot frees only when another stream of the key or tenant closes,
+ * which no one can foresee, so ask clients to come back in a few seconds rather than at their reconnect pace.
+ */
+export const STREAM_RETRY_AFTER_S = 5
 
 /** `heartbeatMs`: how often an idle stream sends a comment line (EVENTS_HEARTBEAT_MS, 15 s). */
 export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs: number): FastifyPluginAsyncTypebox {
@@ -31,7 +36,7 @@ export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs:
         operationId: 'streamEvents',
         summary: 'Stream the tenant’s audit records as they commit (server-sent events)',
         description:
-          `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429).`,
+          `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429, with a Retry-After of ${STREAM_RETRY_AFTER_S} s).`,
         tags: ['events'],
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
@@ -42,8 +47,9 @@ export function eventRoutes(events: EventsService, feed: AuditFeed, heartbeatMs:
       let seq = await events.startSeq(req.ctx, req.headers['last-event-id'] ?? after)
       const key = req.ctx.actor.id ?? 'system'
       const tenantId = req.ctx.tenantId
-      if (openByKey.of(key) >= STREAMS_PER_KEY) throw new AppError('rate_limited', `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`)
-      if (openByTenant.of(tenantId) >= STREAMS_PER_TENANT) throw new AppError('rate_limited', `this tenant already has ${STREAMS_PER_TENANT} event streams open on this instance`)
+      const retry = { retry_after: STREAM_RETRY_AFTER_S }
+      if (openByKey.of(key) >= STREAMS_PER_KEY) throw new AppError('rate_limited', `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`, undefined, retry)
+      if (openByTenant.of(tenantId) >= STREAMS_PER_TENANT) throw new AppError('rate_limited', `this tenant already has ${STREAMS_PER_TENANT} event streams open on this instance`, undefined, retry)
       openByKey.add(key, 1)
       openByTenant.add(tenantId, 1)
 
