@@ -250,7 +250,8 @@ function queryString(query: unknown): string {
   return text === '' ? '' : `?${text}`
 }
 
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+/** Waits `ms`: true, or false as soon as `signal` aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(false)
     const done = (value: boolean) => {

@@ -1,5 +1,5 @@
 import { camelize } from './case.js'
-import type { Core } from './core.js'
+import { type Core, sleep } from './core.js'
 import { ClientRequestError } from './errors.js'
 import type { Data, Query } from './operations.js'
 
@@ -57,19 +57,6 @@ export async function* streamEvents(core: Core, query: Omit<Query<'streamEvents'
     if (options.signal?.aborted) return
     await sleep(wait, options.signal)
   }
-}
-
-/** Waits `ms`, or less if `signal` aborts meanwhile. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, { once: true })
-  })
 }
 
 /** Server-sent events from a response body: blocks separated by a blank line, `field: value` lines, comments skipped. */

@@ -291,10 +291,10 @@ export class WebhookDispatcher {
 
   /**
    * How many deliveries of this endpoint may be taken in hand now, `inHand` being held in all and `tenantsHeld` per
-   * tenant: what leaves it HELD_PER_ENDPOINT at most, its tenant HELD_PER_TENANT and all IN_HAND, sending and waiting. A healthy endpoint takes a
-   * whole turn's events here, so that they need no claim (a second write and a second read of their records); a
-   * slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH more), so a few of them cannot
-   * take all of IN_HAND.
+   * tenant: what leaves it HELD_PER_ENDPOINT at most, its tenant HELD_PER_TENANT and all IN_HAND, sending and
+   * waiting. A healthy endpoint takes a whole turn's events here, so that they need no claim (a second write and a
+   * second read of their records); a slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH
+   * more), so a few of them cannot take all of IN_HAND.
    */
   private room(tenantId: string, endpointId: string, inHand: number, tenantsHeld: Counts): number {
     const held = (this.queued.get(endpointId)?.length ?? 0) + this.inFlight.of(endpointId)
