@@ -31,7 +31,3 @@ export function csvRow(log: AuditLog): string {
 }
 
 export const csvHeader = CSV_COLUMNS.join(',') + '\r\n'
-
-export function ndjsonRow(log: AuditLog): string {
-  return JSON.stringify(log) + '\n'
-}

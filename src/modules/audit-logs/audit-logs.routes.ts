@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { jsonText } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditLogPage, AuditLogQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
 import type { AuditLogsService } from './audit-logs.service.js'
@@ -11,12 +12,12 @@ export function auditLogRoutes(auditLogs: AuditLogsService): FastifyPluginAsyncT
   return async (app) => {
     app.get('/audit_logs', {
       schema: { operationId: 'listAuditLogs', summary: 'List audit records', description: 'Append-only: every mutation writes one record in its own transaction.', tags, querystring: AuditLogListQuery, response: { 200: AuditLogPage } },
-    }, async (req) => auditLogs.list(req.ctx, req.query))
+    }, async (req, reply) => jsonText(reply, await auditLogs.listJson(req.ctx, req.query)))
 
     app.post('/audit_logs/query', {
       config: { role: 'read' },
       schema: { operationId: 'queryAuditLogs', summary: 'Query audit records with a JSON filter', tags, body: AuditLogQuery, response: { 200: AuditLogPage } },
-    }, async (req) => auditLogs.list(req.ctx, req.body))
+    }, async (req, reply) => jsonText(reply, await auditLogs.listJson(req.ctx, req.body)))
 
     app.get('/audit_logs/export', {
       config: { readCache: false },

@@ -6,9 +6,10 @@ import { Counts } from '../../shared/counts.js'
 import type { Deps } from '../../shared/deps.js'
 import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, signCheckpoint } from '../../shared/audit-chain.js'
 import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
-import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { itemText, pageBody } from '../../shared/item-json.js'
+import { type Keyset, keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './audit-logs.repo.js'
-import { csvHeader, csvRow, ndjsonRow } from './audit-export.js'
+import { csvHeader, csvRow } from './audit-export.js'
 import type { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
 
 export type AuditLogsService = ReturnType<typeof createAuditLogsService>
@@ -31,12 +32,16 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
   /** Every matching record as export lines, read in keyset batches so memory stays flat however many there are. */
   async function* exportLines(ctx: Ctx, query: AuditLogExportQuery): AsyncGenerator<string> {
     const { format, sort, ...filter } = query
-    const toLine = format === 'csv' ? csvRow : ndjsonRow
     if (format === 'csv') yield csvHeader
+    // NDJSON lines are the records as the database renders them; CSV flattens the record objects.
+    const batch = (ks: Keyset) =>
+      format === 'csv'
+        ? repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'row').then((rows) => toPage(rows, ks, (row) => csvRow(toAuditLog(row))))
+        : repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json').then((rows) => toPage(rows, ks, (row) => `${row.item}\n`))
     let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
     for (;;) {
       await longReadTurn()
-      const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, (row) => toLine(toAuditLog(row)))
+      const page = await batch(ks)
       // Lines go out in small chunks while the rows they came from are already garbage: what waits in the
       // stream's buffer stays small and dies young instead of filling the old generation.
       for (let i = 0; i < page.items.length; i += EXPORT_CHUNK) yield page.items.slice(i, i + EXPORT_CHUNK).join('')
@@ -49,7 +54,15 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     async list(ctx: Ctx, query: AuditLogListQuery): Promise<Page<AuditLog>> {
       const { page_limit, page_after, sort, ...filter } = query
       const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
-      return toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks), ks, toAuditLog)
+      return toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'row'), ks, toAuditLog)
+    },
+
+    /** The page `list` gives, as the JSON bytes of its page schema, its records rendered by the database. */
+    async listJson(ctx: Ctx, query: AuditLogListQuery): Promise<Buffer> {
+      const { page_limit, page_after, sort, ...filter } = query
+      const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
+      const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json'), ks, (row) => itemText(row.item))
+      return pageBody(page.items, page.pagination)
     },
 
     /**
