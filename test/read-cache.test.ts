@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sharedReads } from '../src/http/plugins/read-cache.js'
+import { readsOfTurn, sharedReads } from '../src/http/plugins/read-cache.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
 describeEachDialect('ETags and the read cache', (dialect) => {
@@ -96,6 +96,9 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     expect(globex.headers.etag).not.toBe(acme.headers.etag)
     const crossed = await t.as('globex', 'read')({ method: 'GET', url: '/use_cases?q=globex', headers: { 'if-none-match': String(acme.headers.etag) } })
     expect(crossed.statusCode).toBe(200)
+    // Asked at once (on SQLite their heads are read together), each still gets its own tenant's answer.
+    const together = await Promise.all([...Array(6)].map((_, i) => t.as(i % 2 ? 'globex' : 'acme', 'read')({ method: 'GET', url: '/use_cases?q=globex' })))
+    for (const [i, res] of together.entries()) expect(res.headers.etag, String(i)).toBe(i % 2 ? globex.headers.etag : acme.headers.etag)
   })
 
   it('gives no ETag to errors and caches none', async () => {
@@ -183,6 +186,33 @@ describe('shared reads of the chain head', () => {
     expect(begun).toHaveLength(3)
     begun[2].answer('fresh')
     expect(await later).toBe('globex fresh')
+  })
+
+  it('reads the keys asked in one turn of the event loop in one read, after all of them asked', async () => {
+    const reads: string[][] = []
+    const readNow = readsOfTurn((keys: string[]) => (reads.push(keys), keys.filter((k) => k !== 'gone').map((id) => ({ id, state: reads.length }))))
+    const ask = (key: string) => new Promise((resolve, reject) => readNow(key, (err, row) => (err ? reject(err) : resolve(row?.state))))
+    const first = [ask('acme'), ask('globex'), ask('acme'), ask('gone')]
+    expect(reads).toEqual([])
+    expect(await Promise.all(first)).toEqual([1, 1, 1, undefined])
+    expect(reads).toEqual([['acme', 'globex', 'gone']])
+    expect(await ask('acme')).toBe(2)
+    expect(reads).toHaveLength(2)
+  })
+
+  it('fails every asker of a turn whose read fails, and reads afresh in the next; answers undefined when the read cannot run', async () => {
+    let outcome: 'fail' | 'busy' | 'read' = 'fail'
+    const readsOfTurnFailing = readsOfTurn((keys: string[]) => {
+      if (outcome === 'fail') throw new Error('disk I/O error')
+      return outcome === 'busy' ? undefined : keys.map((id) => ({ id }))
+    })
+    const ask = (key: string) => new Promise((resolve, reject) => readsOfTurnFailing(key, (err, row) => (err ? reject(err) : resolve(row?.id))))
+    const failed = [ask('acme'), ask('globex')]
+    for (const asked of failed) await expect(asked).rejects.toThrow('disk I/O error')
+    outcome = 'busy'
+    expect(await ask('acme')).toBeUndefined()
+    outcome = 'read'
+    expect(await Promise.all([ask('acme'), ask('globex')])).toEqual(['acme', 'globex'])
   })
 
   it('answers undefined for a key the read did not find', async () => {

@@ -28,18 +28,17 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
  *
  * Every change to a tenant's records appends to the tenant's audit chain in the same transaction, so the
  * chain head (sequence number and hash) names one state of everything the tenant holds. An answer rendered
- * at a head stays exact for as long as the head stays put: each request reads the head (one indexed row)
- * and is answered from memory when nothing changed, on every instance sharing the database. The head is
- * read before the answer is rendered, so an answer is never older than the head it is filed under (if it is
- * newer, that head has already moved on and nobody reads it again). Changes made in the database behind the
- * service's back are not seen until the tenant's next write.
+ * at a head stays exact for as long as the head stays put: each request reads the head (one indexed row; requests
+ * that arrive together share a read begun after they arrived: on SQLite those of one turn of the event loop, on
+ * PostgreSQL those of one round trip) and is answered from memory when nothing changed, on every instance sharing
+ * the database. The head is read before the answer is rendered, so an answer is never older than the head it is
+ * filed under (if it is newer, that head has already moved on and nobody reads it again). Changes made in the
+ * database behind the service's back are not seen until the tenant's next write.
  */
 export type ReadCacheOutcome = 'hit' | 'not_modified' | 'miss'
 
 export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number, observe: (outcome: ReadCacheOutcome) => void): void {
   const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
-  // auditChainHead's query, compiled once: building it per request cost a third of a cached answer's throughput.
-  const headQuery = database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '').compile()
   type Head = { audit_seq: number; audit_head: string }
   const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
   const { db, dialect } = database
@@ -49,14 +48,26 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     return new Map(rows.map((row) => [row.id, row]))
   })
 
+  // SQLite: the heads of a turn's requests in one read on this thread, unless the connection is in a group commit's
+  // transaction then (those requests wait for it with tenantHead).
+  const headsOfTurn = dialect === 'sqlite' ? readsOfTurn((tenantIds: string[]) => database.readNow<Head & { id: string }>({ ...headsQuery, parameters: [anyOfValue(dialect, tenantIds)] })) : null
+
   scope.decorateRequest('readCacheMiss', null)
 
   // A 304 only for what would be a 200: from a cached 200 of this very URL at this head, else once the route has
   // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
   const answerFromCache = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
-    const head = database.readNow<Head>({ ...headQuery, parameters: [req.ctx.tenantId] })?.[0]
-    if (head !== undefined) return answerAt(req, reply, head, done)
-    tenantHead(req.ctx.tenantId).then((read) => answerAt(req, reply, read!, done), done)
+    // Called back outside the hook: a throw must reach the request, not the event loop.
+    const answer = (head: Head) => {
+      try {
+        answerAt(req, reply, head, done)
+      } catch (err) {
+        done(err as Error)
+      }
+    }
+    const shared = () => void tenantHead(req.ctx.tenantId).then((read) => answer(read!), done)
+    if (!headsOfTurn) return shared()
+    headsOfTurn(req.ctx.tenantId, (err, head) => (err ? done(err) : head === undefined ? shared() : answer(head)))
   }
   const answerAt = (req: FastifyRequest, reply: FastifyReply, head: Head, done: (err?: Error) => void) => {
     const etag = etagOf(head)
@@ -138,6 +149,41 @@ export function sharedReads<T>(readMany: (keys: string[]) => Promise<Map<string,
     }
     next.keys.add(key)
     return next.read.then((found) => found.get(key))
+  }
+}
+
+/**
+ * The rows of the keys asked for in this turn of the event loop, read in one synchronous call as the turn ends (its
+ * check phase, so after every request the turn parsed), and each asker answered then; a key the read did not find,
+ * or a read that could not run (`readNow` gave undefined), is answered undefined. Every read begins after its askers
+ * asked. Answers must not throw. SQLite's chain heads were read one per request as it arrived, which cost a fifth
+ * of a cached GET's thread time, and each answer was written at once: in `npm run bench` a cached GET took 80 µs of
+ * the service's CPU that way and 36 µs this way (SQLite, same machine and hour).
+ */
+export function readsOfTurn<R extends { id: string }>(readNow: (keys: string[]) => R[] | undefined): (key: string, answer: (err: Error | undefined, row: R | undefined) => void) => void {
+  type Answer = (err: Error | undefined, row: R | undefined) => void
+  let waiting: Map<string, Answer[]> | undefined
+  const answerAll = () => {
+    const turn = waiting!
+    waiting = undefined
+    let rows: R[] | undefined
+    try {
+      rows = readNow([...turn.keys()])
+    } catch (err) {
+      for (const answers of turn.values()) for (const answer of answers) answer(err as Error, undefined)
+      return
+    }
+    const found = new Map(rows?.map((row) => [row.id, row]))
+    for (const [key, answers] of turn) for (const answer of answers) answer(undefined, found.get(key))
+  }
+  return (key: string, answer: Answer) => {
+    if (!waiting) {
+      waiting = new Map()
+      setImmediate(answerAll)
+    }
+    const answers = waiting.get(key)
+    if (answers) answers.push(answer)
+    else waiting.set(key, [answer])
   }
 }
 
