@@ -92,16 +92,27 @@ export interface AuditJsonRow {
 type Reading = 'row' | 'json'
 type Read<R extends Reading> = R extends 'row' ? AuditLogRow : AuditJsonRow
 
-/** `q` reading `reading` from `table`, whose columns are audit_logs' own (the table, or a window of it). */
-const reads = (q: SelectQueryBuilder<any, any, any>, reading: Reading, dialect: DialectName, table: string) =>
-  reading === 'row' ? q.selectAll(table) : q.select([sql.ref(`${table}.id`).as('id'), sql.ref(`${table}.created_at`).as('created_at'), auditLogJson(dialect, table).as('item')])
+/** A page's query: audit_logs rows, the keyset applied. */
+type PageQuery = SelectQueryBuilder<any, any, AuditLogRow>
+
+/**
+ * Runs a page's query, reading `reading`. PostgreSQL computes what a query selects before it sorts, so there the JSON
+ * is rendered over the page's own rows, outside the query: a page sorted out of 100 000 matches took 211-219 ms with
+ * the rendering inside and 30 ms outside (19 ms reading rows). SQLite renders only the rows it returns either way
+ * (30 ms inside, 33 ms outside), and its pages are rendered in the query itself.
+ */
+async function readPage<R extends Reading>(db: Db, dialect: DialectName, page: PageQuery, ks: Keyset, reading: R): Promise<Read<R>[]> {
+  if (reading === 'row') return (await page.execute()) as Read<R>[]
+  const rendered = (table: string) => [sql.ref(`${table}.id`).as('id'), sql.ref(`${table}.created_at`).as('created_at'), auditLogJson(dialect, table).as('item')]
+  if (dialect === 'sqlite') return (await page.clearSelect().select(rendered('audit_logs')).execute()) as Read<R>[]
+  return (await applyKeyset(db.selectFrom(page.as('p')).select(rendered('p')), { ...ks, after: null }).execute()) as Read<R>[]
+}
 
 export async function listAuditLogs<R extends Reading>(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset, reading: R): Promise<Read<R>[]> {
   if (filter.q !== undefined && dialect === 'postgres') return searchAuditLogs(db, tenantId, filter, filter.q, ks, reading)
   const candidateSeqs = filter.q === undefined ? null : await nameSearchCandidates(db, tenantId, filter.q)
   if (candidateSeqs?.length === 0) return []
-  const q = reads(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs), reading, dialect, 'audit_logs')
-  return (await applyKeyset(q, ks).execute()) as Read<R>[]
+  return readPage(db, dialect, applyKeyset(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs).selectAll(), ks), ks, reading)
 }
 
 /** Pages' worth of records the first step of a PostgreSQL search reads in order before it asks the index. */
@@ -115,13 +126,12 @@ const SCAN_PAGES = 10
  * the page is full.
  */
 async function searchAuditLogs<R extends Reading>(db: Db, tenantId: string, filter: AuditFilter, q: string, ks: Keyset, reading: R): Promise<Read<R>[]> {
-  // The window reads rows; only the page it yields is rendered.
   const window = applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, { ...filter, q: undefined }, null).selectAll(), { ...ks, limit: SCAN_PAGES * (ks.limit + 1) - 1 })
-  const first = await applyKeyset(reads(db.selectFrom(window.as('w')).where(substringTest(q)), reading, 'postgres', 'w'), { ...ks, after: null }).execute()
-  if (first.length > ks.limit) return first as Read<R>[]
+  const first = await readPage(db, 'postgres', applyKeyset(db.selectFrom(window.as('w')).selectAll().where(substringTest(q)), { ...ks, after: null }), ks, reading)
+  if (first.length > ks.limit) return first
   const candidateSeqs = await gramCandidates(db, tenantId, q)
   if (candidateSeqs?.length === 0) return []
-  return (await applyKeyset(reads(filteredAuditLogs(db, 'postgres', tenantId, filter, candidateSeqs), reading, 'postgres', 'audit_logs'), ks).execute()) as Read<R>[]
+  return readPage(db, 'postgres', applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, filter, candidateSeqs).selectAll(), ks), ks, reading)
 }
 
 const NAME_WINDOW = 5
