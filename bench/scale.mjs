@@ -67,6 +67,15 @@ console.log(`  walked to page ${deepPage} in ${walkSeconds.toFixed(1)} s`)
 
 const runs = []
 /**
+ * Line ends in a chunk of an export, found by indexOf: counted byte by byte in JavaScript, three exports' 320 MB took
+ * this process's thread for seconds, and the reads it measured meanwhile waited for it, not for the service.
+ */
+const lineEnds = (chunk) => {
+  let n = 0
+  for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) n++
+  return n
+}
+/**
  * One client, one request after another for `duration` seconds (or while `running()` says so): latency to 0.1 ms
  * (autocannon rounds to 1 ms).
  */
@@ -117,7 +126,7 @@ let lines = 0
 let bytes = 0
 for await (const chunk of res.body) {
   bytes += chunk.length
-  for (const byte of chunk) if (byte === 10) lines++
+  lines += lineEnds(chunk)
 }
 const exportSeconds = (performance.now() - exportStarted) / 1000
 clearInterval(watcher)
@@ -132,7 +141,7 @@ const concurrent = await Promise.all(Array.from({ length: 3 }, async () => {
   try {
     const res = await fetch(`${base}${P}/audit_logs/export?format=ndjson`, { headers: auth })
     let records = 0
-    for await (const chunk of res.body) for (const byte of chunk) if (byte === 10) records++
+    for await (const chunk of res.body) records += lineEnds(chunk)
     return { status: res.status, records }
   } finally {
     exportsRunning--
