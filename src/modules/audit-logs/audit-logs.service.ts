@@ -52,15 +52,13 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
 
   return {
     async list(ctx: Ctx, query: AuditLogListQuery): Promise<Page<AuditLog>> {
-      const { page_limit, page_after, sort, ...filter } = query
-      const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
+      const { filter, ks } = pageOf(query)
       return toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'row'), ks, toAuditLog)
     },
 
     /** The page `list` gives, as the JSON bytes of its page schema, its records rendered by the database. */
     async listJson(ctx: Ctx, query: AuditLogListQuery): Promise<Buffer> {
-      const { page_limit, page_after, sort, ...filter } = query
-      const ks = keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS)
+      const { filter, ks } = pageOf(query)
       const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json'), ks, (row) => itemText(row.item))
       return pageBody(page.items, page.pagination)
     },
@@ -177,7 +175,11 @@ function readCheckpoint(token: string, ctx: Ctx, keys: AuditKeys): Checkpoint {
   return statement
 }
 
-/** Lets the event loop serve other requests (timers, sockets) before the next synchronous SQLite read. */
+/** A list query's filter, and the keyset of its page. */
+function pageOf({ page_limit, page_after, sort, ...filter }: AuditLogListQuery) {
+  return { filter, ks: keyset({ page_limit, page_after, sort }, repo.AUDIT_SORT_COLUMNS) }
+}
+
 /**
  * Long reads (exports and verifications, of every tenant) take turns: each batch waits for its own turn of the
  * event loop, one batch a turn however many run, so a request waits behind one batch, not one per running read.
