@@ -109,14 +109,19 @@ const cpuFigures = (list) => {
     machine_busy_percent: Math.round((sum('machineBusyMs') / sum('machineMs')) * 100),
   }
 }
-const run = async (name, options, status, short, pid = service.pid) => {
+// `target`: a service (or { pid } of another process), whose event loop delay p99 during the line is reported too,
+// unless it runs workers (each would answer GET /metrics for itself alone).
+const run = async (name, options, status, short, target = service) => {
   if (short && only.length > 0 && !only.includes(short)) return
-  const { cpuMs, machineBusyMs, machineMs, ...summary } = await measured(pid, () => load(name, { ...common, ...options }, status))
-  const result = { ...summary, ...cpuFigures([{ cpuMs, machineBusyMs, machineMs, total: summary.total }]) }
+  const loopDelayP99Ms = workers === 1 ? target.loopDelayP99Ms : undefined
+  // Read once before the line, so that the figure after it covers the line alone.
+  await loopDelayP99Ms?.()
+  const { cpuMs, machineBusyMs, machineMs, ...summary } = await measured(target.pid, () => load(name, { ...common, ...options }, status))
+  const result = { ...summary, ...cpuFigures([{ cpuMs, machineBusyMs, machineMs, total: summary.total }]), loop_delay_p99_ms: await loopDelayP99Ms?.() }
   runs.push(result)
   // The service's peak RSS so far: which line's load grows its memory.
-  const peak = pid === service.pid ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
-  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
+  const peak = target === service ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
+  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.loop_delay_p99_ms === undefined ? '' : `  loop delay p99 ${result.loop_delay_p99_ms} ms`}${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
   return result
 }
 
@@ -125,7 +130,7 @@ const run = async (name, options, status, short, pid = service.pid) => {
 // the reference of every ratio.
 const ceilingRuns = []
 const measureCeiling = async () => {
-  ceilingRuns.push(await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` }, undefined, undefined, ceiling.pid))
+  ceilingRuns.push(await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` }, undefined, undefined, { pid: ceiling.pid }))
   runs.pop()
 }
 await measureCeiling()
@@ -255,8 +260,8 @@ if (wanted('uncached')) {
   const [tenant] = mixTenants
   for (const [label, env] of [[UNCACHED, { SERVICE_READ_CACHE_MB: '0' }], [NOTHING_CACHED, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' }]]) {
     const uncached = await startService(database.url, { ...workersEnv, ...env }, nodeArgs)
-    await run(`${LIST} ${label}`, { url: `${uncached.base}${P}/use_cases?page_limit=50`, headers: tenant.auth }, 200, undefined, uncached.pid)
-    await run(`${GET} ${label}`, { url: `${uncached.base}${P}/use_cases/${tenant.ids[30]}`, headers: tenant.auth }, 200, undefined, uncached.pid)
+    await run(`${LIST} ${label}`, { url: `${uncached.base}${P}/use_cases?page_limit=50`, headers: tenant.auth }, 200, undefined, uncached)
+    await run(`${GET} ${label}`, { url: `${uncached.base}${P}/use_cases/${tenant.ids[30]}`, headers: tenant.auth }, 200, undefined, uncached)
     peakRssMb = Math.max(peakRssMb, Math.round(uncached.peakRssMb()))
     await uncached.stop()
   }
@@ -327,11 +332,12 @@ const md = [
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +
     'half the first list page of 50, half a use case by id, and the PATCHes change a description. Their "reads p99" leaves the PATCHes out.',
   '',
-  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | CPU µs per request | machine busy | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.machine_busy_percent} % | ${r.errors} |`),
+  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | loop delay p99 ms | CPU µs per request | machine busy | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.loop_delay_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.machine_busy_percent} % | ${r.errors} |`),
   '',
   `"CPU µs per request" is the answering process's own${workers > 1 ? ' (its workers\' included)' : ''}; "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
+  `"Loop delay p99" is the service's event loop delay during the line${workers > 1 ? ' (not given for workers: each answers GET /metrics for itself)' : ''}, as its \`GET /metrics\` reports it (how late a timer due every 10 ms fired): how long a turn of the loop kept waiting what came due meanwhile. A request that arrives during a turn waits for its end: where this figure comes near the reads' p99, the service's thread is what they wait for; well below it, they wait for the database.`,
   '',
   ...runs.filter((r) => r.writes).map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),
   '',

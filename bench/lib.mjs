@@ -14,6 +14,10 @@ export const CLI = join(ROOT, 'dist/service/aigov.js')
 export const P = '/api/v1/integration'
 export const TENANT = 'bench'
 export const API_KEY = 'sk_bench_admin_key_0123456789abcdefghijklmnopqrstuv'
+/** Lets the bench read each service's `GET /metrics`. */
+const METRICS_TOKEN = 'bench-metrics-token-0123456789'
+/** prom-client's default: its event loop delay histogram times a timer due this often. */
+const LOOP_SAMPLING_MS = 10
 const START_WORDS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start.split(' ')
 /** The Node flags `npm start` runs the service with (its heap sizes), so the benchmarks measure the service as it is run. */
 const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'))
@@ -161,6 +165,7 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
       // The bench is one client hammering one key: lift the limits far above what it can reach.
       RATE_LIMIT_PER_MINUTE: '1000000',
       RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
+      METRICS_TOKEN,
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -198,6 +203,16 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
     cpuMs: () => processCpuMs(child.pid),
     /** Resident memory right now, MB. */
     rssMb: () => treeMemoryKb(child.pid, RSS) / 1024,
+    /**
+     * The p99 of the service's event loop delay since the last call, ms: how late a timer due every 10 ms fired,
+     * that is how long a turn of the loop kept waiting what came due (a request that had arrived) meanwhile. From
+     * prom-client's gauge, reset by each scrape; it counts the whole time between the timer's runs, the 10 ms included.
+     */
+    async loopDelayP99Ms() {
+      const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
+      const value = /^aigov_nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]
+      return value === undefined ? undefined : Math.max(0, Math.round((Number(value) * 1000 - LOOP_SAMPLING_MS) * 10) / 10)
+    },
     async stop() {
       clearInterval(sampler)
       sample()
