@@ -12,7 +12,7 @@ import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { analyze, freePort, freshDatabase, startArgs, load, machineCpuMs, P, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
+import { analyze, freePort, freshDatabase, startArgs, load, machineCpuMs, P, postgresCpuMs, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
 import { createMixTenants, mix, MIX_TENANTS, MIX_USE_CASES, seedMixTenants } from './mix.mjs'
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
@@ -92,19 +92,27 @@ await new Promise((resolve) => ceiling.once('message', resolve))
 const common = { connections, duration }
 const runs = []
 // `pid`: the process answering, whose CPU per request is reported (unlike throughput, hardly moved by what else runs).
-/** `work`'s result with the CPU time `pid` used meanwhile, and the machine's busy and total CPU time. */
+// PostgreSQL's own CPU, when it runs on this machine: on two cores it competes with the service for them.
+const databaseCpuMs = database.dialect === 'postgres' ? postgresCpuMs : () => undefined
+/** `work`'s result with the CPU time `pid` and the database used meanwhile, and the machine's busy and total CPU time. */
 const measured = async (pid, work) => {
   const cpuAtStart = processCpuMs(pid)
+  const databaseAtStart = databaseCpuMs()
   const machineAtStart = machineCpuMs()
   const result = await work()
   const machine = machineCpuMs()
-  return { ...result, cpuMs: processCpuMs(pid) - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all }
+  const databaseNow = databaseCpuMs()
+  return {
+    ...result, cpuMs: processCpuMs(pid) - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all,
+    databaseCpuMs: databaseNow === undefined || databaseAtStart === undefined ? undefined : databaseNow - databaseAtStart,
+  }
 }
-/** CPU µs per request and how busy the machine was, over one or several measured runs. */
+/** CPU µs per request (the service's, and the database's where it is measured) and how busy the machine was, over one or several measured runs. */
 const cpuFigures = (list) => {
   const sum = (key) => list.reduce((n, r) => n + r[key], 0)
   return {
     cpu_us_per_request: Math.round((sum('cpuMs') * 1000) / sum('total')),
+    database_cpu_us_per_request: list.every((r) => r.databaseCpuMs !== undefined) ? Math.round((sum('databaseCpuMs') * 1000) / sum('total')) : undefined,
     // How much of the machine's cores everything on it used meanwhile: near 100 %, CPU is what the line is short of.
     machine_busy_percent: Math.round((sum('machineBusyMs') / sum('machineMs')) * 100),
   }
@@ -116,12 +124,12 @@ const run = async (name, options, status, short, target = service) => {
   const loopDelayP99Ms = workers === 1 ? target.loopDelayP99Ms : undefined
   // Read once before the line, so that the figure after it covers the line alone.
   await loopDelayP99Ms?.()
-  const { cpuMs, machineBusyMs, machineMs, ...summary } = await measured(target.pid, () => load(name, { ...common, ...options }, status))
-  const result = { ...summary, ...cpuFigures([{ cpuMs, machineBusyMs, machineMs, total: summary.total }]), loop_delay_p99_ms: await loopDelayP99Ms?.() }
+  const { cpuMs, databaseCpuMs, machineBusyMs, machineMs, ...summary } = await measured(target.pid, () => load(name, { ...common, ...options }, status))
+  const result = { ...summary, ...cpuFigures([{ cpuMs, databaseCpuMs, machineBusyMs, machineMs, total: summary.total }]), loop_delay_p99_ms: await loopDelayP99Ms?.() }
   runs.push(result)
   // The service's peak RSS so far: which line's load grows its memory.
   const peak = target === service ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
-  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.loop_delay_p99_ms === undefined ? '' : `  loop delay p99 ${result.loop_delay_p99_ms} ms`}${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
+  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.loop_delay_p99_ms === undefined ? '' : `  loop delay p99 ${result.loop_delay_p99_ms} ms`}${result.database_cpu_us_per_request === undefined ? '' : `  database CPU ${result.database_cpu_us_per_request} µs/request`}${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
   return result
 }
 
@@ -332,11 +340,11 @@ const md = [
   `The mixes spread over ${MIX_TENANTS} tenants of ${MIX_USE_CASES} use cases each (with an owner and a custom field value), at random: ` +
     'half the first list page of 50, half a use case by id, and the PATCHes change a description. Their "reads p99" leaves the PATCHes out.',
   '',
-  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | loop delay p99 ms | CPU µs per request | machine busy | errors |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.loop_delay_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.machine_busy_percent} % | ${r.errors} |`),
+  '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | loop delay p99 ms | CPU µs per request | database CPU µs per request | machine busy | errors |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.loop_delay_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.database_cpu_us_per_request ?? ''} | ${r.machine_busy_percent} % | ${r.errors} |`),
   '',
-  `"CPU µs per request" is the answering process's own${workers > 1 ? ' (its workers\' included)' : ''}; "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
+  `"CPU µs per request" is the answering process's own${workers > 1 ? ' (its workers\' included)' : ''}; "database CPU" is that of the PostgreSQL server's processes on this machine (SQLite runs in the service, and counts in its CPU); "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
   `"Loop delay p99" is the service's event loop delay during the line${workers > 1 ? ' (not given for workers: each answers GET /metrics for itself)' : ''}, as its \`GET /metrics\` reports it (how late a timer due every 10 ms fired): how long a turn of the loop kept waiting what came due meanwhile. A request that arrives during a turn waits for its end: where this figure comes near the reads' p99, the service's thread is what they wait for; well below it, they wait for the database.`,
   '',
   ...runs.filter((r) => r.writes).map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),

@@ -1,7 +1,7 @@
 // Shared by the benchmarks: a database to run against, the service as a separate production-mode process,
 // its peak memory, and autocannon runs summarised the same way everywhere.
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -58,12 +58,37 @@ function sumOverTree(pid, file, figure) {
   return sum
 }
 
+/**
+ * The CPU time (user + system) a process has used so far by the text of its /proc/<pid>/stat, ms; with `reaped`,
+ * that of its children that have exited too.
+ */
+function cpuOfStat(stat, reaped = false) {
+  const fields = stat.split(') ')[1].split(' ')
+  const own = Number(fields[11]) + Number(fields[12])
+  return ((reaped ? own + Number(fields[13]) + Number(fields[14]) : own) * 1000) / CLOCK_TICKS
+}
+
 /** CPU time a process and its descendants have used so far (user + system), ms; Linux. */
 export function processCpuMs(pid) {
-  return sumOverTree(pid, 'stat', (stat) => {
-    const fields = stat.split(') ')[1].split(' ')
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-  })
+  return sumOverTree(pid, 'stat', (stat) => cpuOfStat(stat))
+}
+
+/**
+ * CPU time this machine's PostgreSQL server processes have used so far (user + system), ms; undefined when none runs
+ * here (the database is elsewhere). A backend that has exited (a pooled connection closed when idle) counts in the
+ * time of the server's main process, which reaped it.
+ */
+export function postgresCpuMs() {
+  let sum
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum = (sum ?? 0) + cpuOfStat(readFileSync(`/proc/${entry}/stat`, 'utf8'), true)
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum
 }
 
 const PEAK_RSS = /VmHWM:\s+(\d+)/
