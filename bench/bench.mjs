@@ -93,15 +93,15 @@ const common = { connections, duration }
 const runs = []
 // `pid`: the process answering, whose CPU per request is reported (unlike throughput, hardly moved by what else runs).
 // PostgreSQL's own CPU, when it runs on this machine: on two cores it competes with the service for them.
-const databaseCpuMs = database.dialect === 'postgres' ? postgresCpuMs : () => undefined
+const databaseCpuSoFar = database.dialect === 'postgres' ? postgresCpuMs : () => undefined
 /** `work`'s result with the CPU time `pid` and the database used meanwhile, and the machine's busy and total CPU time. */
 const measured = async (pid, work) => {
   const cpuAtStart = processCpuMs(pid)
-  const databaseAtStart = databaseCpuMs()
+  const databaseAtStart = databaseCpuSoFar()
   const machineAtStart = machineCpuMs()
   const result = await work()
   const machine = machineCpuMs()
-  const databaseNow = databaseCpuMs()
+  const databaseNow = databaseCpuSoFar()
   return {
     ...result, cpuMs: processCpuMs(pid) - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all,
     databaseCpuMs: databaseNow === undefined || databaseAtStart === undefined ? undefined : databaseNow - databaseAtStart,

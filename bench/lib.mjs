@@ -70,7 +70,7 @@ function cpuOfStat(stat, reaped = false) {
 
 /** CPU time a process and its descendants have used so far (user + system), ms; Linux. */
 export function processCpuMs(pid) {
-  return sumOverTree(pid, 'stat', (stat) => cpuOfStat(stat))
+  return sumOverTree(pid, 'stat', cpuOfStat)
 }
 
 /**
