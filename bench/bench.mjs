@@ -8,6 +8,7 @@
 //   --heap-mb <n>       BENCH_HEAP_MB       the service's V8 heap cap (--max-old-space-size); default: what `npm start` uses, 0 = none
 //   --workers <n>       BENCH_WORKERS       SERVICE_WORKERS of the service (default 1); its CPU and memory are summed over its processes
 //   DATABASE_URL=postgres://…               PostgreSQL instead of SQLite
+//   DATABASE_POOL_SIZE=<n>                  the service's PostgreSQL pool size (default: the service's own)
 import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

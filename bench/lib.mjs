@@ -191,6 +191,8 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
       RATE_LIMIT_PER_MINUTE: '1000000',
       RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
       METRICS_TOKEN,
+      // A pool size to try (`DATABASE_POOL_SIZE=5 npm run bench`): the bench otherwise measures the default.
+      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -66,6 +66,7 @@ export function redactQuery(url: string): string {
  */
 export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean; selfCheckpointing?: boolean } = {}): Database {
   return createDatabase(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
     onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
     ...(options.maintenance ? { queryTimeoutMs: 0, tempFilesOnDisk: true } : {}),
     selfCheckpointing: options.selfCheckpointing,

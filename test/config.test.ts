@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../src/config.js'
 
@@ -7,7 +8,7 @@ describe('settings', () => {
       port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/service.db', redisUrl: undefined, tokenTtlSeconds: 3600,
       bootstrapTenant: 'default', debug: false, enableMcp: false, mcpReadOnly: false, rateLimitPerMinute: 600,
       rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, readCacheBytes: 16 * 1024 * 1024, recordCacheBytes: 16 * 1024 * 1024, logLevel: 'info',
-      corsOrigins: [], shutdownTimeoutMs: 10_000, databaseConnectTimeoutSeconds: 30, metricsToken: undefined, metricsPort: undefined,
+      corsOrigins: [], shutdownTimeoutMs: 10_000, databaseConnectTimeoutSeconds: 30, databasePoolSize: 2 * availableParallelism() + 1, metricsToken: undefined, metricsPort: undefined,
     })
   })
 
@@ -32,6 +33,8 @@ describe('settings', () => {
     ['CORS_ORIGINS', 'https://a.example, ftp://b.example'],
     ['SHUTDOWN_TIMEOUT_MS', 'soon'],
     ['DATABASE_CONNECT_TIMEOUT_S', '-5'],
+    ['DATABASE_POOL_SIZE', '1'],
+    ['DATABASE_POOL_SIZE', '201'],
     ['METRICS_TOKEN', 'short'],
     ['METRICS_PORT', '0'],
   ])('rejects %s=%s naming the setting', (name, value) => {

@@ -4,7 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { describeEachDialect, freshDatabase, PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
+import { sql } from 'kysely'
+import { loadConfig } from '../src/config.js'
+import { createLogger, openDatabase } from '../src/main.js'
+import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
 import { CLI, freePort, runCli, startServiceProcess } from './helpers/process.js'
 
 const oneLine = (text: string) => text.trim().split('\n')
@@ -58,6 +61,31 @@ describe('start-up failures: one line naming the setting', () => {
     expect(res.stderr + res.stdout).not.toContain('hunter2')
     // The retries were logged while waiting.
     expect(res.stdout).toContain('database is not reachable yet; retrying')
+  })
+})
+
+describe.skipIf(!POSTGRES_URL)(`DATABASE_POOL_SIZE${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
+  it('bounds the connections the service holds: queries beyond it wait for one, and all are answered', async () => {
+    const fresh = await freshDatabase('postgres')
+    const config = loadConfig({ ...fresh.env, DATABASE_POOL_SIZE: '3', LOG_LEVEL: 'silent' })
+    const database = openDatabase(config, createLogger(config))
+    try {
+      let busiest = 0
+      let waited = 0
+      const sampler = setInterval(() => {
+        const stats = database.poolStats()!
+        busiest = Math.max(busiest, stats.total)
+        waited = Math.max(waited, stats.waiting)
+      }, 2)
+      const answers = await Promise.all(Array.from({ length: 9 }, (_, i) => sql<{ n: number }>`select ${i}::int as n, pg_sleep(0.05)`.execute(database.db)))
+      clearInterval(sampler)
+      expect(answers.map((a) => a.rows[0].n)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8])
+      expect(busiest).toBe(3)
+      expect(waited).toBeGreaterThan(0)
+    } finally {
+      await database.close()
+      await fresh.drop()
+    }
   })
 })
 
