@@ -204,7 +204,7 @@ if (only.length === 0 || only.includes('webhooks')) {
         // Under full load the sends fall behind the creates: what is sent after the slice counts in its CPU, not its time.
         const duringLoad = (await received()) - before
         await settle(target.quietMs)
-        Object.assign(result, { deliveredDuringLoad: duringLoad, delivered: (await received()) - before })
+        Object.assign(result, { sentDuringLoad: duringLoad, sent: (await received()) - before })
         await subscribe(false)
       }
       return result
@@ -225,7 +225,7 @@ if (only.length === 0 || only.includes('webhooks')) {
     return slices
   }
   const drop = (without, withHook) => Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10
-  const sentInTime = (list) => Math.round((sum(list, 'deliveredDuringLoad') / sum(list, 'delivered')) * 100)
+  const sentInTime = (list) => Math.round((sum(list, 'sentDuringLoad') / sum(list, 'sent')) * 100)
   const slices = await alternating()
   const without = sliced(`${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`, slices.without)
   const withHook = sliced(`${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`, slices.with)
