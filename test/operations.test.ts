@@ -196,6 +196,8 @@ describeEachDialect('GET /metrics', (dialect) => {
 
     const body = await scrape()
     expect(body).toContain('aigov_webhook_deliveries_pending 1')
+    expect(body).toMatch(/^aigov_webhook_events_behind \d+$/m)
+    expect(body).toContain('aigov_webhook_delivery_yielding 0')
     expect(body).toContain('aigov_http_request_duration_seconds_count{method="POST",route="/api/v1/integration/use_cases",status_code="201"} 1')
     expect(body).toMatch(/aigov_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/integration\/use_cases",status_code="200"\} [2-9]/)
     expect(body).toMatch(/aigov_db_query_duration_seconds_count\{outcome="ok"\} [1-9]/)

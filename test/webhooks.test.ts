@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest'
 import { AuditFeed } from '../src/modules/events/events.feed.js'
 import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/webhook-secrets.js'
-import { PER_ENDPOINT, PER_TENANT_SENDS, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
+import { BUSY_RATE, PER_ENDPOINT, PER_TENANT_SENDS, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { ENDPOINTS_PER_TENANT, newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { backdatedId } from '../src/shared/ids.js'
 import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
@@ -332,6 +332,40 @@ describeEachDialect('webhooks', (dialect) => {
     await fast.until((got) => got.length === count, 5000)
     // The hanging endpoint holds a bounded number of sends, never all of them.
     expect(hanging.received.length).toBeLessThanOrEqual(PER_ENDPOINT)
+  })
+
+  it('yields to a busy event loop, sending a bounded share of a backlog, and sends the rest once the load ends', async () => {
+    const r = await receiver()
+    const { id } = await endpoint(r.url, ['use_case.created'])
+    await admin({ method: 'PATCH', url: `/webhook_endpoints/${id}`, payload: { enabled: false } })
+    const seqOf = async () => Number((await t.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()).audit_seq)
+    const start = await seqOf()
+    const backlog = 3 * BUSY_RATE
+    for (let i = 0; i < backlog; i++) await useCase(`Backlog ${i}`)
+    // The API's load, as the dispatcher sees it: the loop runs code nearly all the time, with a turn between chunks.
+    const busyFor = async (ms: number) => {
+      for (const end = Date.now() + ms; Date.now() < end; ) {
+        for (const chunk = Date.now() + 40; Date.now() < chunk; );
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+    await busyFor(1500)
+    // Enabled now, with its cursor where the backlog starts: every one of those records is still to be sent.
+    await admin({ method: 'PATCH', url: `/webhook_endpoints/${id}`, payload: { enabled: true } })
+    await t.deps.database.db.updateTable('webhook_endpoints').set({ cursor_seq: start }).where('id', '=', id).execute()
+    const seconds = 1.5
+    await busyFor(seconds * 1000)
+    const cursor = Number((await t.deps.database.db.selectFrom('webhook_endpoints').select('cursor_seq').where('id', '=', id).executeTakeFirstOrThrow()).cursor_seq)
+    // Some of it, never starved; at most BUSY_RATE a second (and a turn's rounding), where an idle loop takes 500 a turn.
+    expect(cursor).toBeGreaterThan(start)
+    expect(cursor - start).toBeLessThanOrEqual(BUSY_RATE * seconds + 50)
+    // What an operator sees meanwhile: this instance yielding, and the events still to be queued.
+    const gauge = async (name: string) => Number(/ (\S+)$/.exec(await t.deps.metrics.registry.getSingleMetricAsString(name))?.[1])
+    expect(await gauge('aigov_webhook_delivery_yielding')).toBe(1)
+    expect(await gauge('aigov_webhook_events_behind')).toBeGreaterThanOrEqual(start + backlog - cursor)
+    await r.until((got) => got.length === backlog, 10_000)
+    expect(new Set(r.received.map((got) => got.json.id)).size).toBe(backlog)
+    await eventually(async () => (await gauge('aigov_webhook_events_behind')) === 0 && (await gauge('aigov_webhook_delivery_yielding')) === 0)
   })
 
   it("keeps another tenant's events going out at once while one tenant's many endpoints all hang", async () => {

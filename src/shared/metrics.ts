@@ -70,7 +70,26 @@ export function createMetrics(database: Database) {
       this.set(Number(row.n))
     },
   })
-  return { registry, httpRequests, readCache, rateLimitRefusals }
+  new Gauge({
+    name: 'aigov_webhook_events_behind',
+    help: "Audit records after enabled webhook endpoints' cursors, summed over the endpoints: events not yet queued for delivery (records an endpoint does not subscribe to count too)",
+    registers: [registry],
+    async collect() {
+      const row = await database.db
+        .selectFrom('webhook_endpoints as e')
+        .innerJoin('tenants as t', 't.id', 'e.tenant_id')
+        .select(sql<number>`coalesce(sum(t.audit_seq - e.cursor_seq), 0)`.as('n'))
+        .where('e.enabled', '=', 1)
+        .executeTakeFirstOrThrow()
+      this.set(Number(row.n))
+    },
+  })
+  const webhookDeliveryYielding = new Gauge({
+    name: 'aigov_webhook_delivery_yielding',
+    help: "1 while this instance's webhook delivery yields to a busy API (taking few events in hand, the rest waiting in the log), else 0",
+    registers: [registry],
+  })
+  return { registry, httpRequests, readCache, rateLimitRefusals, webhookDeliveryYielding }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
