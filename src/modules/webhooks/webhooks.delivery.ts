@@ -163,6 +163,8 @@ export class WebhookDispatcher {
   private readonly loopLoad = new LoopLoad(BUSY_AVERAGE_MS)
   /** Whether the API kept the event loop busy as the last turn started (see BUSY_UTILIZATION). */
   private yielding = false
+  /** Where the next yielding turn with too small a budget for every endpoint behind starts serving them. */
+  private nextServed = 0
   /** Audit records the last turn fanned out: few mean light load, and the next turn may come soon. */
   private lastFannedOut = 0
   private stopped = false
@@ -265,9 +267,10 @@ export class WebhookDispatcher {
       .innerJoin('tenants as t', 't.id', 'e.tenant_id')
       .select(['e.id', 'e.tenant_id', 'e.cursor_seq', 't.audit_seq'])
       .where('e.enabled', '=', 1)
+      .orderBy('e.id')
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
-    const behind = endpoints.filter((e) => e.audit_seq > e.cursor_seq)
+    const behind = this.servedThisTurn(endpoints.filter((e) => e.audit_seq > e.cursor_seq), budget)
     this.lastFannedOut = 0
     if (behind.length === 0 && this.succeeded.length === 0) return 0
     // The records are read before the transaction, which is then only writes, held as briefly as it can be; a
@@ -315,6 +318,18 @@ export class WebhookDispatcher {
     const resources = await this.resources(fresh.flatMap((f) => (f.record ? [f.record] : [])))
     this.enqueue(fresh.map((f) => ({ ...f, resources })))
     return fresh.length
+  }
+
+  /**
+   * The endpoints behind that this turn fans out: all of them, unless a yielding turn's budget is smaller than
+   * their number (many tenants, many endpoints). Then one record each for as many as the budget allows, taking
+   * turns, so that the budget holds however many endpoints there are and none waits for the others' backlogs.
+   */
+  private servedThisTurn<E>(behind: E[], budget: number): E[] {
+    if (behind.length <= budget) return behind
+    const from = this.nextServed % behind.length
+    this.nextServed = from + budget
+    return [...behind.slice(from), ...behind.slice(0, from)].slice(0, budget)
   }
 
   /**
