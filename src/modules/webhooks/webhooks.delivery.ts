@@ -54,12 +54,12 @@ const FANOUT_BATCH = 500
  * wait in the log (the endpoints' cursors stay behind) until the load eases; nothing is lost, only sent later. Every
  * event is an HTTP exchange and a delivery record, which cost the machine about what the create that caused it did:
  * sent as they came, a `*` subscriber took 5–31 % of creates' throughput at full load on SQLite and 13–36 % on
- * PostgreSQL (npm run bench, 2 cores), while the creates answered late. Under light load nothing changes.
+ * PostgreSQL (npm run bench, 2 cores). Under light load nothing changes.
  */
 const BUSY_UTILIZATION = 0.7
 /** "Lately": averaged over about this long, so that a burst of requests at the start of each second (as a rate-limited client sends them) is not a busy loop. */
 const BUSY_AVERAGE_MS = 500
-/** Enough to make way through a backlog while the API stays busy, little enough to leave it ~95 % of the machine. */
+/** Enough to make way through a backlog while the API stays busy; little enough that a `*` subscriber cost creates 3–7 % at full load (npm run bench). */
 export const BUSY_RATE = 200
 const BUSY_TURN_MS = 250
 /** Sends in flight at once, over all endpoints: enough for several hanging endpoints to leave room for the others. */
