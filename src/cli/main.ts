@@ -153,7 +153,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'webhooks list': {
     usage: 'aigov webhooks list --tenant <tenant>',
-    summary: 'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, last success).',
+    summary: 'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, audit records not yet queued, last success).',
     options: { tenant: { type: 'string' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
@@ -163,7 +163,7 @@ const COMMANDS: Record<string, Command> = {
         if (endpoints.length === 0) out(`tenant ${tenant} has no webhook endpoints`)
         for (const e of endpoints) {
           const state = !e.enabled ? `disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}` : e.failing_since ? `failing since ${e.failing_since}` : 'healthy'
-          out(`${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`)
+          out(`${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tbehind ${e.behind}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`)
         }
       }),
   },

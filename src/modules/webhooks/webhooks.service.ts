@@ -179,19 +179,26 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       })
     },
 
-    /** Each endpoint with its delivery counts (the log's 30 days) and last success, for operators. */
+    /**
+     * Each endpoint with its delivery counts (the log's 30 days), last success, and the tenant's audit records after
+     * its cursor (not yet queued: a busy API, or no instance delivering), for operators.
+     */
     async health(ctx: Ctx): Promise<EndpointHealth[]> {
       const rows = await repo.deliveryHealth(db, ctx.tenantId)
+      const logEnd = await repo.tenantAuditSeq(db, ctx.tenantId)
       const endpoints: EndpointHealth[] = []
       let cursor: string | undefined
       do {
         const ks = keyset({ page_limit: 100, page_after: cursor })
-        const page = toPage(await repo.listEndpoints(db, ctx.tenantId, ks), ks, toEndpoint)
+        const stored = await repo.listEndpoints(db, ctx.tenantId, ks)
+        const cursors = new Map(stored.map((e) => [e.id, e.cursor_seq]))
+        const page = toPage(stored, ks, toEndpoint)
         for (const endpoint of page.items) {
           const mine = rows.filter((r) => r.endpoint_id === endpoint.id)
           const count = (status: string) => Number(mine.find((r) => r.status === status)?.count ?? 0)
           const lastSuccess = mine.find((r) => r.status === 'succeeded')?.last_attempt_at ?? null
-          endpoints.push({ ...endpoint, pending: count('pending'), succeeded: count('succeeded'), failed: count('failed'), last_success_at: lastSuccess })
+          const behind = endpoint.enabled ? logEnd - cursors.get(endpoint.id)! : 0
+          endpoints.push({ ...endpoint, pending: count('pending'), behind, succeeded: count('succeeded'), failed: count('failed'), last_success_at: lastSuccess })
         }
         cursor = page.pagination.next_cursor ?? undefined
       } while (cursor)
@@ -224,7 +231,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
   }
 }
 
-export type EndpointHealth = WebhookEndpoint & { pending: number; succeeded: number; failed: number; last_success_at: string | null }
+export type EndpointHealth = WebhookEndpoint & { pending: number; behind: number; succeeded: number; failed: number; last_success_at: string | null }
 
 /** An endpoint's name in its audit records: its URL, cut to what an audit record's name holds. */
 export function auditName(url: string): string {
