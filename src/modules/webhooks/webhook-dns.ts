@@ -87,6 +87,11 @@ export class WebhookResolver {
   private async query(tenantId: string, name: string): Promise<ResolvedAddress[]> {
     const deadline = Date.now() + this.timeoutMs
     const release = await this.slot(tenantId, name, deadline)
+    // A slot that freed too late leaves a query too little time to be worth asking (and caching its failure).
+    if (deadline - Date.now() < this.timeoutMs / 4) {
+      release()
+      throw this.busy(name)
+    }
     this.queries++
     const results: Result[] = [undefined, undefined]
     const both = Promise.all(
