@@ -59,7 +59,6 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     expect(asked('short.ttl.test')).toBe(2)
     for (let i = 0; i < 2; i++) await expect(resolver.resolve('acme', 'missing.ttl.test')).rejects.toMatchObject({ code: 'ENOTFOUND', message: 'missing.ttl.test has no address in DNS' })
     expect(asked('missing.ttl.test')).toBe(1)
-    expect(resolver.queries).toBe(4)
   })
 
   it('answers IP literals and localhost without asking', async () => {
@@ -71,7 +70,6 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
       expect(await resolver.resolve('acme', name)).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }])
     }
     expect(dns.queries.length).toBe(before)
-    expect(resolver.queries).toBe(0)
   })
 
   it("holds a tenant whose names never answer to its share of queries, each cut at the timeout, while another tenant's answer at once", async () => {

@@ -23,8 +23,7 @@ export interface DnsServer {
  */
 export async function startDnsServer(options: { records?: Record<string, { address: string; ttl: number }[]>; hang?: (name: string) => boolean } = {}): Promise<DnsServer> {
   const queries: DnsQuery[] = []
-  const udp = dgram.createSocket('udp4')
-  udp.on('message', (message, from) => {
+  const answer = (udp: dgram.Socket) => (message: Buffer, from: dgram.RemoteInfo) => {
     let query: dnsPacket.Packet
     try {
       query = dnsPacket.decode(message)
@@ -46,9 +45,7 @@ export async function startDnsServer(options: { records?: Record<string, { addre
       answers,
     })
     udp.send(response, from.port, from.address)
-  })
-  await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve))
-  const { port } = udp.address()
+  }
   const sockets = new Set<Socket>()
   const tcp = createServer((socket) => {
     sockets.add(socket)
@@ -56,14 +53,36 @@ export async function startDnsServer(options: { records?: Record<string, { addre
     // Read and never answer: a hanging server over TCP too.
     socket.resume()
   })
-  await new Promise<void>((resolve, reject) => tcp.once('error', reject).listen(port, '127.0.0.1', resolve))
+  // The UDP port the system picks may be taken over TCP: then another.
+  let udp: dgram.Socket | undefined
+  let port = 0
+  for (let attempt = 0; udp === undefined; attempt++) {
+    const socket = dgram.createSocket('udp4')
+    socket.on('message', answer(socket))
+    await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve))
+    port = socket.address().port
+    try {
+      await new Promise<void>((resolve, reject) => {
+        tcp.once('error', reject)
+        tcp.listen(port, '127.0.0.1', () => {
+          tcp.off('error', reject)
+          resolve()
+        })
+      })
+      udp = socket
+    } catch (err) {
+      await new Promise<void>((resolve) => socket.close(() => resolve()))
+      if (attempt >= 10) throw err
+    }
+  }
+  const bound = udp
   return {
     address: `127.0.0.1:${port}`,
     queries,
     async close() {
       for (const socket of sockets) socket.destroy()
       await new Promise<void>((resolve) => tcp.close(() => resolve()))
-      await new Promise<void>((resolve) => udp.close(() => resolve()))
+      await new Promise<void>((resolve) => bound.close(() => resolve()))
     },
   }
 }

@@ -53,12 +53,10 @@ export class WebhookResolver {
   private readonly inFlight = new Map<string, Promise<ResolvedAddress[]>>()
   private readonly active = new Counts()
   private readonly waiting = new Map<string, (() => void)[]>()
-  /** Queries sent to DNS servers: what the cache saves shows here. */
-  queries = 0
 
   constructor(options: { servers?: string[]; timeoutMs: number }) {
     this.timeoutMs = options.timeoutMs
-    // c-ares doubles the timeout on each try: three thirds in all, within timeoutMs (each query is also cut at it).
+    // c-ares doubles the timeout on its second try: a third, then two thirds of timeoutMs (and each query is cut at it).
     this.resolver = new Resolver({ timeout: Math.max(1, Math.floor(options.timeoutMs / 3)), tries: 2 })
     if (options.servers && options.servers.length > 0) this.resolver.setServers(options.servers)
   }
@@ -92,7 +90,6 @@ export class WebhookResolver {
       release()
       throw this.busy(name)
     }
-    this.queries++
     const results: Result[] = [undefined, undefined]
     const both = Promise.all(
       [this.resolver.resolve4(name, { ttl: true }), this.resolver.resolve6(name, { ttl: true })].map((query, i) =>
