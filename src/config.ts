@@ -1,4 +1,5 @@
 import { createPrivateKey } from 'node:crypto'
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 /** Settings, parsed once at start from the environment. No other file reads process.env. */
 
@@ -50,6 +51,10 @@ export type Config = Readonly<{
   webhookAllowPrivateNetworks: boolean
   /** How long one webhook send may take, connection to the end of the answer. */
   webhookTimeoutMs: number
+  /** DNS servers (ip or ip:port) asked for webhook targets' addresses; undefined: the system's (resolv.conf). */
+  webhookDnsServers: string[] | undefined
+  /** How long one webhook target's name lookup may take, at save and at each send. */
+  webhookDnsTimeoutMs: number
   /** This instance sends webhook events; off, it serves the API only and instances with it on send them. */
   webhookDelivery: boolean
   /** How often an idle event stream sends a comment line. */
@@ -126,6 +131,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookDnsServers: dnsServers(env, 'WEBHOOK_DNS_SERVERS'),
+    webhookDnsTimeoutMs: integer(env, 'WEBHOOK_DNS_TIMEOUT_MS', 2000, 100, 30_000),
     webhookDelivery: boolean(env, 'WEBHOOK_DELIVERY', true),
     eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 600_000),
   })
@@ -245,6 +252,21 @@ function corsOrigins(env: Env): string[] {
     }
   }
   return origins
+}
+
+/** Comma-separated DNS servers: an IPv4 or IPv6 address, with an optional port (`1.2.3.4:53`, `[::1]:53`). */
+function dnsServers(env: Env, name: string): string[] | undefined {
+  const raw = optionalString(env, name)
+  if (raw === undefined) return undefined
+  return raw.split(',').map((entry) => {
+    const server = entry.trim()
+    const match = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(server) ?? [server, server, undefined]
+    const [, address, port] = match
+    if (!isIP(address) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+      throw new ConfigError(name, `"${server}" is not a DNS server address like 10.0.0.2, 10.0.0.2:53 or [2001:db8::53]:53`)
+    }
+    return server
+  })
 }
 
 function metricsToken(env: Env): string | undefined {

@@ -16,6 +16,7 @@ import { listenForRevocations } from './modules/api-keys/revocations.js'
 import { hashSecret } from './modules/api-keys/secrets.js'
 import { TokenService } from './modules/auth/tokens.js'
 import { webhookEncryptionKey } from './modules/webhooks/webhook-secrets.js'
+import { WebhookResolver } from './modules/webhooks/webhook-dns.js'
 import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
@@ -114,7 +115,8 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
   const itemCache = config.recordCacheBytes > 0 ? new ItemCache(database, config.recordCacheBytes) : null
-  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey, itemCache }
+  const webhookDns = new WebhookResolver({ servers: config.webhookDnsServers, timeoutMs: config.webhookDnsTimeoutMs })
+  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey, webhookDns, itemCache }
 }
 
 /** Releases what createDeps opened. */

@@ -37,9 +37,23 @@ describe('settings', () => {
     ['DATABASE_POOL_SIZE', '201'],
     ['METRICS_TOKEN', 'short'],
     ['METRICS_PORT', '0'],
+    ['WEBHOOK_DNS_SERVERS', 'dns.example.com'],
+    ['WEBHOOK_DNS_SERVERS', '10.0.0.2:70000'],
+    ['WEBHOOK_DNS_SERVERS', '10.0.0.2,,10.0.0.3'],
+    ['WEBHOOK_DNS_SERVERS', '2001:db8::53]:53'],
+    ['WEBHOOK_DNS_TIMEOUT_MS', '50'],
+    ['WEBHOOK_DNS_TIMEOUT_MS', 'fast'],
   ])('rejects %s=%s naming the setting', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name}: `))
+  })
+
+  it('reads the DNS servers webhooks ask, by default those of the system', () => {
+    expect(loadConfig({})).toMatchObject({ webhookDnsServers: undefined, webhookDnsTimeoutMs: 2000 })
+    expect(loadConfig({ WEBHOOK_DNS_SERVERS: ' 10.0.0.2, 10.0.0.3:5353,[2001:db8::53]:53, 2001:db8::54 ', WEBHOOK_DNS_TIMEOUT_MS: '500' })).toMatchObject({
+      webhookDnsServers: ['10.0.0.2', '10.0.0.3:5353', '[2001:db8::53]:53', '2001:db8::54'],
+      webhookDnsTimeoutMs: 500,
+    })
   })
 
   it('reads a list of CORS origins', () => {

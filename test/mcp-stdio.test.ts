@@ -94,7 +94,7 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     const missing = await call(mcp.client, 'get_use_case', { id: 'uc_00000000000000000000000000' })
     expect(missing.isError).toBe(true)
     expect(missing.structuredContent).toMatchObject({ code: 'not_found', status: 404, request_id: expect.any(String) })
-    const invalid = await call(mcp.client, 'create_vendor', { website: 'x' })
+    const invalid = await call(mcp.client, 'create_vendor', { website: 'https://vendor.example.com' })
     expect(invalid.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name', message: 'is required' }] })
   })
 

@@ -460,12 +460,39 @@ describeEachDialect('webhook targets', (dialect) => {
   })
   afterAll(async () => t?.close())
 
-  it('refuses loopback, private, link-local and metadata targets at create', async () => {
+  it('refuses loopback, private, link-local and metadata targets at create, in every spelling', async () => {
     const admin = t.as('acme', 'admin')
-    for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://100.64.0.1/x', 'http://0.0.0.0/x']) {
+    const refused = [
+      'http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.1/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x',
+      'http://[::ffff:127.0.0.1]/x', 'http://100.64.0.1/x', 'http://0.0.0.0/x',
+      // Other IPv4 that is not public: broadcast, multicast, IETF, benchmarking, documentation, reserved, "this network".
+      'http://255.255.255.255/', 'http://224.0.0.1/', 'http://192.0.0.170/', 'http://198.18.0.1/', 'http://203.0.113.5/', 'http://240.0.0.1/', 'http://0.1.2.3/', 'http://172.16.0.1/',
+      // IPv4 as a URL may spell it: decimal, octal, hex, short, percent-encoded, a trailing dot.
+      'http://2130706433/', 'http://0x7f.1/', 'http://127.1/', 'http://0177.0.0.1/', 'http://0x7f000001/', 'http://017700000001/', 'http://%31%32%37.0.0.1/',
+      'http://127.0.0.1./', 'http://3232235521/', 'http://2852039166/latest/meta-data', 'http://10.1/', 'http://0/',
+      // localhost in every case and with a trailing dot, and its subdomains (RFC 6761: loopback, never asked of DNS).
+      'http://LOCALHOST/', 'http://localhost./', 'http://api.localhost/',
+      // IPv4-compatible (::/96), -mapped (also in hex), -translated.
+      'http://[::127.0.0.1]/', 'http://[::7f00:1]/', 'http://[0:0:0:0:0:0:127.0.0.1]/', 'http://[::10.0.0.1]/', 'http://[::8.8.8.8]/', 'http://[::ffff:7f00:1]/',
+      'http://[::ffff:a9fe:a9fe]/', 'http://[0:0:0:0:0:ffff:10.0.0.1]/', 'http://[::ffff:0:7f00:1]/',
+      // NAT64 with a private IPv4, and its local-use prefix; 6to4 with a private IPv4; Teredo with a private server or client.
+      'http://[64:ff9b::7f00:1]/', 'http://[64:ff9b::10.0.0.1]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b:1::808:808]/',
+      'http://[2002:7f00:1::1]/', 'http://[2002:a9fe:a9fe::1]/', 'http://[2002:c0a8:1::1]/',
+      'http://[2001:0:a00:1::f7f7:f7f7]/', 'http://[2001:0:808:808::f5ff:fffe]/',
+      // IPv6 that is not global unicast: unspecified, site-local, unique local, link-local, multicast, discard, documentation, outside 2000::/3.
+      'http://[::]/', 'http://[fec0::1]/', 'http://[fc00::1]/', 'http://[fd12:3456::1]/', 'http://[fe80::1]/', 'http://[ff02::1]/', 'http://[100::1]/',
+      'http://[2001:db8::1]/', 'http://[4000::1]/', 'http://[3fff::1]/', 'https://[::ffff:169.254.169.254]:443/',
+    ]
+    for (const url of refused) {
       const res = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['*'] } })
       expect(res.statusCode, url).toBe(422)
       expect(res.json().errors[0].field).toBe('url')
+    }
+    // Public addresses stay allowed, also inside IPv6 (disabled: nothing is sent to them).
+    for (const url of ['http://8.8.8.8/x', 'http://[2606:4700:4700::1111]/x', 'http://[::ffff:8.8.8.8]/x', 'http://[64:ff9b::808:808]/x', 'http://[2002:808:808::1]/x', 'http://[2001:0:808:808::f7f7:f7f7]/x']) {
+      const res = await admin({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['*'], enabled: false } })
+      expect(res.statusCode, `${url}: ${res.body}`).toBe(201)
+      await admin({ method: 'DELETE', url: `/webhook_endpoints/${res.json().id}` })
     }
   })
 

@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/create-db.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
+import type { WebhookResolver } from '../modules/webhooks/webhook-dns.js'
 import type { ItemCache } from './item-cache.js'
 import type { Metrics } from './metrics.js'
 import type { RedisClient } from './redis.js'
@@ -19,6 +20,8 @@ export interface Deps {
   redis: RedisClient | undefined
   /** Encrypts webhook signing secrets at rest (from WEBHOOK_SECRET_KEY, else the JWT secret). */
   webhookKey: Buffer
+  /** Webhook targets' name lookups, shared by the checks at save and at send (bounded per tenant, cached). */
+  webhookDns: WebhookResolver
   /** Governed records' JSON kept across writes (null with SERVICE_RECORD_CACHE_MB=0). */
   itemCache: ItemCache | null
   /** The connection listening for revocations from other instances (with Redis). */

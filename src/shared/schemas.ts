@@ -1,10 +1,15 @@
 import { type TSchema, Type } from 'typebox'
+import { HTTP_URL_FORMAT } from './urls.js'
 
 /** Building blocks shared by every family's schemas. */
 
 export const Nullable = <T extends TSchema>(schema: T, options: Record<string, unknown> = {}) => Type.Union([schema, Type.Null()], options)
 
 export const Text = (maxLength: number) => Type.String({ maxLength })
+
+/** A URL a client sends (see shared/urls.ts): http:// or https:// with a host, checked by the `http-url` format. */
+export const HttpUrl = (maxLength: number, options: { description?: string; examples?: string[] } = {}) =>
+  Type.String({ minLength: 1, maxLength, format: HTTP_URL_FORMAT, ...options, description: options.description ?? 'An http:// or https:// URL.' })
 
 /**
  * Up to 512: intake systems prefix ticket keys to summaries of up to 255 characters. Some visible character and

@@ -2332,7 +2332,10 @@ export interface components {
         EvidenceLinkCreate: {
             /** @enum {string} */
             kind: "link";
-            /** @description An http(s) URL. */
+            /**
+             * Format: http-url
+             * @description An http:// or https:// URL.
+             */
             url: string;
             title: string;
         };
@@ -3936,6 +3939,7 @@ export interface components {
             /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
             id: string;
             /**
+             * Format: http-url
              * @description An https:// (or http://) address that receives POSTed events.
              * @example https://hooks.example.com/aigov
              */
@@ -3967,6 +3971,7 @@ export interface components {
          */
         WebhookEndpointCreate: {
             /**
+             * Format: http-url
              * @description An https:// (or http://) address that receives POSTed events.
              * @example https://hooks.example.com/aigov
              */
@@ -3982,6 +3987,7 @@ export interface components {
         };
         WebhookEndpointUpdate: {
             /**
+             * Format: http-url
              * @description An https:// (or http://) address that receives POSTed events.
              * @example https://hooks.example.com/aigov
              */
@@ -3995,6 +4001,7 @@ export interface components {
             /** @example whep_01jd3k8m9v4q2w6e8r0t2y4u6i */
             id: string;
             /**
+             * Format: http-url
              * @description An https:// (or http://) address that receives POSTed events.
              * @example https://hooks.example.com/aigov
              */

@@ -537,7 +537,7 @@ class EvidenceContentHeaders(TypedDict, total=False):
 
 class EvidenceLinkCreate(TypedDict):
     kind: Literal["link"]
-    #: An http(s) URL.
+    #: An http:// or https:// URL.
     url: str
     title: str
 

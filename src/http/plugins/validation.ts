@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify'
 import { AppError, type FieldError } from '../errors.js'
+import { HTTP_URL_FORMAT, HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/urls.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
@@ -9,6 +10,7 @@ function makeAjv(coerceTypes: boolean | 'array'): Ajv {
   // removeAdditional stays off so unknown fields are reported, never silently dropped.
   const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: true, strict: false })
   addFormats(ajv)
+  ajv.addFormat(HTTP_URL_FORMAT, { type: 'string', validate: isHttpUrl })
   return ajv
 }
 
@@ -126,7 +128,7 @@ function describe(e: ErrorObject): string {
     case 'const':
       return `must be ${JSON.stringify(p.allowedValue)}`
     case 'format':
-      return `must be a valid ${p.format}`
+      return p.format === HTTP_URL_FORMAT ? HTTP_URL_MESSAGE : `must be a valid ${p.format}`
     default:
       return e.message ?? 'is invalid'
   }

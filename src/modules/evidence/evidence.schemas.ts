@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery } from '../../shared/pagination.js'
-import { Id, Nullable } from '../../shared/schemas.js'
+import { HttpUrl, Id, Nullable } from '../../shared/schemas.js'
 
 export const EvidenceKind = Type.Enum(['file', 'link'])
 
@@ -23,7 +23,7 @@ export type Evidence = Static<typeof Evidence>
 export const EvidenceLinkCreate = Type.Object(
   {
     kind: Type.Literal('link'),
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'An http(s) URL.' }),
+    url: HttpUrl(2048),
     title: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S' }),
   },
   { additionalProperties: false, examples: [{ kind: 'link', url: 'https://wiki.example.com/ai/oversight-procedure', title: 'Oversight procedure' }] },

@@ -3,6 +3,7 @@ import { isUniqueViolation } from '../../db/create-db.js'
 import type { EvidenceRow } from '../../db/tables.js'
 import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import { malformedText } from '../../http/plugins/validation.js'
+import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/urls.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -215,14 +216,8 @@ function searchKey(...parts: (string | null)[]): string {
 }
 
 function checkUrl(raw: string): string {
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw invalid('url', 'is not a valid URL')
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('url', 'must be an http:// or https:// URL')
-  return url.toString()
+  if (!isHttpUrl(raw)) throw invalid('url', HTTP_URL_MESSAGE)
+  return new URL(raw).toString()
 }
 
 /** A file name as a download may offer it again: no path, no control characters. */

@@ -1,13 +1,13 @@
 import { type Static, Type } from 'typebox'
 import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
-import { Description, Id, Name, Nullable, Text, Timestamps } from '../../shared/schemas.js'
+import { Description, HttpUrl, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const VendorStatus = Type.Enum(['active', 'under_review', 'inactive'])
 
 const editable = {
   description: Type.Optional(Description({ examples: ['Hosted LLM provider.'] })),
-  website: Type.Optional(Nullable(Text(500), { examples: ['https://vendor.example.com'] })),
+  website: Type.Optional(Nullable(HttpUrl(500, { description: 'An http:// or https:// URL.' }), { examples: ['https://vendor.example.com'] })),
   status: Type.Optional(Nullable(VendorStatus, { description: '`null` means `active`.' })),
   ...governedEditable,
 }

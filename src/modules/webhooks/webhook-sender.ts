@@ -1,5 +1,5 @@
-import type { LookupFunction } from 'node:net'
 import { Worker } from 'node:worker_threads'
+import type { ResolvedAddress } from './webhook-dns.js'
 
 /** What one POST came to: the receiver's status and Retry-After, or why there was no answer. */
 export interface Exchange {
@@ -9,35 +9,34 @@ export interface Exchange {
 }
 
 /**
- * A send's request and its answer, as they cross between the threads: `[id, url, headers, body, secrets]`,
- * `[id, exchange]`. The thread signs the request with each of `secrets`.
+ * A send's request and its answer, as they cross between the threads: `[id, url, headers, body, secrets,
+ * addresses]`, `[id, exchange]`. The thread signs the request with each of `secrets` and connects to `addresses`.
  */
-type Send = [id: number, url: string, headers: Record<string, string>, body: string, secrets: string[]]
+type Send = [id: number, url: string, headers: Record<string, string>, body: string, secrets: string[], addresses: ResolvedAddress[]]
 type Answer = [id: number, exchange: Exchange]
-/** A lookup the thread asks for, `[id, hostname, options]`, and its result, `[id, error, address(es), family]`. */
-type LookupAsk = [id: number, hostname: string, options: object]
-type LookupAnswer = [id: number, error: { message: string; code?: string } | null, ...result: unknown[]]
 
 /** With no send for this long, the thread ends (its memory and kept connections with it); the next send starts one. */
 const IDLE_MS = 30_000
 
 // The thread's code, given as text so that it runs the same from the build and from the sources (tests), as the
 // SQLite checkpointer's. It holds the connections (kept alive, redirects never followed: http.request does not
-// follow them), times each exchange out, drains the answer, and asks the service's thread to resolve every host it
-// connects to, so that the check of the address actually connected to stays in one place (guardedLookup).
-// Answers and lookups go back in one message per turn of its loop.
+// follow them), times each exchange out and drains the answer. It never looks a name up: a new connection goes to
+// the addresses the service resolved and checked for this send (pinned, so a DNS answer changing between the check
+// and the connection cannot reach another address); a kept one was checked when it was opened.
+// Answers go back in one message per turn of its loop.
 const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads')
 const { createHmac } = require('node:crypto')
 const http = require('node:http')
 const https = require('node:https')
-const lookups = new Map()
-let nextLookup = 0
-const lookup = (hostname, options, callback) => {
-  lookups.set(nextLookup, callback)
-  parentPort.postMessage({ lookup: [nextLookup++, hostname, { ...options }] })
+// No lookup of their own: an agent's options override the request's, and each request brings its pinned one.
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) }
+const pinned = (addresses) => (hostname, options, callback) => {
+  const usable = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses
+  if (usable.length === 0) return callback(Object.assign(new Error('no checked address of ' + hostname + ' to connect to'), { code: 'ENOTFOUND' }))
+  if (options.all) callback(null, usable)
+  else callback(null, usable[0].address, usable[0].family)
 }
-const agents = { 'http:': new http.Agent({ keepAlive: true, lookup }), 'https:': new https.Agent({ keepAlive: true, lookup }) }
 const requests = new Set()
 let answers = []
 const answer = (id, exchange) => {
@@ -49,7 +48,7 @@ const sign = (headers, body, secrets) => {
   const message = headers['webhook-id'] + '.' + headers['webhook-timestamp'] + '.' + body
   return secrets.map((secret) => 'v1,' + createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(message).digest('base64')).join(' ')
 }
-const send = ([id, url, headers, body, secrets]) => {
+const send = ([id, url, headers, body, secrets, addresses]) => {
   if (secrets.length > 0) headers['webhook-signature'] = sign(headers, body, secrets)
   const target = new URL(url)
   let timedOut = false
@@ -60,7 +59,7 @@ const send = ([id, url, headers, body, secrets]) => {
   }
   const failure = (err) => (timedOut ? 'no answer within ' + workerData.timeoutMs / 1000 + ' s' : describe(err))
   const client = target.protocol === 'https:' ? https : http
-  const req = client.request(target, { method: 'POST', headers, agent: agents[target.protocol] }, (res) => {
+  const req = client.request(target, { method: 'POST', headers, agent: agents[target.protocol], lookup: pinned(addresses) }, (res) => {
     res.resume()
     res.on('end', () => done({ status: res.statusCode, retryAfter: res.headers['retry-after'] }))
     res.on('error', (err) => done({ status: res.statusCode, error: failure(err) }))
@@ -75,12 +74,7 @@ const send = ([id, url, headers, body, secrets]) => {
 }
 parentPort.on('message', (message) => {
   if (message.sends) for (const s of message.sends) send(s)
-  else if (message.looked) {
-    const [id, error, ...result] = message.looked
-    const callback = lookups.get(id)
-    lookups.delete(id)
-    callback(error && Object.assign(new Error(error.message), { code: error.code }), ...result)
-  } else if (message.stop) {
+  else if (message.stop) {
     for (const req of requests) req.destroy()
     agents['http:'].destroy()
     agents['https:'].destroy()
@@ -107,18 +101,18 @@ export class WebhookSender {
   private stopped = false
 
   constructor(
-    private readonly options: { timeoutMs: number; lookup: LookupFunction; idleMs?: number },
+    private readonly options: { timeoutMs: number; idleMs?: number },
   ) {}
 
   /**
    * POSTs `body` to `url`, signed with each of `secrets` as its `webhook-id` and `webhook-timestamp` headers name
-   * it; resolves with the exchange, never rejects.
+   * it, connecting to `addresses` (the checked addresses of its host); resolves with the exchange, never rejects.
    */
-  send(url: string, headers: Record<string, string>, body: string, secrets: string[] = []): Promise<Exchange> {
+  send(url: string, headers: Record<string, string>, body: string, secrets: string[], addresses: ResolvedAddress[]): Promise<Exchange> {
     if (this.stopped) return Promise.resolve({ error: 'the service is stopping' })
     const id = this.nextId++
     // Sends asked for in one turn of the loop cross to the thread in one message.
-    if (this.outbox.push([id, url, headers, body, secrets]) === 1) setImmediate(() => this.flush())
+    if (this.outbox.push([id, url, headers, body, secrets, addresses]) === 1) setImmediate(() => this.flush())
     clearTimeout(this.idle)
     return new Promise((resolve) => this.pending.set(id, { resolve }))
   }
@@ -158,9 +152,8 @@ export class WebhookSender {
     // a cap that a few large records could reach would end every send in flight, again on every retry.
     const worker = new Worker(THREAD, { eval: true, workerData: { timeoutMs: this.options.timeoutMs } })
     worker.unref()
-    worker.on('message', (message: { answers?: Answer[]; lookup?: LookupAsk }) => {
+    worker.on('message', (message: { answers?: Answer[] }) => {
       if (message.answers) this.answered(message.answers)
-      else if (message.lookup) this.lookup(worker, message.lookup)
     })
     worker.on('error', () => undefined)
     worker.once('exit', () => {
@@ -184,13 +177,5 @@ export class WebhookSender {
       clearTimeout(this.idle)
       this.idle = setTimeout(() => void this.retire(), this.options.idleMs ?? IDLE_MS).unref()
     }
-  }
-
-  private lookup(worker: Worker, [id, hostname, options]: LookupAsk): void {
-    const reply = (err: NodeJS.ErrnoException | null, ...result: unknown[]) => {
-      const answer: LookupAnswer = [id, err && { message: err.message, code: err.code }, ...result]
-      worker.postMessage({ looked: answer })
-    }
-    ;(this.options.lookup as (hostname: string, options: object, callback: typeof reply) => void)(hostname, options, reply)
   }
 }

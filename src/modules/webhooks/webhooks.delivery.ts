@@ -1,4 +1,3 @@
-import { isIP } from 'node:net'
 import { sql } from 'kysely'
 import type { Database } from '../../db/create-db.js'
 import type { AuditFeed } from '../events/events.feed.js'
@@ -13,7 +12,8 @@ import { runMutation, type Tx } from '../../shared/mutation.js'
 import { SERVICE_VERSION } from '../../version.js'
 import { decryptSecret } from './webhook-secrets.js'
 import { WebhookSender } from './webhook-sender.js'
-import { checkHost, guardedLookup } from './webhook-targets.js'
+import type { ResolvedAddress } from './webhook-dns.js'
+import { bareHost, checkedAddresses } from './webhook-targets.js'
 import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
 import { auditName, newDelivery } from './webhooks.service.js'
 
@@ -144,7 +144,7 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
  */
 export class WebhookDispatcher {
   private readonly database: Database
-  /** WEBHOOK_TIMEOUT_MS: the longest a send may take. */
+  /** The longest a send may take: its host's lookup (WEBHOOK_DNS_TIMEOUT_MS), then its exchange (WEBHOOK_TIMEOUT_MS). */
   private readonly timeoutMs: number
   /** Sends in flight per endpoint, and per tenant. */
   private readonly inFlight = new Counts()
@@ -171,7 +171,7 @@ export class WebhookDispatcher {
   private lastCleanup = 0
   /** Acknowledged deliveries, recorded together on the next turn of the loop (one statement for many). */
   private succeeded: { id: string; status: number }[] = []
-  /** The HTTP exchanges, on a thread of their own; every connection it opens is checked by the guarded lookup. */
+  /** The HTTP exchanges, on a thread of their own; every connection it opens goes to an address checked here. */
   private readonly sender: WebhookSender
   /**
    * Signing secrets by their stored ciphertext: decrypted once, not on every send. A rotation stores a new
@@ -181,14 +181,14 @@ export class WebhookDispatcher {
   private readonly statements: ReturnType<typeof dispatchStatements>
 
   constructor(
-    private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'log' | 'metrics'>,
+    private readonly deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'webhookDns' | 'log' | 'metrics'>,
     private readonly resolveResources: ResourceResolver,
     private readonly feed: CommitFeed,
   ) {
     this.database = deps.database
     this.statements = dispatchStatements(deps.database)
-    this.timeoutMs = deps.config.webhookTimeoutMs
-    this.sender = new WebhookSender({ timeoutMs: this.timeoutMs, lookup: guardedLookup(deps.config.webhookAllowPrivateNetworks) })
+    this.timeoutMs = deps.config.webhookDnsTimeoutMs + deps.config.webhookTimeoutMs
+    this.sender = new WebhookSender({ timeoutMs: deps.config.webhookTimeoutMs })
   }
 
   start(): void {
@@ -533,19 +533,18 @@ export class WebhookDispatcher {
     return { id, body: `${head.slice(0, -1)},"data":${record.data.slice(0, -1)},"resource":${resource ?? 'null'}}}` }
   }
 
-  /** One signed POST: no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange, private targets refused. */
+  /**
+   * One signed POST: its host resolved (bounded per tenant, see WebhookResolver) and every address checked, the
+   * connection made to those addresses only; no redirects followed, WEBHOOK_TIMEOUT_MS for the whole exchange.
+   */
   private async post(endpoint: WebhookEndpointRow, eventId: string, body: string): Promise<SendResult> {
     const { config } = this.deps
-    const allowPrivate = config.webhookAllowPrivateNetworks
     const url = new URL(endpoint.url)
-    const host = url.hostname.replace(/^\[|\]$/g, '')
-    // Names are checked on the address connected to (guardedLookup); a literal address skips DNS, so check it here.
-    if (isIP(host)) {
-      try {
-        await checkHost(host, allowPrivate)
-      } catch (err) {
-        return { error: (err as Error).message }
-      }
+    let addresses: ResolvedAddress[]
+    try {
+      addresses = await checkedAddresses(this.deps.webhookDns, endpoint.tenant_id, bareHost(url), config.webhookAllowPrivateNetworks)
+    } catch (err) {
+      return { error: (err as Error).message }
     }
     const timestamp = Math.floor(Date.now() / 1000)
     const secrets: string[] = []
@@ -564,7 +563,7 @@ export class WebhookDispatcher {
       'webhook-id': eventId,
       'webhook-timestamp': String(timestamp),
     }
-    const exchange = await this.sender.send(url.href, headers, body, secrets)
+    const exchange = await this.sender.send(url.href, headers, body, secrets, addresses)
     return { status: exchange.status, error: exchange.error, retryAfterMs: parseRetryAfter(exchange.retryAfter) }
   }
 

@@ -1,7 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { AuditLog } from '../audit-logs/audit-logs.schemas.js'
 import { PageOf, PageQuery } from '../../shared/pagination.js'
-import { Id, Nullable, Timestamps } from '../../shared/schemas.js'
+import { HttpUrl, Id, Nullable, Timestamps } from '../../shared/schemas.js'
 
 /** `*`, `family.*`, or one exact action. */
 const EventPattern = Type.String({
@@ -10,7 +10,7 @@ const EventPattern = Type.String({
   description: '`*` for every event, `use_case.*` for a family, or one action such as `use_case.workflow_advanced`.',
 })
 
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'An https:// (or http://) address that receives POSTed events.', examples: ['https://hooks.example.com/aigov'] })
+const Url = HttpUrl(2048, { description: 'An https:// (or http://) address that receives POSTed events.', examples: ['https://hooks.example.com/aigov'] })
 
 export const WebhookEndpoint = Type.Object({
   id: Id('whep'),

@@ -16,7 +16,7 @@ import type {
   WebhookEndpointWithSecret,
 } from './webhooks.schemas.js'
 import { encryptSecret, generateWebhookSecret } from './webhook-secrets.js'
-import { BlockedTargetError, checkHost, urlProblem } from './webhook-targets.js'
+import { bareHost, BlockedTargetError, checkedAddresses, urlProblem } from './webhook-targets.js'
 
 export type WebhooksService = ReturnType<typeof createWebhooksService>
 
@@ -32,8 +32,8 @@ const AUDITED_FIELDS = ['url', 'description', 'events', 'enabled'] as const
  */
 export const ENDPOINTS_PER_TENANT = 50
 
-export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | 'webhookKey'>) {
-  const { database, config, webhookKey } = deps
+export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | 'webhookKey' | 'webhookDns'>) {
+  const { database, config, webhookKey, webhookDns } = deps
   const { db } = database
 
   async function requireEndpoint(ctx: Ctx, id: string, tx = db): Promise<WebhookEndpointRow> {
@@ -42,16 +42,19 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
     return row
   }
 
-  /** Refuses a URL by its form, or because its host resolves to an address a webhook may not reach. */
-  async function checkUrl(url: string): Promise<void> {
+  /**
+   * Refuses a URL by its form, or because its host resolves to an address a webhook may not reach. The lookup is
+   * the tenant's, bounded by WEBHOOK_DNS_TIMEOUT_MS; with private networks allowed there is nothing to look up.
+   */
+  async function checkUrl(ctx: Ctx, url: string): Promise<void> {
     const problem = urlProblem(url)
     if (problem) throw invalid('url', problem)
-    const host = new URL(url).hostname
+    if (config.webhookAllowPrivateNetworks) return
     try {
-      await checkHost(host, config.webhookAllowPrivateNetworks)
+      await checkedAddresses(webhookDns, ctx.tenantId, bareHost(new URL(url)), false)
     } catch (err) {
       if (err instanceof BlockedTargetError) throw invalid('url', `${err.message}; allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`)
-      // A name that does not resolve yet may later: every send checks the address again.
+      // A name that does not resolve (yet, or in time) may later: every send resolves and checks it again.
     }
   }
 
@@ -67,7 +70,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
 
     /** Creates an endpoint; its signing secret is in the result and, encrypted, in the database only. */
     async create(ctx: Ctx, input: WebhookEndpointCreate): Promise<WebhookEndpointWithSecret> {
-      await checkUrl(input.url)
+      await checkUrl(ctx, input.url)
       const secret = generateWebhookSecret()
       const at = now()
       const created = await runMutation(database, ctx, async (tx) => {
@@ -103,7 +106,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
     },
 
     async update(ctx: Ctx, id: string, input: WebhookEndpointUpdate): Promise<WebhookEndpoint> {
-      if (input.url !== undefined) await checkUrl(input.url)
+      if (input.url !== undefined) await checkUrl(ctx, input.url)
       const updated = await runMutation(database, ctx, async (tx) => {
         const row = await requireEndpoint(ctx, id, tx)
         const before = toEndpoint(row)

@@ -1,0 +1,23 @@
+/**
+ * The one check of every URL field a client sends (vendor website, evidence link, webhook target): an http:// or
+ * https:// address with a host, nothing else (no javascript:, data:, file:, mailto:, …). Registered as the
+ * `http-url` JSON Schema format, so the schemas of every family refuse it with a 422 naming the field.
+ */
+export const HTTP_URL_FORMAT = 'http-url'
+
+export const HTTP_URL_MESSAGE = 'must be an http:// or https:// URL with a host (no control characters, no spaces around it)'
+
+/** True when `raw` is an http(s) URL with a host, spelled plainly. */
+export function isHttpUrl(raw: string): boolean {
+  // A browser drops tabs and newlines inside a URL and trims its ends ("java\tscript:" still runs): refuse them.
+  if (/[\u0000-\u001f\u007f]/.test(raw) || raw.trim() !== raw) return false
+  // WHATWG parsing reads "http:host" and "http:\\host" as http://host/; only the plain spelling is taken.
+  if (!/^https?:\/\//i.test(raw)) return false
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    return false
+  }
+  return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== ''
+}
