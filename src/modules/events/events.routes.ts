@@ -26,9 +26,12 @@ export const STREAM_RETRY_AFTER_S = 5
  * Bytes of records all event streams of an instance hold at most at once (read, rendered, not yet taken by their
  * clients): what a stream reads past it waits, so the heap does not grow with the streams or the records.
  */
-export const STREAMS_BUFFER_BYTES = 8 * 1024 * 1024
-/** The share of STREAMS_BUFFER_BYTES one tenant's streams hold at most, so that one tenant never holds all of it. */
-export const TENANT_STREAMS_BUFFER_BYTES = STREAMS_BUFFER_BYTES / 2
+export const STREAMS_BUFFER_BYTES = 16 * 1024 * 1024
+/**
+ * The share of STREAMS_BUFFER_BYTES one tenant's streams hold at most: streams its clients do not read keep only
+ * that tenant's other streams waiting (until they are closed as slow), not every tenant's.
+ */
+export const TENANT_STREAMS_BUFFER_BYTES = STREAMS_BUFFER_BYTES / 8
 
 export interface EventRouteOptions {
   /** How often an idle stream sends a comment line (EVENTS_HEARTBEAT_MS, 15 s). */
@@ -82,7 +85,7 @@ export function eventRoutes(
         summary: 'Stream the tenant’s audit records as they commit (server-sent events)',
         description:
           `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429, with a Retry-After of ${STREAM_RETRY_AFTER_S} s).\n\n` +
-          `The stream sends the log in batches of at most ${BATCH_BYTES / 1024} KiB (or ${BATCH_RECORDS} records; a larger record goes alone) and sends the next only once the client has taken the last: a client that has not taken a batch within 10 s (\`EVENTS_SLOW_CLIENT_MS\`) has fallen behind and is disconnected; it reconnects with \`Last-Event-ID\` and misses nothing. All streams of an instance hold at most ${STREAMS_BUFFER_BYTES / 1024 / 1024} MiB of records at once (${TENANT_STREAMS_BUFFER_BYTES / 1024 / 1024} MiB per tenant); past that, streams wait their turn. The stream ends when its access token expires or its API key is revoked or expires (at once on the instance that revoked it, within 5 s on the others).`,
+          `The stream sends the log in batches of at most ${BATCH_BYTES / 1024} KiB (or ${BATCH_RECORDS} records; a larger record goes alone) and sends the next only once the client has taken the last: a client that has not taken a batch within ${slowClientMs / 1000} s (\`EVENTS_SLOW_CLIENT_MS\`) has fallen behind and is disconnected; it reconnects with \`Last-Event-ID\` and misses nothing. All streams of an instance hold at most ${STREAMS_BUFFER_BYTES / 1024 / 1024} MiB of records at once (${TENANT_STREAMS_BUFFER_BYTES / 1024 / 1024} MiB per tenant); past that, streams wait their turn. The stream ends when its access token expires or its API key is revoked or expires (at once on the instance that revoked it, within 5 s on the others).`,
         tags: ['events'],
         querystring: EventStreamQuery,
         headers: EventStreamHeaders,
@@ -133,28 +136,28 @@ export function eventRoutes(
       feed.on('audit', onAudit)
 
       try {
-        while (!signal.aborted) {
+        stream: while (!signal.aborted) {
           dirty = false
-          const batch = await events.next(req.ctx, seq, filter)
-          if (batch.count > 0) {
+          const plan = await events.plan(req.ctx, seq, filter)
+          for (const batch of plan.batches) {
             const release = await budget.take(tenantId, batch.bytes, signal)
             try {
               let flowing = true
-              for (const event of await events.read(req.ctx, seq, batch, filter)) {
-                if (signal.aborted) break
+              for (const event of await events.read(req.ctx, batch, filter)) {
+                if (signal.aborted) break stream
                 flowing = res.write(event)
               }
               // A slow reader holds the stream back instead of growing this process's buffers, for a bounded time.
               if (!flowing && !(await drained(res, slowClientMs, signal))) {
                 end('slow_client')
-                break
+                break stream
               }
             } finally {
               release()
             }
           }
-          seq = batch.upTo
-          if (dirty || batch.count > 0) continue
+          seq = plan.upTo
+          if (dirty || plan.batches.length > 0) continue
           await new Promise<void>((resolve) => {
             const done = () => {
               clearTimeout(timer)

@@ -16,8 +16,9 @@ const AUDIT_ID = /^al_[0-9a-z]{26}$/
 
 export type EventsService = ReturnType<typeof createEventsService>
 
-/** A batch of an event stream: the matching records after a position up to `upTo`, and about how many bytes they hold. */
+/** A batch of an event stream: its `count` matching records after `after` up to `upTo`, holding about `bytes`. */
 export interface Batch {
+  after: number
   upTo: number
   count: number
   bytes: number
@@ -40,36 +41,35 @@ export function createEventsService(deps: Pick<Deps, 'database'>) {
     },
 
     /**
-     * The next batch of matching records after `seq`: those up to `upTo`, `count` of them holding about `bytes`
-     * (none, with `upTo` the log's head, when nothing matches). Their sizes are read first, so that no batch grows
-     * with the records. A tenant's sequence numbers are given under its row lock and so commit in order:
-     * everything up to the head read here is final.
+     * The next batches of matching records after `seq` (up to BATCH_RECORDS of them in all, each batch at most
+     * BATCH_BYTES or one record), and the position after them: the log's head when they reach it. The records'
+     * sizes are read first, so that no batch grows with the records. A tenant's sequence numbers are given under
+     * its row lock and so commit in order: everything up to the head read here is final.
      */
-    async next(ctx: Ctx, seq: number, filter: Omit<EventStreamQuery, 'after'>): Promise<Batch> {
+    async plan(ctx: Ctx, seq: number, filter: Omit<EventStreamQuery, 'after'>): Promise<{ batches: Batch[]; upTo: number }> {
       const head = await db.selectFrom('tenants').select('audit_seq').where('id', '=', ctx.tenantId).executeTakeFirstOrThrow()
-      if (head.audit_seq <= seq) return { upTo: seq, count: 0, bytes: 0 }
+      if (head.audit_seq <= seq) return { batches: [], upTo: seq }
       const sizes = await matching(ctx, seq, head.audit_seq, filter)
         // octet_length reads the stored length (SQLite's record header, PostgreSQL's TOAST header), not the text.
         .select(['seq', sql<number>`coalesce(octet_length(changes), 0) + coalesce(octet_length(metadata), 0)`.as('size')])
         .orderBy('seq')
         .limit(BATCH_RECORDS)
         .execute()
-      if (sizes.length === 0) return { upTo: head.audit_seq, count: 0, bytes: 0 }
-      let bytes = 0
-      let count = 0
+      const batches: Batch[] = []
+      let batch: Batch | undefined
       for (const row of sizes) {
         const size = Number(row.size) + RECORD_OVERHEAD_BYTES
-        if (count > 0 && bytes + size > BATCH_BYTES) break
-        bytes += size
-        count++
+        if (!batch || batch.bytes + size > BATCH_BYTES) batches.push((batch = { after: batch?.upTo ?? seq, upTo: row.seq, count: 0, bytes: 0 }))
+        batch.upTo = row.seq
+        batch.count++
+        batch.bytes += size
       }
-      const full = count < sizes.length || sizes.length === BATCH_RECORDS
-      return { upTo: full ? sizes[count - 1].seq : head.audit_seq, count, bytes }
+      return { batches, upTo: sizes.length === BATCH_RECORDS ? sizes[sizes.length - 1].seq : head.audit_seq }
     },
 
-    /** The batch `next` planned, as server-sent events. */
-    async read(ctx: Ctx, seq: number, batch: Batch, filter: Omit<EventStreamQuery, 'after'>): Promise<string[]> {
-      const rows = await matching(ctx, seq, batch.upTo, filter).selectAll().orderBy('seq').limit(batch.count).execute()
+    /** A batch `plan` made, as server-sent events. */
+    async read(ctx: Ctx, batch: Batch, filter: Omit<EventStreamQuery, 'after'>): Promise<string[]> {
+      const rows = await matching(ctx, batch.after, batch.upTo, filter).selectAll().orderBy('seq').limit(batch.count).execute()
       return rows.map(toEvent)
     },
   }
