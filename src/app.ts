@@ -106,7 +106,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(webhookRoutes(services.webhooks))
-      await api.register(eventRoutes(services.events, feed, deps.config.eventsHeartbeatMs))
+      await api.register(eventRoutes(services.events, feed, deps.keyStatus, deps.metrics, { heartbeatMs: deps.config.eventsHeartbeatMs, slowClientMs: deps.config.eventsSlowClientMs }))
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
         installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) => deps.metrics.readCache.inc({ outcome }))

@@ -59,6 +59,8 @@ export type Config = Readonly<{
   webhookDelivery: boolean
   /** How often an idle event stream sends a comment line. */
   eventsHeartbeatMs: number
+  /** How long an event stream waits for its client to take what it was sent before closing it (resumably). */
+  eventsSlowClientMs: number
 }>
 
 export class ConfigError extends Error {
@@ -135,6 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDnsTimeoutMs: integer(env, 'WEBHOOK_DNS_TIMEOUT_MS', 2000, 100, 30_000),
     webhookDelivery: boolean(env, 'WEBHOOK_DELIVERY', true),
     eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 600_000),
+    eventsSlowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 10_000, 100, 600_000),
   })
 }
 

@@ -1,7 +1,8 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
+import { KEY_STATUS_TTL_MS } from '../src/modules/api-keys/key-status.js'
 import { STREAM_RETRY_AFTER_S, STREAMS_PER_KEY, STREAMS_PER_TENANT } from '../src/modules/events/events.routes.js'
 import type { Deps } from '../src/shared/deps.js'
 import { describeEachDialect, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
@@ -12,6 +13,10 @@ interface Sse {
   /** The answer's body, when it is not a stream. */
   body: string
   events: { id: string; event: string; data: any }[]
+  /** The comment lines that arrived (heartbeats, the reason a stream was ended). */
+  comments: string[]
+  /** Resolves with Date.now() when the stream ends (the server ended it, or close()). */
+  ended: Promise<number>
   /** Waits until `n` events have arrived. */
   until(n: number, ms?: number): Promise<Sse['events']>
   close(): void
@@ -22,9 +27,11 @@ async function openStream(base: string, token: string, query = '', headers: Reco
   const abort = new AbortController()
   const res = await fetch(`${base}${PREFIX}/events${query}`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: abort.signal })
   const events: Sse['events'] = []
+  const comments: string[] = []
   let body = ''
+  let ended: Promise<number> = Promise.resolve(Date.now())
   if (res.ok) {
-    void (async () => {
+    ended = (async () => {
       let buffer = ''
       const decoder = new TextDecoder()
       try {
@@ -34,6 +41,7 @@ async function openStream(base: string, token: string, query = '', headers: Reco
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const block = buffer.slice(0, end)
             buffer = buffer.slice(end + 2)
+            comments.push(...block.split('\n').filter((l) => l.startsWith(': ')).map((l) => l.slice(2)))
             const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':') && l.includes(': ')).map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]))
             if (fields.data) events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) })
           }
@@ -41,6 +49,7 @@ async function openStream(base: string, token: string, query = '', headers: Reco
       } catch {
         // aborted
       }
+      return Date.now()
     })()
   } else {
     body = await res.text()
@@ -50,6 +59,8 @@ async function openStream(base: string, token: string, query = '', headers: Reco
     retryAfter: res.headers.get('retry-after'),
     body,
     events,
+    comments,
+    ended,
     async until(n, ms = 5000) {
       const deadline = Date.now() + ms
       while (events.length < n) {
@@ -61,6 +72,29 @@ async function openStream(base: string, token: string, query = '', headers: Reco
     close: () => abort.abort(),
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** What `promise` resolves with, or a failure when it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms)))
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** An access token for an API key secret of tenant acme. */
+async function exchange(app: FastifyInstance, key: string): Promise<string> {
+  const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': 'acme' } })
+  expect(res.statusCode).toBe(200)
+  return res.json().access_token
+}
+
+/** A token's `exp`, in ms since the epoch. */
+const expiryOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number }).exp * 1000
 
 describeEachDialect('GET /events', (dialect) => {
   let t: TestApp
@@ -185,6 +219,95 @@ describeEachDialect('GET /events', (dialect) => {
     expect(again.status).toBe(200)
     for (const s of [...streams, elsewhere, again]) s.close()
   })
+
+  it('ends a stream at once when its API key is revoked, as every other request of its token gets 401', async () => {
+    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked mid-stream', role: 'read' } })).json()
+    const bearer = await exchange(t.app, key)
+    const stream = await openStream(base, bearer)
+    const seen = await create('Seen before the revocation')
+    await stream.until(1)
+    const revokedAt = Date.now()
+    expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
+    const endedAt = await within(stream.ended, 2000)
+    expect(endedAt - revokedAt).toBeLessThan(500)
+    expect(stream.comments).toContain('stream ended: its API key has been revoked')
+    await create('After the revocation')
+    await sleep(300)
+    expect(stream.events.map((e) => e.data.resource_id)).toContain(seen.id)
+    expect(stream.events.map((e) => e.data.resource_name)).not.toContain('After the revocation')
+    expect((await openStream(base, bearer)).status).toBe(401)
+  })
+})
+
+describeEachDialect('GET /events ends with its credentials', (dialect) => {
+  const TTL_S = 3
+  let t: TestApp
+  let base: string
+  let adminKey: string
+
+  beforeAll(async () => {
+    t = await startTestApp(dialect, { SERVICE_TOKEN_TTL: String(TTL_S) })
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    adminKey = await t.apiKey('acme', 'admin')
+  })
+  afterAll(async () => t?.close())
+  // Tokens here live for 3 s: every call takes a fresh one.
+  const asAdmin = async (opts: InjectOptions & { url: string }) => t.app.inject({ ...opts, url: PREFIX + opts.url, headers: { authorization: `Bearer ${await exchange(t.app, adminKey)}` } })
+
+  it('ends a stream when its access token expires, and no sooner', async () => {
+    const bearer = await exchange(t.app, await t.apiKey('acme', 'read'))
+    const exp = expiryOf(bearer)
+    const stream = await openStream(base, bearer)
+    expect(stream.status).toBe(200)
+    await asAdmin({ method: 'POST', url: '/use_cases', payload: { name: 'Before the token expires' } })
+    await stream.until(1)
+    const endedAt = await within(stream.ended, TTL_S * 1000 + 2000)
+    expect(endedAt).toBeGreaterThanOrEqual(exp - 5)
+    expect(endedAt - exp).toBeLessThan(500)
+    expect(stream.comments).toContain('stream ended: its access token has expired; resume with Last-Event-ID and a new one')
+  })
+
+  it('ends a stream when its API key expires, before its token does', async () => {
+    const expiresAt = Date.now() + 1200
+    const created = await asAdmin({ method: 'POST', url: '/api_keys', payload: { name: 'expiring', role: 'read', expires_at: new Date(expiresAt).toISOString() } })
+    expect(created.statusCode).toBe(201)
+    const bearer = await exchange(t.app, created.json().key)
+    expect(expiryOf(bearer)).toBeGreaterThan(expiresAt + 500)
+    const stream = await openStream(base, bearer)
+    expect(stream.status).toBe(200)
+    const endedAt = await within(stream.ended, 3000)
+    expect(endedAt).toBeGreaterThanOrEqual(expiresAt - 5)
+    expect(endedAt - expiresAt).toBeLessThan(500)
+  })
+})
+
+describe.skipIf(!POSTGRES_URL)(`GET /events across instances without Redis${POSTGRES_URL ? '' : ' — skipped: needs PostgreSQL'}`, () => {
+  let t: TestApp
+  let second: { app: FastifyInstance; deps: Deps; base: string }
+
+  beforeAll(async () => {
+    t = await startTestApp('postgres')
+    const log = createLogger(t.config)
+    const deps = await createDeps(t.config, log, openDatabase(t.config, log))
+    const app = await buildApp(deps)
+    second = { app, deps, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
+  })
+  afterAll(async () => {
+    await second?.app.close()
+    if (second) await closeDeps(second.deps)
+    await t?.close()
+  })
+
+  it('a key revoked on instance A ends its stream on instance B within the time B trusts a key’s status', async () => {
+    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })).json()
+    const stream = await openStream(second.base, await exchange(t.app, key))
+    expect(stream.status).toBe(200)
+    const revokedAt = Date.now()
+    expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
+    const endedAt = await within(stream.ended, 3 * KEY_STATUS_TTL_MS)
+    expect(endedAt - revokedAt).toBeLessThan(2 * KEY_STATUS_TTL_MS + 500)
+    expect(stream.comments).toContain('stream ended: its API key has been revoked')
+  })
 })
 
 describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`GET /events across instances${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`, () => {
@@ -212,5 +335,18 @@ describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`GET /events across instances${POS
     const [event] = await stream.until(1, 1000)
     expect(event.data.resource_id).toBe(uc.id)
     stream.close()
+  })
+
+  it('a key revoked on instance A ends its stream on instance B at once, through Redis', async () => {
+    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })).json()
+    const stream = await openStream(second.base, await exchange(t.app, key))
+    expect(stream.status).toBe(200)
+    // Revoked as soon as the stream is open: B's own next look at the key comes KEY_STATUS_TTL_MS later, so an end
+    // within 500 ms is Redis's doing.
+    const revokedAt = Date.now()
+    expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
+    const endedAt = await within(stream.ended, 2000)
+    expect(endedAt - revokedAt).toBeLessThan(500)
+    expect(stream.comments).toContain('stream ended: its API key has been revoked')
   })
 })

@@ -15,6 +15,8 @@ export interface Ctx {
   role: Role
   requestId: string | null
   source: Source
+  /** When the caller's token or key lapses, ms since the epoch: answers that stay open (event streams) end there. */
+  expiresAt?: number
   /** The tenant's audit chain position this request's reads start from, when the read cache has just read it. */
   readAt?: number
 }

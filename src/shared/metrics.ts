@@ -89,7 +89,13 @@ export function createMetrics(database: Database) {
     help: "1 while this instance's webhook delivery yields to a busy API (taking few events in hand, the rest waiting in the log), else 0",
     registers: [registry],
   })
-  return { registry, httpRequests, readCache, rateLimitRefusals, webhookDeliveryYielding }
+  const eventStreamsEnded = new Counter({
+    name: 'aigov_event_streams_ended_total',
+    help: 'Event streams this instance ended itself, by reason: slow_client (it did not take what it was sent in time; it resumes), revoked, expired (its key or token)',
+    labelNames: ['reason'],
+    registers: [registry],
+  })
+  return { registry, httpRequests, readCache, rateLimitRefusals, webhookDeliveryYielding, eventStreamsEnded }
 }
 
 export type Metrics = ReturnType<typeof createMetrics>

@@ -247,6 +247,8 @@ export interface paths {
         /**
          * Stream the tenant’s audit records as they commit (server-sent events)
          * @description Each event has the record id as `id`, its action as `event` and the audit record as `data`. Resume after a disconnect with `Last-Event-ID` (browsers send it themselves) or `?after=<audit id>`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most 5 streams per API key and 20 per tenant on each instance (429, with a Retry-After of 5 s).
+         *
+         *     The stream sends the log in batches of at most 512 KiB (or 200 records; a larger record goes alone) and sends the next only once the client has taken the last: a client that has not taken a batch within 10 s (`EVENTS_SLOW_CLIENT_MS`) has fallen behind and is disconnected; it reconnects with `Last-Event-ID` and misses nothing. All streams of an instance hold at most 16 MiB of records at once (2 MiB per tenant); past that, streams wait their turn. The stream ends when its access token expires or its API key is revoked or expires (at once on the instance that revoked it, within 5 s on the others).
          */
         get: operations["streamEvents"];
         put?: never;

@@ -63,5 +63,6 @@ export async function authenticateBearer(req: FastifyRequest, deps: { tokens: To
     actor: { type: 'api_key', id: claims.keyId, name: key.name },
     requestId: req.id,
     source: declaredSource(req),
+    expiresAt: key.expiresAt === null ? claims.expiresAt : Math.min(claims.expiresAt, key.expiresAt),
   }
 }

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import type { Kysely } from 'kysely'
 import type { Tables } from '../../db/tables.js'
 import type { Role } from '../../shared/context.js'
@@ -6,10 +7,12 @@ import { now } from '../../shared/ids.js'
 /** How long a key's "still valid" answer is trusted before the database is asked again. */
 export const KEY_STATUS_TTL_MS = 2000
 
-/** What a request needs of its key: its name, and its role now (not the one a token was issued with). */
+/** What a request needs of its key: its name, its role now (not the one a token was issued with), and when it expires. */
 export interface ActiveKey {
   name: string
   role: Role
+  /** ms since the epoch; null: never. */
+  expiresAt: number | null
 }
 
 interface Entry {
@@ -21,13 +24,15 @@ interface Entry {
 /**
  * Answers "is this API key still valid?" for every authenticated request without a query each time.
  * A revocation on this instance applies at once; on other instances within KEY_STATUS_TTL_MS
- * (sooner when a Redis fan-out calls `forget`).
+ * (sooner when a Redis fan-out marks it revoked). Tells its 'revoked' listeners (open event streams) both ways.
  */
-export class KeyStatusCache {
+export class KeyStatusCache extends EventEmitter<{ revoked: [tenantId: string, keyId: string] }> {
   private readonly entries = new Map<string, Entry>()
   private readonly inFlight = new Map<string, Promise<ActiveKey | null>>()
 
-  constructor(private readonly db: Kysely<Tables>) {}
+  constructor(private readonly db: Kysely<Tables>) {
+    super()
+  }
 
   /** The key's name and current role if it is still valid, else null. */
   activeKey(tenantId: string, keyId: string): Promise<ActiveKey | null> | ActiveKey | null {
@@ -55,6 +60,7 @@ export class KeyStatusCache {
   /** Marks a key revoked on this instance immediately. */
   markRevoked(tenantId: string, keyId: string): void {
     this.entries.set(`${tenantId}/${keyId}`, { key: null, checkedAt: Date.now() })
+    this.emit('revoked', tenantId, keyId)
   }
 
   /** Drops what is known of a key, so the next request asks the database. */
@@ -70,6 +76,6 @@ export class KeyStatusCache {
       .where('id', '=', keyId)
       .executeTakeFirst()
     const valid = row !== undefined && row.revoked_at === null && (row.expires_at === null || row.expires_at > now())
-    return valid ? { name: row.name, role: row.role as Role } : null
+    return valid ? { name: row.name, role: row.role as Role, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at) } : null
   }
 }

@@ -12,6 +12,9 @@ export interface TokenClaims {
   role: Role
 }
 
+/** A verified token's claims and its `exp`, in ms since the epoch. */
+export type VerifiedClaims = TokenClaims & { expiresAt: number }
+
 /** How many verified tokens are remembered; clients reuse one token for its whole lifetime. */
 const VERIFIED_CACHE_SIZE = 10_000
 
@@ -24,7 +27,7 @@ export class TokenService {
    * costs a thread-pool round trip per request; a token's claims cannot change, and revocation is checked
    * per request elsewhere (KeyStatusCache).
    */
-  private readonly verified = new Map<string, { claims: TokenClaims; exp: number }>()
+  private readonly verified = new Map<string, { claims: VerifiedClaims; exp: number }>()
 
   constructor(secret: string, readonly ttlSeconds: number) {
     this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
@@ -42,7 +45,7 @@ export class TokenService {
       .sign(await this.key)
   }
 
-  async verify(token: string): Promise<TokenClaims> {
+  async verify(token: string): Promise<VerifiedClaims> {
     const known = this.verified.get(token)
     if (known) {
       if (known.exp > Math.floor(Date.now() / 1000)) return known.claims
@@ -59,7 +62,7 @@ export class TokenService {
       if (typeof tenant !== 'string' || (role !== 'read' && role !== 'write' && role !== 'admin')) {
         throw new AppError('unauthorized', 'the access token is malformed')
       }
-      const claims: TokenClaims = { keyId: sub, tenantId: tenant, role }
+      const claims: VerifiedClaims = { keyId: sub, tenantId: tenant, role, expiresAt: payload.exp! * 1000 }
       if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!)
       this.verified.set(token, { claims, exp: payload.exp! })
       return claims
