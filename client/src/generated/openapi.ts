@@ -3098,12 +3098,12 @@ export interface components {
             description?: string | null;
             target: components["schemas"]["QuestionnaireTarget"];
             sections: {
-                /** @description Unique within the questionnaire version. When absent the service assigns one from the section title (`what-is-the-purpose`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                /** @description Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
                 id?: string | null;
                 title: string;
                 description?: string | null;
                 questions: {
-                    /** @description Unique within the questionnaire version. When absent the service assigns one from the question text (`what-is-the-purpose`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                    /** @description Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
                     id?: string | null;
                     question: string;
                     evidence_type: components["schemas"]["EvidenceType"];

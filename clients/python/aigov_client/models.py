@@ -1036,7 +1036,7 @@ class _QuestionnaireCreateSectionsItemRequired(TypedDict):
 
 
 class QuestionnaireCreateSectionsItem(_QuestionnaireCreateSectionsItemRequired, total=False):
-    #: Unique within the questionnaire version. When absent the service assigns one from the section title (`what-is-the-purpose`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    #: Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
     id: Optional[str]
     description: Optional[str]
 
@@ -1047,7 +1047,7 @@ class _QuestionnaireCreateSectionsItemQuestionsItemRequired(TypedDict):
 
 
 class QuestionnaireCreateSectionsItemQuestionsItem(_QuestionnaireCreateSectionsItemQuestionsItemRequired, total=False):
-    #: Unique within the questionnaire version. When absent the service assigns one from the question text (`what-is-the-purpose`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    #: Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
     id: Optional[str]
     #: More than one answer (select) or file.
     multiple: bool

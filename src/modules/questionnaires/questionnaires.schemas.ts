@@ -8,7 +8,7 @@ export const QuestionnaireTarget = Type.Enum(['use_case', 'model', 'vendor'])
 export const EvidenceType = Type.Enum(['text', 'number', 'boolean', 'select', 'file'])
 const LocalId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique within the questionnaire version.' })
 const AssignedId = (what: string) =>
-  Type.Optional(Nullable(LocalId, { description: `Unique within the questionnaire version. When absent the service assigns one from the ${what} (\`what-is-the-purpose\`, then \`-2\`, \`-3\` for repeats) and returns it: copy it into the next version to keep answers addressable.` }))
+  Type.Optional(Nullable(LocalId, { description: `Unique within the questionnaire version. When absent the service assigns one from the ${what} (lower case, words joined by \`-\`, then \`-2\`, \`-3\` for repeats) and returns it: copy it into the next version to keep answers addressable.` }))
 
 /** "KEY+version", as use cases list their questionnaires; keys cannot contain "+", so the form is unambiguous. */
 export const QUESTIONNAIRE_REF_MAX = 110
