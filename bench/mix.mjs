@@ -8,7 +8,10 @@ export const MIX_USE_CASES = 300
 
 const cliEnv = (databaseUrl) => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz' })
 
-/** Creates the mix's tenants, each with a write key; run before the service starts (the CLI shares its database). */
+/**
+ * Creates the mix's tenants, each with an admin key (its seed defines a custom field, which takes admin); run before
+ * the service starts (the CLI shares its database).
+ */
 export function createMixTenants(databaseUrl) {
   const keys = []
   for (let t = 0; t < MIX_TENANTS; t++) {
@@ -19,7 +22,7 @@ export function createMixTenants(databaseUrl) {
       return res.stdout
     }
     cli('tenants', 'create', tenant)
-    keys.push({ tenant, key: /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', tenant, '--role', 'write', '--name', 'bench-mix'))[0] })
+    keys.push({ tenant, key: /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', tenant, '--role', 'admin', '--name', 'bench-mix'))[0] })
   }
   return keys
 }

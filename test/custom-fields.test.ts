@@ -12,14 +12,15 @@ describeEachDialect('custom fields: shared contract', (dialect) => {
     validBody: (i) => ({ name: `Field ${i}`, type: 'string' }),
     updateBody: { archived: true },
     deletable: true,
+    writer: 'admin',
   })
 })
 
-describeEachDialect('custom fields: names', (dialect) => namedRecordTests(dialect, { collection: '/custom_fields' }))
+describeEachDialect('custom fields: names', (dialect) => namedRecordTests(dialect, { collection: '/custom_fields', writer: 'admin' }))
 
 describeEachDialect('custom fields and their values', (dialect) => {
   const suite = suiteApp(dialect)
-  const { write, post } = suite
+  const { write, admin, post } = suite
   const field = (payload: object) => post('/custom_fields', payload)
 
   it('defaults the element to the type and checks that a definition hangs together (422)', async () => {
@@ -27,7 +28,7 @@ describeEachDialect('custom fields and their values', (dialect) => {
     expect(await field({ name: 'Approver', type: 'user' })).toMatchObject({ element_type: 'select' })
     expect(await field({ name: 'Reviewed on', type: 'datetime' })).toMatchObject({ element_type: 'datepicker' })
     const bad = async (payload: object) => {
-      const res = await write({ method: 'POST', url: '/custom_fields', payload })
+      const res = await admin({ method: 'POST', url: '/custom_fields', payload })
       expect(res.statusCode).toBe(422)
       return res.json().errors[0].field
     }
@@ -50,8 +51,8 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const tags = await field({ name: 'Tags', multiple: true })
     const modelOnly = await field({ name: 'Azure resource id', entity_types: ['model'] })
     const gone = await field({ name: 'Old field' })
-    await write({ method: 'PATCH', url: `/custom_fields/${gone.id}`, payload: { archived: true } })
-    const stranger = (await suite.t.as('globex', 'write')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })).json()
+    await admin({ method: 'PATCH', url: `/custom_fields/${gone.id}`, payload: { archived: true } })
+    const stranger = (await suite.t.as('globex', 'admin')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })).json()
 
     const value = (custom_field_id: string, v: unknown) => ({ custom_field_id, value: v })
     const rejected = async (values: object[], member: string) => {
@@ -122,15 +123,15 @@ describeEachDialect('custom fields and their values', (dialect) => {
     expect(clear.statusCode).toBe(422)
     expect(clear.json().errors[0].field).toBe('custom_fields/0/value')
 
-    expect((await write({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(409)
-    expect((await write({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { type: 'number' } })).statusCode).toBe(409)
-    expect((await write({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { archived: true } })).statusCode).toBe(200)
+    expect((await admin({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(409)
+    expect((await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { type: 'number' } })).statusCode).toBe(409)
+    expect((await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { archived: true } })).statusCode).toBe(200)
     // Archived: no longer required, its value still shown.
     expect((await write({ method: 'POST', url: '/vendors', payload: { name: 'After archive' } })).statusCode).toBe(201)
     expect((await write({ method: 'GET', url: `/vendors/${vendor.id}` })).json().custom_fields).toEqual([{ custom_field_id: req.id, name: 'Risk owner code', value: 'R-7' }])
     // Deleting the vendor takes its values; then the field can go.
     expect((await write({ method: 'DELETE', url: `/vendors/${vendor.id}` })).statusCode).toBe(204)
-    expect((await write({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(204)
+    expect((await admin({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(204)
   })
 
   it('finds records by value, exactly and by typed value, with keyset pages; bad filters are 400', async () => {

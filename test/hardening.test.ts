@@ -69,7 +69,7 @@ describeEachDialect('hardening against a hostile tenant', (dialect) => {
       await created('/questionnaires', { key: 'TEXT', name: 'Text', target: 'use_case', sections: INTAKE_SECTIONS })
       const uc = await created('/use_cases', { name: 'Checked' })
       await created(`/use_cases/${uc}/questionnaires`, { key: 'TEXT' })
-      const field = await created('/custom_fields', { name: 'Cost centre' })
+      const field = await created('/custom_fields', { name: 'Cost centre' }, t.as('text-c', 'admin'))
 
       await refused(await write({ method: 'PUT', url: `/use_cases/${uc}/questionnaires/TEXT/answers`, payload: { answers: [{ question_id: 'decision', value: 'a\u0000b' }] } }), 'answers/0/value')
       await refused(await write({ method: 'PUT', url: `/use_cases/${uc}/questionnaires/TEXT/answers`, payload: { answers: [{ question_id: 'decision', value: 'a\ud800b' }] } }), 'answers/0/value')

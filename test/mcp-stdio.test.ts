@@ -98,19 +98,34 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     expect(invalid.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name', message: 'is required' }] })
   })
 
-  it('refuses writes for a read key (the service answers 403) and hides writers when read-only', async () => {
+  it('refuses writes for a read key (the service answers 403), naming the tool as /mcp does, and hides writers when read-only', async () => {
     const token = (await (await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': ADMIN_KEY, 'x-tenant': TENANT } })).json()).access_token
-    const key = await (await fetch(`${service.baseUrl}${PREFIX}/api_keys`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'stdio reader', role: 'read' }),
-    })).json()
-    const reader = await startStdio(service.baseUrl, key.key)
+    const keyOf = async (role: string) => (await (await fetch(`${service.baseUrl}${PREFIX}/api_keys`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `stdio ${role}`, role }),
+    })).json()).key as string
+    const reader = await startStdio(service.baseUrl, await keyOf('read'))
     try {
       const refused = await call(reader.client, 'create_use_case', { name: 'Not allowed' })
       expect(refused.isError).toBe(true)
-      expect(refused.structuredContent).toMatchObject({ code: 'forbidden', status: 403 })
+      // The same message, and instance, as over /mcp (test/mcp.test.ts): the tool, not the HTTP route behind it.
+      expect(refused.structuredContent).toMatchObject({
+        code: 'forbidden', status: 403, instance: 'tools/create_use_case', role: 'read', required_role: 'write', request_id: expect.any(String),
+        detail: 'this API key has role "read"; create_use_case changes data and needs "write"',
+      })
       expect((await call(reader.client, 'list_use_cases')).isError).toBeFalsy()
     } finally {
       await reader.client.close()
+    }
+    const writer = await startStdio(service.baseUrl, await keyOf('write'))
+    try {
+      const refused = await call(writer.client, 'create_custom_field', { name: 'Not a writer\'s to define', required: true })
+      expect(refused.structuredContent).toMatchObject({
+        code: 'forbidden', status: 403, instance: 'tools/create_custom_field',
+        detail: 'this API key has role "write"; create_custom_field changes the tenant\'s definitions and needs "admin"',
+      })
+      expect((await call(writer.client, 'create_vendor', { name: 'A writer\'s vendor' })).isError).toBeFalsy()
+    } finally {
+      await writer.client.close()
     }
 
     const readOnly = await startStdio(service.baseUrl, ADMIN_KEY, { MCP_READ_ONLY: 'true' })

@@ -285,7 +285,19 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     expect(names).toContain('create_use_case')
     const refused = await call(reader, 'create_use_case', { name: 'Should not exist' })
     expect(refused.isError).toBe(true)
-    expect(refused.structuredContent).toMatchObject({ code: 'forbidden', status: 403 })
+    // The same message, and instance, as over stdio (test/mcp-stdio.test.ts).
+    expect(refused.structuredContent).toMatchObject({
+      code: 'forbidden', status: 403, instance: 'tools/create_use_case', role: 'read', required_role: 'write',
+      detail: 'this API key has role "read"; create_use_case changes data and needs "write"',
+    })
+    const writer = await connect(url, await bearer('write'))
+    const definition = await call(writer, 'create_custom_field', { name: 'Not a writer\'s to define', required: true })
+    expect(definition.structuredContent).toMatchObject({
+      code: 'forbidden', status: 403, instance: 'tools/create_custom_field',
+      detail: 'this API key has role "write"; create_custom_field changes the tenant\'s definitions and needs "admin"',
+    })
+    expect((await call(reader, 'list_custom_fields', { q: 'Not a writer' })).structuredContent.items).toEqual([])
+    await writer.close()
     expect((await call(reader, 'list_use_cases', { q: 'Should not exist' })).structuredContent.items).toEqual([])
     await reader.close()
 

@@ -89,7 +89,7 @@ describeEachDialect('owners and assignees', (dialect) => {
 
   it('finds a record by custom field value among 10 000 through the value index', async () => {
     const w = suite.t.as('bulk', 'write')
-    const fieldId = (await w({ method: 'POST', url: '/custom_fields', payload: { name: 'Azure resource id', entity_types: ['model'] } })).json().id
+    const fieldId = (await suite.t.as('bulk', 'admin')({ method: 'POST', url: '/custom_fields', payload: { name: 'Azure resource id', entity_types: ['model'] } })).json().id
     const { db } = suite.t.deps.database
     const at = new Date().toISOString()
     const ids: string[] = []

@@ -140,10 +140,13 @@ describeEachDialect('use cases', (dialect) => {
     expect((await read({ method: 'GET', url: '/use_cases?created_after=yesterday' })).statusCode).toBe(400)
   })
 
-  it('rejects a cursor made for another sort', async () => {
+  it('continues in the cursor\'s sort when sort is left out, and rejects a cursor made for another sort', async () => {
     const read = t.as('filters', 'read')
     const page = (await read({ method: 'GET', url: '/use_cases?page_limit=1&sort=name' })).json()
-    const res = await read({ method: 'GET', url: `/use_cases?page_limit=1&page_after=${page.pagination.next_cursor}` })
+    const continued = await read({ method: 'GET', url: `/use_cases?page_limit=1&page_after=${page.pagination.next_cursor}` })
+    expect(continued.statusCode).toBe(200)
+    expect(continued.json().items).toEqual((await read({ method: 'GET', url: `/use_cases?page_limit=1&sort=name&page_after=${page.pagination.next_cursor}` })).json().items)
+    const res = await read({ method: 'GET', url: `/use_cases?page_limit=1&sort=-name&page_after=${page.pagination.next_cursor}` })
     expect(res.statusCode).toBe(400)
     expect(res.json().errors[0].field).toBe('page_after')
   })

@@ -295,7 +295,7 @@ function namespaces(core: Core) {
     questionnaires: {
       list: (query?: Query<'listQuestionnaires'>, o?: O) => call('listQuestionnaires', [], { query }, o),
       listAll: (query?: WalkQuery<'listQuestionnaires'>, o?: O) => walk<Item<'listQuestionnaires'>>((pageAfter) => call('listQuestionnaires', [], { query: { ...query, pageAfter } }, o)),
-      /** By key (the latest version, or `{ version }`) or by q_ id. */
+      /** By key (the latest version, or `{ version }`), by "KEY+version", or by q_ id. */
       get: (keyOrId: string, query?: Query<'getQuestionnaire'>, o?: O) => call('getQuestionnaire', [keyOrId], { query }, o),
       create: (body: Body<'createQuestionnaire'>, o?: O) => call('createQuestionnaire', [], { body }, o),
     },

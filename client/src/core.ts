@@ -58,11 +58,15 @@ export function createCore(options: CoreOptions): Core {
   let cached: { token: string; refreshAt: number } | undefined
   let exchanging: Promise<Result<Data<'createToken'>>> | undefined
 
-  /** A valid token: the supplied one, the cached one, or one shared exchange for every concurrent caller. */
-  async function currentToken(): Promise<Result<string>> {
+  /**
+   * A valid token: the supplied one, the cached one, or one shared exchange for every concurrent caller. Each caller
+   * waits for the exchange until its own `deadline` or `signal`, whichever comes first; the exchange itself goes on
+   * (bounded by the client's timeout) for the callers still waiting, and caches its token for the next ones.
+   */
+  async function currentToken(signal?: AbortSignal, deadline?: number): Promise<Result<string>> {
     if (options.accessToken !== undefined) return ok(options.accessToken)
     if (cached && Date.now() < cached.refreshAt) return ok(cached.token)
-    const exchanged = await exchangeToken()
+    const exchanged = await waitFor(exchangeToken(), signal, deadline)
     return exchanged.error ? exchanged : ok(exchanged.data.accessToken)
   }
 
@@ -111,14 +115,16 @@ export function createCore(options: CoreOptions): Core {
     let refreshed = false
 
     for (let attempt = 0; ; attempt++) {
+      // The attempt's timeout covers the token it may wait for as well as the request.
+      const deadline = Date.now() + (call.timeoutMs ?? options.timeoutMs)
       let bearer: string | undefined
       if (!spec.public) {
-        const token = await currentToken()
+        const token = await currentToken(call.signal, deadline)
         if (token.error) return token
         bearer = token.data
         headers.authorization = `Bearer ${bearer}`
       }
-      const sent = await send(url, spec.method, headers, body, call, spec.response === 'stream')
+      const sent = await send(url, spec.method, headers, body, call, deadline, spec.response === 'stream')
       if (sent.error && sent.aborted) return fail(sent.error)
 
       // An exchanged token the service no longer accepts (expired early, key rotated): refresh once, retry once.
@@ -150,10 +156,10 @@ export function createCore(options: CoreOptions): Core {
   }
 
   /**
-   * One attempt, body included, bounded by the timeout and the caller's signal. `streamed`: a successful
+   * One attempt, body included, bounded by the attempt's deadline and the caller's signal. `streamed`: a successful
    * answer's body is left for the caller to read (the timeout then covers only the headers).
    */
-  async function send(url: string, method: string, headers: Record<string, string>, body: SentBody, call: CallOptions, streamed = false): Promise<Sent> {
+  async function send(url: string, method: string, headers: Record<string, string>, body: SentBody, call: CallOptions, deadline: number, streamed = false): Promise<Sent> {
     if (call.signal?.aborted) return { error: abortedByCaller(), aborted: true }
     const controller = new AbortController()
     const timeoutMs = call.timeoutMs ?? options.timeoutMs
@@ -161,7 +167,7 @@ export function createCore(options: CoreOptions): Core {
     const timer = setTimeout(() => {
       timedOut = true
       controller.abort()
-    }, timeoutMs)
+    }, Math.max(0, deadline - Date.now()))
     const onAbort = () => controller.abort()
     call.signal?.addEventListener('abort', onAbort, { once: true })
     try {
@@ -183,7 +189,7 @@ export function createCore(options: CoreOptions): Core {
   async function openStream(path: string, query: unknown, extra: Record<string, string>, signal?: AbortSignal): Promise<Result<Response>> {
     const url = baseUrl + API_PREFIX + path + queryString(query)
     for (let refreshed = false; ; refreshed = true) {
-      const token = await currentToken()
+      const token = await currentToken(signal)
       if (token.error) return token
       const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers, ...extra, authorization: `Bearer ${token.data}` }
       if (options.tenant !== undefined) headers['x-tenant'] = options.tenant
@@ -200,7 +206,7 @@ export function createCore(options: CoreOptions): Core {
         if (cached?.token === token.data) cached = undefined
         continue
       }
-      return fail(errorFromResponse(response, parseJson(response, text)))
+      return fail(errorFromResponse(response, parseJson(response, text), text))
     }
   }
 
@@ -210,7 +216,7 @@ export function createCore(options: CoreOptions): Core {
 /** The result of a finished exchange: an error, or the JSON/text/nothing the operation answers, camelCased. */
 function read(spec: OperationSpec, response: Response, text: string): Result<unknown> {
   const json = parseJson(response, text)
-  if (!response.ok) return fail(errorFromResponse(response, json))
+  if (!response.ok) return fail(errorFromResponse(response, json, text))
   if (spec.response === 'empty') return ok(null)
   if (spec.response === 'text') return ok(text)
   if (spec.response === 'stream') return ok(response.body)
@@ -248,6 +254,27 @@ function queryString(query: unknown): string {
   }
   const text = params.toString()
   return text === '' ? '' : `?${text}`
+}
+
+/**
+ * A shared result, waited for until `deadline` (epoch ms) or until `signal` aborts, whichever comes first; the work
+ * itself is not cancelled (other callers may be waiting for it).
+ */
+function waitFor<T>(work: Promise<Result<T>>, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Result<T>> {
+  if (signal?.aborted) return Promise.resolve(fail(abortedByCaller()))
+  if (deadline === undefined && signal === undefined) return work
+  return new Promise((resolve) => {
+    const done = (result: Result<T>) => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      resolve(result)
+    }
+    const onAbort = () => done(fail(abortedByCaller()))
+    const waitMs = deadline === undefined ? undefined : Math.max(0, deadline - Date.now())
+    const timer = waitMs === undefined ? undefined : setTimeout(() => done(fail({ kind: 'timeout', message: `no access token within the call's timeout (${waitMs} ms left): the token exchange has not answered` })), waitMs)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    void work.then(done)
+  })
 }
 
 /** Waits `ms`: true, or false as soon as `signal` aborts. */

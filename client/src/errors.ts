@@ -13,8 +13,11 @@ export type ErrorKind =
   | 'timeout'
   | 'connection'
 
+/** An RFC 9457 problem body as the service sends it (snake_case, as on the wire). */
+export type ProblemBody = components['schemas']['Problem']
+
 /** An RFC 9457 problem body as the service sends it, in camelCase. */
-export type Problem = Camelize<components['schemas']['Problem']>
+export type Problem = Camelize<ProblemBody>
 
 export interface ClientError {
   kind: ErrorKind
@@ -23,7 +26,12 @@ export interface ClientError {
   message: string
   /** The `X-Request-ID` of the response (quote it when reporting a problem). */
   requestId?: string
-  /** The problem body, when the service sent one. */
+  /**
+   * The response body: the problem document as sent (snake_case), or the raw text when it is not one (a proxy's
+   * error page); absent when there was no body or no response (timeout, connection).
+   */
+  body?: ProblemBody | string
+  /** @deprecated Use `body`. The problem document in camelCase, when the service sent one; kept for existing callers. */
   details?: Problem
   /** already_exists only: the id of the record that already has this name or key. */
   existingId?: string
@@ -80,8 +88,8 @@ export function parseRetryAfter(header: string | null): number | undefined {
 const isProblem = (body: unknown): body is components['schemas']['Problem'] =>
   typeof body === 'object' && body !== null && !Array.isArray(body) && typeof (body as { status?: unknown }).status === 'number'
 
-/** The error for a non-2xx response, from its status, headers and (possibly absent or non-JSON) body. */
-export function errorFromResponse(response: Response, body: unknown): ClientError {
+/** The error for a non-2xx response, from its status, headers and (possibly absent or non-JSON) body and its text. */
+export function errorFromResponse(response: Response, body: unknown, text = ''): ClientError {
   const status = response.status
   const requestId = response.headers.get('x-request-id') ?? undefined
   const problem = isProblem(body) ? body : undefined
@@ -90,6 +98,7 @@ export function errorFromResponse(response: Response, body: unknown): ClientErro
     status,
     message: problem?.detail ?? problem?.title ?? `HTTP ${status} ${response.statusText}`.trim(),
     requestId: requestId ?? problem?.request_id,
+    body: problem ?? (text === '' ? undefined : text),
     details: problem ? camelize(problem) : undefined,
   }
   if (error.kind === 'already_exists' && typeof problem?.existing_id === 'string') error.existingId = problem.existing_id

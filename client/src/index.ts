@@ -1,6 +1,6 @@
 export { type Client, type ClientOptions, createClient, type UploadMeta } from './client.js'
 export type { CallOptions } from './core.js'
-export { type ClientError, ClientRequestError, type ErrorKind, type Problem, type Result } from './errors.js'
+export { type ClientError, ClientRequestError, type ErrorKind, type Problem, type ProblemBody, type Result } from './errors.js'
 export { type Camelize, camelize, snakify, type Snakify } from './case.js'
 export type { Body, Data, Item, OperationId, Query } from './operations.js'
 export { OPERATIONS } from './operations.js'

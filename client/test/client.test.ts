@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ClientRequestError, createClient } from '../src/index.js'
+import { camelize, ClientRequestError, createClient } from '../src/index.js'
 import { countingFetch, startService, type TestService } from './service.js'
 
 let service: TestService
@@ -53,6 +53,9 @@ describe('client against a real service', () => {
     const missing = await client.useCases.create({ description: 'no name' } as never)
     expect(missing.error).toMatchObject({ kind: 'validation', status: 422, details: { code: 'validation_failed' } })
     expect(missing.error!.details!.errors?.[0]).toMatchObject({ field: expect.any(String) })
+    // `body` is the problem document as the service sent it (as the original client's error.body); `details` its camelCase view.
+    expect(missing.error!.body).toMatchObject({ status: 422, code: 'validation_failed', request_id: missing.error!.requestId, errors: [{ field: expect.any(String) }] })
+    expect(missing.error!.details).toEqual(camelize(missing.error!.body))
 
     const badCursor = await client.useCases.list({ pageAfter: '%%%' })
     expect(badCursor.error).toMatchObject({ kind: 'validation', status: 400 })
@@ -65,6 +68,20 @@ describe('client against a real service', () => {
     for (let i = 0; i < 3; i++) await client.useCases.workflow.advance(uc.data!.id)
     const pastEnd = await client.useCases.workflow.advance(uc.data!.id)
     expect(pastEnd.error).toMatchObject({ kind: 'conflict', status: 409, message: expect.any(String) })
+  })
+
+  it('addresses a questionnaire as KEY+version over the wire (sent as %2B), as the original SDK does', async () => {
+    const client = clientFor()
+    const sections = [{ title: 'Purpose', questions: [{ question: 'What does it decide?', evidenceType: 'text' as const }] }]
+    const created = await client.questionnaires.create({ key: 'SDK-INTAKE', name: 'SDK intake', target: 'use_case', sections })
+    expect(created.error).toBeNull()
+    // Ids the body left out are assigned and returned.
+    expect(created.data!.sections[0]).toMatchObject({ id: 'purpose', questions: [{ id: 'what-does-it-decide' }] })
+    expect((await client.questionnaires.get('SDK-INTAKE+1')).data).toMatchObject({ key: 'SDK-INTAKE', version: 1 })
+    const uc = (await client.useCases.create({ name: 'SDK attach' })).data!
+    expect((await client.useCases.questionnaires.attach(uc.id, { key: 'SDK-INTAKE+1' })).data).toMatchObject({ questionnaireId: 'SDK-INTAKE+1' })
+    expect((await client.useCases.questionnaires.answer(uc.id, 'SDK-INTAKE+1', { answers: [{ questionId: 'what-does-it-decide', value: 'Nothing yet.' }] })).error).toBeNull()
+    expect((await client.useCases.questionnaires.detach(uc.id, 'SDK-INTAKE+1')).error).toBeNull()
   })
 
   it('keeps free-form maps (audit changes and metadata) as the service wrote them', async () => {

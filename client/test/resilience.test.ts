@@ -42,7 +42,9 @@ describe('retries', () => {
     const p = await proxy((req) => (isResource(req.url!) ? { status: 502, body: 'bad gateway' } : 'forward'))
     const client = clientVia(p.baseUrl, { maxRetries: 1 })
     const ping = await client.system.ping()
-    expect(ping.error).toMatchObject({ kind: 'server', status: 502 })
+    // Not a problem document: `body` is the raw text, and there are no `details`.
+    expect(ping.error).toMatchObject({ kind: 'server', status: 502, body: 'bad gateway' })
+    expect(ping.error!.details).toBeUndefined()
     expect(p.requests.filter((r) => r.path.endsWith('/system/ping'))).toHaveLength(2)
   })
 
@@ -145,6 +147,41 @@ describe('timeouts, aborts and unreachable services', () => {
 
     const byClient = createClient({ baseUrl: silentUrl, accessToken: 'unused', timeoutMs: 200 })
     expect((await byClient.useCases.list()).error?.kind).toBe('timeout')
+  })
+
+  it('bounds the token exchange a call triggers by that call\'s timeout, not the client\'s', async () => {
+    const client = createClient({ baseUrl: silentUrl, apiKey: 'sk_silent', tenant: 't', timeoutMs: 5_000 })
+    received = 0
+    const started = Date.now()
+    const res = await client.useCases.list({}, { timeoutMs: 300 })
+    const took = Date.now() - started
+    expect(res.error).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/token exchange/) })
+    expect(took).toBeGreaterThanOrEqual(290)
+    expect(took).toBeLessThan(1_500)
+    expect(received).toBe(1) // the exchange; the call itself never went out
+  })
+
+  it('lets each call waiting on one exchange keep its own deadline and abort signal', async () => {
+    const client = createClient({ baseUrl: silentUrl, apiKey: 'sk_silent', tenant: 't', timeoutMs: 5_000 })
+    received = 0
+    const started = Date.now()
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(), 150)
+    const ended = (call: Promise<{ error: { kind: string; message: string } | null }>) => call.then((res) => ({ error: res.error, at: Date.now() - started }))
+    const [aborted, short, long] = await Promise.all([
+      ended(client.models.list(undefined, { signal: controller.signal })),
+      ended(client.useCases.list({}, { timeoutMs: 400 })),
+      ended(client.vendors.list({}, { timeoutMs: 1_000 })),
+    ])
+    expect(aborted.error).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/aborted/) })
+    expect(short.error).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/token exchange/) })
+    expect(long.error).toMatchObject({ kind: 'timeout', message: expect.stringMatching(/token exchange/) })
+    expect(aborted.at).toBeLessThan(380)
+    expect(short.at).toBeGreaterThanOrEqual(390)
+    expect(short.at).toBeLessThan(950)
+    expect(long.at).toBeGreaterThanOrEqual(990)
+    expect(long.at).toBeLessThan(2_500)
+    expect(received).toBe(1) // one exchange for the three of them
   })
 
   it('stops when the caller aborts', async () => {

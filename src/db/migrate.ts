@@ -25,6 +25,7 @@ import * as auditNameGramsPlpgsql from './migrations/2026-11-26T13-audit-name-gr
 import * as auditNamesTable from './migrations/2026-11-27T18-audit-names-table.js'
 import * as webhookDeliveryIndexes from './migrations/2026-11-27T21-webhook-delivery-indexes.js'
 import * as auditNamesAfterCommit from './migrations/2026-11-28T00-audit-names-after-commit.js'
+import * as customFieldMetadata from './migrations/2026-11-29T10-custom-field-metadata.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -53,6 +54,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T18-audit-names-table': auditNamesTable,
   '2026-11-27T21-webhook-delivery-indexes': webhookDeliveryIndexes,
   '2026-11-28T00-audit-names-after-commit': auditNamesAfterCommit,
+  '2026-11-29T10-custom-field-metadata': customFieldMetadata,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -382,6 +382,8 @@ export interface CustomFieldRow extends NamedRow {
   required: number
   entity_types: string
   archived: number
+  /** JSON object as the client sent it, or null. */
+  metadata: string | null
 }
 
 export interface CustomFieldValueRow {

@@ -7,7 +7,7 @@ const CODE_OF_KIND: Record<string, string> = { timeout: 'unavailable', connectio
 
 /** A client failure as the problem document a tool error carries: the service's own when it sent one. */
 export function problemOf(error: ClientError): Record<string, unknown> {
-  if (error.details) return snakify(error.details) as Record<string, unknown>
+  if (typeof error.body === 'object') return error.body as Record<string, unknown>
   return {
     code: CODE_OF_KIND[error.kind] ?? error.kind,
     ...(error.status ? { status: error.status } : {}),

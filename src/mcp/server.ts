@@ -93,14 +93,13 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"`)
     const caller = options.caller(extra.authInfo)
     try {
-      if (entry.tool.write && caller.role && !roleAllows(caller.role, 'write')) {
-        throw new AppError('forbidden', `this API key has role "${caller.role}"; ${entry.tool.name} changes data and needs "write"`)
-      }
+      const needed = neededRole(entry.tool)
+      if (caller.role && !roleAllows(caller.role, needed)) throw toolForbidden(entry.tool, caller.role)
       const args = entry.validate(request.params.arguments ?? {})
       const result = await entry.tool.run(caller.backend, args as never)
       return { content: [{ type: 'text', text: json(result) }], structuredContent: result as Record<string, unknown> }
     } catch (err) {
-      return toolError(err, entry.tool.name, caller, options)
+      return toolError(err, entry.tool, caller, options)
     }
   })
 
@@ -140,14 +139,27 @@ export function createMcpServer(options: McpServerOptions): Server {
   return server
 }
 
+/** The role a tool needs. */
+export const neededRole = (tool: ToolDef): Role => tool.role ?? (tool.write ? 'write' : 'read')
+
+/** The refusal of a tool for too low a role: one message whichever side checked it (this server, or the service behind stdio). */
+function toolForbidden(tool: ToolDef, role: string): AppError {
+  const needed = neededRole(tool)
+  const why = needed === 'admin' ? 'changes the tenant\'s definitions' : 'changes data'
+  return new AppError('forbidden', `this API key has role "${role}"; ${tool.name} ${why} and needs "${needed}"`, undefined, { role, required_role: needed })
+}
+
 /** A failure as an MCP tool result: isError, with the problem document as text and as structured content. */
-function toolError(err: unknown, tool: string, caller: ToolCaller, options: McpServerOptions): CallToolResult {
+function toolError(err: unknown, tool: ToolDef, caller: ToolCaller, options: McpServerOptions): CallToolResult {
   let problem: Record<string, unknown>
-  if (err instanceof ProblemError) problem = err.problem
-  else if (err instanceof AppError) problem = problemFields(err, `tools/${tool}`, caller.requestId ?? '')
+  const refusedRole = err instanceof ProblemError && err.problem.code === 'forbidden' && typeof err.problem.role === 'string' && typeof err.problem.required_role === 'string'
+  // Behind stdio the service refuses the route; the caller asked for a tool, so the refusal names the tool.
+  if (refusedRole) problem = problemFields(toolForbidden(tool, err.problem.role as string), `tools/${tool.name}`, typeof err.problem.request_id === 'string' ? err.problem.request_id : '')
+  else if (err instanceof ProblemError) problem = err.problem
+  else if (err instanceof AppError) problem = problemFields(err, `tools/${tool.name}`, caller.requestId ?? '')
   else {
-    options.onUnexpectedError?.(err, tool)
-    problem = problemFields(new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it'), `tools/${tool}`, caller.requestId ?? '')
+    options.onUnexpectedError?.(err, tool.name)
+    problem = problemFields(new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it'), `tools/${tool.name}`, caller.requestId ?? '')
   }
   return { isError: true, content: [{ type: 'text', text: json(problem) }], structuredContent: problem }
 }

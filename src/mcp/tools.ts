@@ -4,7 +4,7 @@ import { GovernanceSummaryQuery } from '../modules/governance-summary/governance
 import { ModelCreate, ModelListQuery, ModelUpdate } from '../modules/models/models.schemas.js'
 import { PolicyControlListQuery } from '../modules/policy-controls/policy-controls.schemas.js'
 import { PolicyPackListQuery } from '../modules/policy-packs/policy-packs.schemas.js'
-import { AnswersUpdate, QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
+import { AnswersUpdate, QUESTIONNAIRE_REF_MAX, QuestionnaireListQuery, QuestionnaireParams } from '../modules/questionnaires/questionnaires.schemas.js'
 import {
   LinkListQuery, ModelVendorParams, RiskScenarioLinkBody, UseCaseModelParams, UseCaseRiskScenarioParams, UseCaseVendorParams,
 } from '../modules/relationships/relationships.schemas.js'
@@ -31,6 +31,8 @@ export interface ToolDef<T extends TObject = TObject> {
   input: T
   /** Changes data: hidden when MCP_READ_ONLY, refused for a read key. */
   write: boolean
+  /** A role above the one `write` implies (defining custom fields is an admin's act, as over HTTP). */
+  role?: 'admin'
   run(api: GovernanceBackend, args: Static<T>): Promise<object>
 }
 
@@ -189,13 +191,13 @@ export const TOOLS: ToolDef[] = [
   tool({
     name: 'get_questionnaire_answers', title: 'Answers of an attached questionnaire', write: false,
     description: 'The questionnaire with key attached to a use case, model or vendor (target + its id): answers[] (question_id, section_id, value, evidence_ids, answered_by, answered_at) and progress (questions, answered, required, required_answered, complete). Get the questions themselves with get_questionnaire.',
-    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }), key: Type.String({ maxLength: 100 }) }, { additionalProperties: false }),
+    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }), key: Type.String({ maxLength: QUESTIONNAIRE_REF_MAX, description: 'The questionnaire key, or KEY+version.' }) }, { additionalProperties: false }),
     run: (api, a) => api.getQuestionnaireAnswers(a.target, a.id, a.key),
   }),
   tool({
     name: 'answer_questionnaire', title: 'Answer questions of an attached questionnaire', write: true,
     description: 'Sets the listed answers of the questionnaire with key attached to a use case, model or vendor; the others stay; value null clears one. Values must fit the question: text a string, number, boolean, select one of select_options (a list when multiple), file evidence ids (ev_…). Returns the answers and progress. Files are uploaded over HTTP (POST /evidence), not through MCP.',
-    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64 }), key: Type.String({ maxLength: 100 }), ...AnswersUpdate.properties }, { additionalProperties: false }),
+    input: Type.Object({ target: Type.Enum(['use_case', 'model', 'vendor']), id: Type.String({ maxLength: 64 }), key: Type.String({ maxLength: QUESTIONNAIRE_REF_MAX, description: 'The questionnaire key, or KEY+version.' }), ...AnswersUpdate.properties }, { additionalProperties: false }),
     run: (api, { target, id, key, ...body }) => api.answerQuestionnaire(target, id, key, body),
   }),
   tool({
@@ -331,8 +333,8 @@ export const TOOLS: ToolDef[] = [
     run: (api, a) => api.getCustomField(a.id),
   }),
   tool({
-    name: 'create_custom_field', title: 'Create a custom field', write: true,
-    description: 'Define a custom field (name unique per tenant). type defaults to string; a select (element_type select) of strings or numbers needs options; entity_types limits it to use_case, model or vendor.',
+    name: 'create_custom_field', title: 'Create a custom field', write: true, role: 'admin',
+    description: 'Define a custom field (name unique per tenant; needs an admin key, as it changes what every record of the tenant may or must carry). type defaults to string; a select (element_type select) of strings or numbers needs options; entity_types limits it to use_case, model or vendor.',
     input: args(CustomFieldCreate),
     run: (api, a) => api.createCustomField(a),
   }),
@@ -408,8 +410,8 @@ export const TOOLS: ToolDef[] = [
   }),
   tool({
     name: 'get_questionnaire', title: 'Get a questionnaire', write: false,
-    description: 'Get a questionnaire by key (or q_… id) with its sections and questions; the latest version unless version is given.',
-    input: args(KeyParam('questionnaire'), VersionQuery),
+    description: 'Get a questionnaire by key, KEY+version (as questionnaire_ids lists it) or q_… id, with its sections and questions; the latest version unless version is given.',
+    input: args(QuestionnaireParams, VersionQuery),
     run: (api, a) => api.getQuestionnaire(a.key, a.version),
   }),
 

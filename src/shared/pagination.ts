@@ -59,18 +59,28 @@ export interface Keyset {
 
 /**
  * Resolves `sort`, `page_limit` and `page_after` into a keyset position.
- * `columns` maps each allowed sort field to its column (a sortable, non-null one).
+ * `columns` maps each allowed sort field to its column (a sortable, non-null one); `defaultSort` applies when
+ * neither `sort` nor a cursor says. A cursor carries its sort: `page_after` alone continues in it (generated clients
+ * send only the cursor), while an explicit `sort` that differs from it is a 400.
  */
 export function keyset(
   query: { sort?: string; page_limit?: number; page_after?: string },
   columns: Record<string, string> = {},
+  defaultSort = 'id',
 ): Keyset {
-  const sort = query.sort ?? 'id'
+  const cursor = query.page_after === undefined ? null : decodeCursor(query.page_after)
+  if (cursor && query.sort !== undefined && cursor.sort !== query.sort) {
+    throw cursorError(`the cursor was made for sort "${cursor.sort}", not "${query.sort}"; send page_after without sort, or with the same sort`)
+  }
+  const sort = query.sort ?? cursor?.sort ?? defaultSort
   const descending = sort.startsWith('-')
   const field = descending ? sort.slice(1) : sort
   const column = field === 'id' ? 'id' : columns[field]
-  if (!column) throw new AppError('bad_request', `sort: unknown field "${field}"`, [{ field: 'sort', message: 'not a sortable field' }])
-  const after = query.page_after === undefined ? null : decodeCursor(query.page_after, sort)
+  if (!column) {
+    if (query.sort === undefined && cursor) throw cursorError('not a cursor of this list')
+    throw new AppError('bad_request', `sort: unknown field "${field}"`, [{ field: 'sort', message: 'not a sortable field' }])
+  }
+  const after = cursor && { value: cursor.value, id: cursor.id }
   return { sort, column, descending, after, limit: query.page_limit ?? DEFAULT_PAGE_LIMIT }
 }
 
@@ -105,13 +115,14 @@ function encodeCursor(sort: string, value: string | number, id: string): string 
   return Buffer.from(JSON.stringify([sort, value, id])).toString('base64url')
 }
 
-function decodeCursor(cursor: string, sort: string): { value: string | number; id: string } {
-  const bad = (why: string) => new AppError('bad_request', `page_after: ${why}`, [{ field: 'page_after', message: why }])
+const cursorError = (why: string) => new AppError('bad_request', `page_after: ${why}`, [{ field: 'page_after', message: why }])
+
+function decodeCursor(cursor: string): { sort: string; value: string | number; id: string } {
   let decoded: unknown
   try {
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
   } catch {
-    throw bad('not a valid cursor')
+    throw cursorError('not a valid cursor')
   }
   if (
     !Array.isArray(decoded) ||
@@ -120,8 +131,7 @@ function decodeCursor(cursor: string, sort: string): { value: string | number; i
     !(typeof decoded[1] === 'string' || typeof decoded[1] === 'number') ||
     typeof decoded[2] !== 'string'
   ) {
-    throw bad('not a valid cursor')
+    throw cursorError('not a valid cursor')
   }
-  if (decoded[0] !== sort) throw bad(`the cursor was made for sort "${decoded[0]}", not "${sort}"`)
-  return { value: decoded[1], id: decoded[2] }
+  return { sort: decoded[0], value: decoded[1], id: decoded[2] }
 }

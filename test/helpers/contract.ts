@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { DialectName } from '../../src/db/create-db.js'
+import type { Role } from '../../src/shared/context.js'
 import { startTestApp, type TestApp } from './harness.js'
 
 export interface ContractSpec {
@@ -15,6 +16,8 @@ export interface ContractSpec {
   deletable: boolean
   /** Seeds whatever the family needs before records can be created (per tenant). */
   prepare?(t: TestApp, tenant: string): Promise<void>
+  /** The role that creates, updates and deletes (default `write`; custom field definitions need `admin`). */
+  writer?: Role
 }
 
 /**
@@ -24,6 +27,7 @@ export interface ContractSpec {
 export function contractTests(dialect: DialectName, spec: ContractSpec): void {
   let t: TestApp
   const base = spec.collection
+  const writer = spec.writer ?? 'write'
 
   beforeAll(async () => {
     t = await startTestApp(dialect)
@@ -33,7 +37,7 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
   afterAll(async () => t?.close())
 
   const create = async (tenant: string, body: Record<string, unknown>) => {
-    const res = await t.as(tenant, 'write')({ method: 'POST', url: base, payload: body })
+    const res = await t.as(tenant, writer)({ method: 'POST', url: base, payload: body })
     expect(res.statusCode, res.body).toBe(201)
     return res.json() as { id: string }
   }
@@ -49,7 +53,7 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
   })
 
   it('creates with 201 + Location, and writes one audit record', async () => {
-    const res = await t.as('acme', 'write')({ method: 'POST', url: base, payload: spec.validBody(1) })
+    const res = await t.as('acme', writer)({ method: 'POST', url: base, payload: spec.validBody(1) })
     expect(res.statusCode, res.body).toBe(201)
     const record = res.json()
     expect(record.id).toMatch(new RegExp(`^${spec.idPrefix}_[0-9a-z]{26}$`))
@@ -75,7 +79,7 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
 
   it('rejects unknown body fields with 422 naming them, and creates nothing', async () => {
     const before = (await t.as('acme', 'read')({ method: 'GET', url: `${base}?page_limit=100` })).json().items.length
-    const res = await t.as('acme', 'write')({ method: 'POST', url: base, payload: { ...spec.validBody(3), bogus_field: 1 } })
+    const res = await t.as('acme', writer)({ method: 'POST', url: base, payload: { ...spec.validBody(3), bogus_field: 1 } })
     expect(res.statusCode).toBe(422)
     expect(res.json().errors).toContainEqual({ field: 'bogus_field', message: 'unknown field' })
     const after = (await t.as('acme', 'read')({ method: 'GET', url: `${base}?page_limit=100` })).json().items.length
@@ -108,16 +112,18 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
     expect(new Set(seen).size).toBe(seen.length)
   })
 
-  it('refuses writes to a read key (403)', async () => {
-    const res = await t.as('acme', 'read')({ method: 'POST', url: base, payload: spec.validBody(4) })
-    expect(res.statusCode).toBe(403)
+  it(`refuses writes to a key below ${writer} (403)`, async () => {
+    for (const role of writer === 'admin' ? (['read', 'write'] as const) : (['read'] as const)) {
+      const res = await t.as('acme', role)({ method: 'POST', url: base, payload: spec.validBody(4) })
+      expect(res.statusCode, role).toBe(403)
+    }
   })
 
   const { updateBody } = spec
   if (updateBody) {
     it('updates with PATCH and audits the change', async () => {
       const record = await create('acme', spec.validBody(5))
-      const res = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${record.id}`, payload: updateBody })
+      const res = await t.as('acme', writer)({ method: 'PATCH', url: `${base}/${record.id}`, payload: updateBody })
       expect(res.statusCode, res.body).toBe(200)
       const audit = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.updated` })
       expect(audit.json().items).toHaveLength(1)
@@ -127,7 +133,7 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
   if (spec.deletable) {
     it('deletes with 204, then answers 404, and audits the deletion', async () => {
       const record = await create('acme', spec.validBody(6))
-      const write = t.as('acme', 'write')
+      const write = t.as('acme', writer)
       expect((await write({ method: 'DELETE', url: `${base}/${record.id}` })).statusCode).toBe(204)
       expect((await write({ method: 'GET', url: `${base}/${record.id}` })).statusCode).toBe(404)
       expect((await write({ method: 'DELETE', url: `${base}/${record.id}` })).statusCode).toBe(404)

@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { DialectName } from '../../src/db/create-db.js'
+import type { Role } from '../../src/shared/context.js'
 import { startTestApp, type TestApp } from './harness.js'
 
 export interface NamedRecordSpec {
   collection: string
   /** Extra fields a valid create body needs besides `name`. */
   extra?: Record<string, unknown>
+  /** The role that creates and renames (default `write`). */
+  writer?: Role
 }
 
 /**
@@ -15,24 +18,25 @@ export interface NamedRecordSpec {
 export function namedRecordTests(dialect: DialectName, spec: NamedRecordSpec): void {
   let t: TestApp
   const base = spec.collection
+  const writer = spec.writer ?? 'write'
   beforeAll(async () => {
     t = await startTestApp(dialect)
   })
   afterAll(async () => t?.close())
 
   const create = async (tenant: string, name: string) => {
-    const res = await t.as(tenant, 'write')({ method: 'POST', url: base, payload: { name, ...spec.extra } })
+    const res = await t.as(tenant, writer)({ method: 'POST', url: base, payload: { name, ...spec.extra } })
     expect(res.statusCode, res.body).toBe(201)
     return res.json() as { id: string; name: string }
   }
 
   it('answers 422 already_exists with the existing id on a case-insensitive duplicate name, on create and on rename, and allows it in another tenant', async () => {
     const first = await create('acme', 'Fraud Shield')
-    const dup = await t.as('acme', 'write')({ method: 'POST', url: base, payload: { name: '  fraud SHIELD ', ...spec.extra } })
+    const dup = await t.as('acme', writer)({ method: 'POST', url: base, payload: { name: '  fraud SHIELD ', ...spec.extra } })
     expect(dup.statusCode).toBe(422)
     expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: first.id, errors: [{ field: 'name', message: expect.stringContaining('already exists') }] })
     const other = await create('acme', 'Other name')
-    const rename = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${other.id}`, payload: { name: 'FRAUD shield' } })
+    const rename = await t.as('acme', writer)({ method: 'PATCH', url: `${base}/${other.id}`, payload: { name: 'FRAUD shield' } })
     expect(rename.statusCode).toBe(422)
     expect(rename.json().existing_id).toBe(first.id)
     expect((await t.as('acme', 'read')({ method: 'GET', url: `${base}/${other.id}` })).json().name).toBe('Other name')
@@ -40,7 +44,7 @@ export function namedRecordTests(dialect: DialectName, spec: NamedRecordSpec): v
     expect(audit.json().items).toHaveLength(1)
     await create('globex', 'fraud shield')
     // Renaming to a different case of its own name is fine.
-    const recase = await t.as('acme', 'write')({ method: 'PATCH', url: `${base}/${other.id}`, payload: { name: 'OTHER NAME' } })
+    const recase = await t.as('acme', writer)({ method: 'PATCH', url: `${base}/${other.id}`, payload: { name: 'OTHER NAME' } })
     expect(recase.statusCode).toBe(200)
     expect(recase.json().name).toBe('OTHER NAME')
   })

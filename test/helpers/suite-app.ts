@@ -7,7 +7,9 @@ export interface SuiteApp {
   readonly t: TestApp
   /** app.inject as a write key of tenant `acme`. */
   write: ReturnType<TestApp['as']>
-  /** POSTs as `write`, expects 201 and returns the created record. */
+  /** app.inject as an admin key of tenant `acme` (custom field definitions). */
+  admin: ReturnType<TestApp['as']>
+  /** POSTs as `write` (as `admin` for custom fields), expects 201 and returns the created record. */
   post(url: string, payload: object): Promise<any>
 }
 
@@ -24,13 +26,16 @@ export function suiteApp(dialect: DialectName): SuiteApp {
     return app
   }
   const write: SuiteApp['write'] = (opts) => running().as('acme', 'write')(opts)
+  const admin: SuiteApp['admin'] = (opts) => running().as('acme', 'admin')(opts)
   return {
     get t() {
       return running()
     },
     write,
+    admin,
     async post(url, payload) {
-      const res = await write({ method: 'POST', url, payload })
+      // Defining custom fields is an admin's act; every other collection takes a write key.
+      const res = await (url.startsWith('/custom_fields') ? admin : write)({ method: 'POST', url, payload })
       expect(res.statusCode, res.body).toBe(201)
       return res.json()
     },

@@ -1208,7 +1208,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a questionnaire by key (latest, or ?version=) or by q_ id */
+        /** Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id */
         get: operations["getQuestionnaire"];
         put?: never;
         post?: never;
@@ -1524,8 +1524,8 @@ export interface paths {
         get: operations["listCustomFields"];
         put?: never;
         /**
-         * Create a custom field
-         * @description Use cases, models and vendors then carry its values in `custom_fields: [{custom_field_id, value}]`.
+         * Create a custom field (admin)
+         * @description Defining fields changes the tenant's records for every integration, so it takes an admin key (403 for read and write keys); reading them does not. Use cases, models and vendors then carry its values in `custom_fields: [{custom_field_id, value}]`.
          */
         post: operations["createCustomField"];
         delete?: never;
@@ -1546,15 +1546,15 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a custom field
-         * @description 409 while any record carries a value: archive it instead.
+         * Delete a custom field (admin)
+         * @description An admin key (403 for read and write keys). 409 while any record carries a value: archive it instead.
          */
         delete: operations["deleteCustomField"];
         options?: never;
         head?: never;
         /**
-         * Update or archive a custom field
-         * @description `null` clears a field; absent fields stay as they are. `type` and `multiple` change only while no record carries a value (409).
+         * Update or archive a custom field (admin)
+         * @description An admin key (403 for read and write keys). `null` clears a field; absent fields stay as they are. `type` and `multiple` change only while no record carries a value (409).
          */
         patch: operations["updateCustomField"];
         trace?: never;
@@ -1868,9 +1868,16 @@ export interface components {
          * @example {
          *       "key": "AI-INTAKE"
          *     }
+         * @example {
+         *       "key": "AI-INTAKE+1"
+         *     }
          */
         AttachQuestionnaire: {
-            /** @example EU-AIA-ART9 */
+            /**
+             * @description The questionnaire key, or "KEY+version" (as `questionnaire_ids` lists it), which names the version as `version` does.
+             * @example AI-INTAKE
+             * @example AI-INTAKE+1
+             */
             key: string;
             version?: number | null;
         };
@@ -2089,6 +2096,10 @@ export interface components {
             required: boolean;
             entity_types: components["schemas"]["QuestionnaireTarget"][];
             archived: boolean;
+            /** @description The object the client stored with the definition, or null. */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -2125,7 +2136,11 @@ export interface components {
             options?: string[] | null;
             required?: boolean | null;
             entity_types?: components["schemas"]["QuestionnaireTarget"][] | null;
+            entity_type_ids?: components["schemas"]["QuestionnaireTarget"][] | null;
             archived?: boolean | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
         };
         CustomFieldListQuery: {
             /**
@@ -2166,7 +2181,11 @@ export interface components {
             options?: string[] | null;
             required?: boolean | null;
             entity_types?: components["schemas"]["QuestionnaireTarget"][] | null;
+            entity_type_ids?: components["schemas"]["QuestionnaireTarget"][] | null;
             archived?: boolean | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
         };
         CustomFieldValue: {
             custom_field_id: string;
@@ -2994,6 +3013,16 @@ export interface components {
             reset_time?: string;
             /** @description `already_exists` only: the id of the record that already has this name or key. */
             existing_id?: string;
+            /**
+             * @description 403 for too low a role only: the role of the caller's API key.
+             * @enum {unknown}
+             */
+            role?: "read" | "write" | "admin";
+            /**
+             * @description 403 for too low a role only: the role the route needs.
+             * @enum {unknown}
+             */
+            required_role?: "read" | "write" | "admin";
         };
         Question: {
             /** @description Unique within the questionnaire version. */
@@ -3034,7 +3063,7 @@ export interface components {
             updated_at: string;
         };
         /**
-         * @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target.
+         * @description Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version (the service assigns the ones left out, and returns them); select questions need select_options; at most 200 questions. Every version of a key has the same target.
          * @example {
          *       "key": "VENDOR-DD",
          *       "name": "Vendor due diligence",
@@ -3074,13 +3103,13 @@ export interface components {
             description?: string | null;
             target: components["schemas"]["QuestionnaireTarget"];
             sections: {
-                /** @description Unique within the questionnaire version. */
-                id: string;
+                /** @description Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                id?: string | null;
                 title: string;
                 description?: string | null;
                 questions: {
-                    /** @description Unique within the questionnaire version. */
-                    id: string;
+                    /** @description Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                    id?: string | null;
                     question: string;
                     evidence_type: components["schemas"]["EvidenceType"];
                     /**
@@ -15883,7 +15912,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key (its latest version, or `?version=`), "KEY+version", or its q_ id. */
                 key: string;
             };
             cookie?: never;
@@ -16228,7 +16257,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -16332,7 +16361,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -16454,7 +16483,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -16837,7 +16866,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -16941,7 +16970,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -17063,7 +17092,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -17446,7 +17475,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -17550,7 +17579,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;
@@ -17672,7 +17701,7 @@ export interface operations {
             path: {
                 /** @description The uc_…, mdl_… or vnd_… id. */
                 id: string;
-                /** @description The questionnaire key. */
+                /** @description The questionnaire key, or "KEY+version" (404 unless that version is the one attached). */
                 key: string;
             };
             cookie?: never;

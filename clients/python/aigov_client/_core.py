@@ -6,6 +6,8 @@ runs, so token handling, retries and error mapping exist once for both clients.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
 import json
 import mimetypes
 import os
@@ -223,6 +225,8 @@ class _Request:
 class _NeedToken:
     #: The token that failed (a 401): a fresh exchange unless someone already replaced it.
     stale: Optional[str] = None
+    #: When the call stops waiting for it (``time.monotonic()``); the exchange goes on for the callers still waiting.
+    deadline: Optional[float] = None
 
 
 @dataclass
@@ -357,20 +361,24 @@ class Engine:
         attempt = 0
         while True:
             bearer: Optional[str] = None
-            # The exchange itself never waits for a token (it would wait for itself under the exchange lock).
+            # The attempt's timeout covers the token it may wait for as well as the request.
+            deadline = time.monotonic() + request.timeout
+            attempt_request = request
+            # The exchange itself never waits for a token (it would wait for itself).
             if not op.public and operation_id != "createToken":
-                bearer = yield _NeedToken()
+                bearer = yield _NeedToken(deadline=deadline)
                 request.headers["authorization"] = f"Bearer {bearer}"
+                attempt_request = dataclasses.replace(request, timeout=max(deadline - time.monotonic(), 0.001))
             failure: Optional[AigovError] = None
             response: Optional[httpx.Response] = None
             try:
-                response = yield _Send(request)
+                response = yield _Send(attempt_request)
             except ConnectionError as err:
                 failure = err
             if response is not None and response.status_code == 401 and bearer is not None and exchanged and not refreshed:
                 # A token the service no longer accepts (expired early, key rotated): refresh once, retry once.
                 refreshed = True
-                yield _NeedToken(stale=bearer)
+                yield _NeedToken(stale=bearer, deadline=deadline)
                 continue
             transient = failure is not None or (response is not None and response.status_code in RETRY_STATUSES)
             if retriable and transient and attempt < max_retries:
@@ -467,10 +475,14 @@ def read(op: Operation, response: httpx.Response) -> Any:
     return record
 
 
+def _no_token() -> TimeoutError:
+    return TimeoutError("no access token within the call's timeout: the token exchange has not answered")
+
+
 def _transport_error(err: Exception, request: _Request) -> AigovError:
     where = f"{request.method} {request.url.split('?')[0]}"
     if isinstance(err, httpx.TimeoutException):
-        return TimeoutError(f"no complete answer from {where} within {request.timeout} s")
+        return TimeoutError(f"no complete answer from {where} within {request.timeout:.3g} s")
     return ConnectionError(f"{where} failed: {type(err).__name__}: {err}")
 
 
@@ -482,6 +494,8 @@ class SyncTransport:
         self.http = http or httpx.Client()
         self._owns_http = http is None
         self._lock = threading.Lock()
+        #: The exchange in flight, shared by every thread that needs a token meanwhile.
+        self._exchange: Optional["concurrent.futures.Future[str]"] = None
 
     def close(self) -> None:
         if self._owns_http:
@@ -531,19 +545,40 @@ class SyncTransport:
             failures += 1
             time.sleep(wait)
 
-    def token(self, stale: Optional[str] = None) -> str:
+    def token(self, stale: Optional[str] = None, deadline: Optional[float] = None) -> str:
+        """A valid token; waiting for an exchange ends at ``deadline``, while the exchange goes on for the others."""
         current = self.engine.need_exchange()
-        if current is not None and current != stale:
+        if current is not None and (current != stale or self.engine.settings.access_token is not None):
             return current
         with self._lock:
             # Whoever held the lock before us may have exchanged already.
             current = self.engine.need_exchange()
             if current is not None and current != stale:
                 return current
-            if self.engine.settings.access_token is not None:
-                return self.engine.settings.access_token
+            exchange = self._exchange
+            if exchange is None:
+                # Its own thread, bounded by the client's timeout, so no caller's shorter deadline cuts it short.
+                exchange = self._exchange = concurrent.futures.Future()
+                threading.Thread(target=self._run_exchange, args=(exchange,), name="aigov-token-exchange", daemon=True).start()
+        try:
+            return exchange.result(timeout=None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        except concurrent.futures.TimeoutError:
+            raise _no_token() from None
+
+    def _run_exchange(self, exchange: "concurrent.futures.Future[str]") -> None:
+        try:
             token: str = self._drive(self.engine.exchange_plan())
-            return token
+        except BaseException as err:  # handed to every waiting caller
+            self._finish(exchange)
+            exchange.set_exception(err)
+        else:
+            self._finish(exchange)
+            exchange.set_result(token)
+
+    def _finish(self, exchange: "concurrent.futures.Future[str]") -> None:
+        with self._lock:
+            if self._exchange is exchange:
+                self._exchange = None
 
     def _drive(self, plan: _Plan) -> Any:
         value: Any = None
@@ -555,7 +590,7 @@ class SyncTransport:
                 return stop.value
             value, error = None, None
             if isinstance(step, _NeedToken):
-                value = self.token(step.stale)
+                value = self.token(step.stale, step.deadline)
             elif isinstance(step, _Sleep):
                 time.sleep(step.seconds)
             else:
@@ -577,8 +612,8 @@ class AsyncTransport:
         self.engine = engine
         self.http = http or httpx.AsyncClient()
         self._owns_http = http is None
-        # Created on first use, inside the running event loop (Python 3.9 binds a lock to the loop at creation).
-        self._lock: Optional[asyncio.Lock] = None
+        #: The exchange in flight, shared by every task that needs a token meanwhile.
+        self._exchange: Optional["asyncio.Future[str]"] = None
 
     async def close(self) -> None:
         if self._owns_http:
@@ -629,20 +664,27 @@ class AsyncTransport:
             failures += 1
             await asyncio.sleep(wait)
 
-    async def token(self, stale: Optional[str] = None) -> str:
+    async def token(self, stale: Optional[str] = None, deadline: Optional[float] = None) -> str:
+        """A valid token; waiting for an exchange ends at ``deadline`` (or when the task is cancelled), while the
+        exchange goes on, shielded, for the other tasks."""
         current = self.engine.need_exchange()
-        if current is not None and current != stale:
+        if current is not None and (current != stale or self.engine.settings.access_token is not None):
             return current
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            current = self.engine.need_exchange()
-            if current is not None and current != stale:
-                return current
-            if self.engine.settings.access_token is not None:
-                return self.engine.settings.access_token
-            token: str = await self._drive(self.engine.exchange_plan())
-            return token
+        exchange = self._exchange
+        if exchange is None or exchange.done():
+            exchange = self._exchange = asyncio.ensure_future(self._drive(self.engine.exchange_plan()))
+            exchange.add_done_callback(self._finish)
+        try:
+            return await asyncio.wait_for(asyncio.shield(exchange), None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        except asyncio.TimeoutError:
+            raise _no_token() from None
+
+    def _finish(self, exchange: "asyncio.Future[str]") -> None:
+        if self._exchange is exchange:
+            self._exchange = None
+        # Retrieved here, so an exchange that failed after every caller stopped waiting logs no "never retrieved".
+        if not exchange.cancelled():
+            exchange.exception()
 
     async def _drive(self, plan: _Plan) -> Any:
         value: Any = None
@@ -654,7 +696,7 @@ class AsyncTransport:
                 return stop.value
             value, error = None, None
             if isinstance(step, _NeedToken):
-                value = await self.token(step.stale)
+                value = await self.token(step.stale, step.deadline)
             elif isinstance(step, _Sleep):
                 await asyncio.sleep(step.seconds)
             else:

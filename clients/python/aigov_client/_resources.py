@@ -451,7 +451,7 @@ class CustomFieldsResource:
         return self._t.iterate("listCustomFields", (), query={"page_limit": page_size, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: CustomFieldCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CustomField:
-        """Create a custom field."""
+        """Create a custom field (admin)."""
         return cast("CustomField", self._t.call("createCustomField", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CustomField:
@@ -459,11 +459,11 @@ class CustomFieldsResource:
         return cast("CustomField", self._t.call("getCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     def update(self, id: str, body: CustomFieldUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CustomField:
-        """Update or archive a custom field."""
+        """Update or archive a custom field (admin)."""
         return cast("CustomField", self._t.call("updateCustomField", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
-        """Delete a custom field."""
+        """Delete a custom field (admin)."""
         self._t.call("deleteCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
@@ -588,7 +588,7 @@ class QuestionnairesResource:
         return cast("Questionnaire", self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
-        """Get a questionnaire by key (latest, or ?version=) or by q_ id."""
+        """Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id."""
         return cast("Questionnaire", self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 
@@ -1689,7 +1689,7 @@ class AsyncCustomFieldsResource:
         return self._t.iterate("listCustomFields", (), query={"page_limit": page_size, "sort": sort, "q": q, "entity_type": entity_type, "archived": archived}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: CustomFieldCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> CustomField:
-        """Create a custom field."""
+        """Create a custom field (admin)."""
         return cast("CustomField", await self._t.call("createCustomField", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def get(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> CustomField:
@@ -1697,11 +1697,11 @@ class AsyncCustomFieldsResource:
         return cast("CustomField", await self._t.call("getCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
     async def update(self, id: str, body: CustomFieldUpdate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> CustomField:
-        """Update or archive a custom field."""
+        """Update or archive a custom field (admin)."""
         return cast("CustomField", await self._t.call("updateCustomField", (id,), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
 
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
-        """Delete a custom field."""
+        """Delete a custom field (admin)."""
         await self._t.call("deleteCustomField", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
@@ -1826,7 +1826,7 @@ class AsyncQuestionnairesResource:
         return cast("Questionnaire", await self._t.call("createQuestionnaire", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
     async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
-        """Get a questionnaire by key (latest, or ?version=) or by q_ id."""
+        """Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id."""
         return cast("Questionnaire", await self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
 

@@ -166,6 +166,7 @@ class AttachedQuestionnairePage(TypedDict):
 
 
 class _AttachQuestionnaireRequired(TypedDict):
+    #: The questionnaire key, or "KEY+version" (as `questionnaire_ids` lists it), which names the version as `version` does.
     key: str
 
 
@@ -349,6 +350,8 @@ class CustomField(TypedDict):
     required: bool
     entity_types: List[QuestionnaireTarget]
     archived: bool
+    #: The object the client stored with the definition, or null.
+    metadata: Optional[Dict[str, Any]]
     created_at: str
     updated_at: str
 
@@ -367,7 +370,9 @@ class CustomFieldCreate(_CustomFieldCreateRequired, total=False):
     options: Optional[List[str]]
     required: Optional[bool]
     entity_types: Optional[List[QuestionnaireTarget]]
+    entity_type_ids: Optional[List[QuestionnaireTarget]]
     archived: Optional[bool]
+    metadata: Optional[Dict[str, Any]]
 
 
 class CustomFieldListQuery(TypedDict, total=False):
@@ -399,7 +404,9 @@ class CustomFieldUpdate(TypedDict, total=False):
     options: Optional[List[str]]
     required: Optional[bool]
     entity_types: Optional[List[QuestionnaireTarget]]
+    entity_type_ids: Optional[List[QuestionnaireTarget]]
     archived: Optional[bool]
+    metadata: Optional[Dict[str, Any]]
 
 
 class CustomFieldValue(TypedDict):
@@ -974,6 +981,10 @@ class Problem(_ProblemRequired, total=False):
     reset_time: str
     #: `already_exists` only: the id of the record that already has this name or key.
     existing_id: str
+    #: 403 for too low a role only: the role of the caller's API key.
+    role: Literal["read", "write", "admin"]
+    #: 403 for too low a role only: the role the route needs.
+    required_role: Literal["read", "write", "admin"]
 
 
 class ProblemErrorsItem(TypedDict):
@@ -1015,29 +1026,29 @@ class _QuestionnaireCreateRequired(TypedDict):
 
 
 class QuestionnaireCreate(_QuestionnaireCreateRequired, total=False):
-    """Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most 200 questions. Every version of a key has the same target."""
+    """Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version (the service assigns the ones left out, and returns them); select questions need select_options; at most 200 questions. Every version of a key has the same target."""
     description: Optional[str]
 
 
 class _QuestionnaireCreateSectionsItemRequired(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
     title: str
     questions: List[QuestionnaireCreateSectionsItemQuestionsItem]
 
 
 class QuestionnaireCreateSectionsItem(_QuestionnaireCreateSectionsItemRequired, total=False):
+    #: Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    id: Optional[str]
     description: Optional[str]
 
 
 class _QuestionnaireCreateSectionsItemQuestionsItemRequired(TypedDict):
-    #: Unique within the questionnaire version.
-    id: str
     question: str
     evidence_type: EvidenceType
 
 
 class QuestionnaireCreateSectionsItemQuestionsItem(_QuestionnaireCreateSectionsItemQuestionsItemRequired, total=False):
+    #: Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    id: Optional[str]
     #: More than one answer (select) or file.
     multiple: bool
     select_options: Optional[List[str]]

@@ -55,9 +55,17 @@ def test_the_install_command_works_without_the_package_index(service: Service, t
         pytest.skip("pip or setuptools is missing (Debian: python3-pip python3-setuptools)")
     (tmp_path / "clients").mkdir()
     (tmp_path / "clients" / "python").symlink_to(PACKAGE)
+    def listing() -> List[str]:
+        # __pycache__ aside: importing the build backend compiles it, as importing any module of the tree does.
+        return sorted(name for name in os.listdir(PACKAGE) if name != "__pycache__")
+
+    before = listing()
     result = subprocess.run(["sh", "-c", SHELL[0]], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                             env={"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     assert result.returncode == 0, result.stdout + result.stderr
+    # The install builds out of the checkout: no build/ or aigov_client.egg-info left beside the sources.
+    assert listing() == before
+    assert not (PACKAGE / "build").exists() and not list(PACKAGE.glob("*.egg-info"))
     python = tmp_path / ".venv" / "bin" / "python"
     check = "import aigov_client, sys; assert 'site-packages' in aigov_client.__file__; print(aigov_client.Client().system.ping()['message'])"
     ran = subprocess.run([str(python), "-c", check], cwd=tmp_path, env=env_for(service), capture_output=True, text=True, timeout=60)

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 import time
-from typing import Any
+from typing import Any, Dict, Iterator, List
 
 import pytest
 
@@ -120,3 +122,88 @@ def test_async_client_retries_the_same_way(proxy: FaultProxy, service: Service) 
     posts = proxy.paths("/vendors", "POST")
     assert len(posts) == 2 and posts[0].headers["idempotency-key"] == posts[1].headers["idempotency-key"]
     assert posts[0].headers["idempotency-key"].startswith("mine-")
+
+
+class SilentServer:
+    """A real TCP server that accepts connections and never answers; counts the connections it accepted."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.accepted: List[socket.socket] = []
+        self.base_url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(connection)
+
+    def close(self) -> None:
+        self.listener.close()
+        for connection in self.accepted:
+            connection.close()
+
+
+@pytest.fixture()
+def silent() -> Iterator[SilentServer]:
+    server = SilentServer()
+    yield server
+    server.close()
+
+
+def test_a_per_call_timeout_bounds_the_token_exchange_it_triggers(silent: SilentServer) -> None:
+    with Client(silent.base_url, api_key="sk_silent", tenant="t", timeout=5) as client:
+        started = time.monotonic()
+        with pytest.raises(aigov_client.TimeoutError) as timed_out:
+            client.use_cases.list(timeout=0.3)
+        took = time.monotonic() - started
+        assert 0.28 <= took < 1.5, took
+        assert "token exchange" in str(timed_out.value)
+    assert len(silent.accepted) == 1  # the exchange; the call itself never went out
+
+
+def test_threads_waiting_on_one_exchange_each_keep_their_own_deadline(silent: SilentServer) -> None:
+    ended: Dict[float, float] = {}
+    with Client(silent.base_url, api_key="sk_silent", tenant="t", timeout=5) as client:
+        started = time.monotonic()
+
+        def call(timeout: float) -> None:
+            with pytest.raises(aigov_client.TimeoutError):
+                client.vendors.list(timeout=timeout)
+            ended[timeout] = time.monotonic() - started
+
+        threads = [threading.Thread(target=call, args=(timeout,)) for timeout in (0.3, 0.8, 1.4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(10)
+    assert sorted(ended) == [0.3, 0.8, 1.4]
+    for timeout, at in ended.items():
+        assert timeout - 0.02 <= at < timeout + 0.6, (timeout, at)
+    assert len(silent.accepted) == 1  # one exchange for the three of them
+
+
+def test_async_calls_waiting_on_one_exchange_keep_their_deadlines_and_can_be_cancelled(silent: SilentServer) -> None:
+    async def main() -> None:
+        async with AsyncClient(silent.base_url, api_key="sk_silent", tenant="t", timeout=5) as client:
+            started = time.monotonic()
+
+            async def timed(timeout: float) -> float:
+                with pytest.raises(aigov_client.TimeoutError) as timed_out:
+                    await client.models.list(timeout=timeout)
+                assert "token exchange" in str(timed_out.value)
+                return time.monotonic() - started
+
+            cancelled = asyncio.ensure_future(client.use_cases.list())
+            asyncio.get_running_loop().call_later(0.15, cancelled.cancel)
+            short, long = await asyncio.gather(timed(0.3), timed(1.0))
+            with pytest.raises(asyncio.CancelledError):
+                await cancelled
+            assert 0.28 <= short < 0.9, short
+            assert 0.98 <= long < 1.6, long
+
+    asyncio.run(main())
+    assert len(silent.accepted) == 1

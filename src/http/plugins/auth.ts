@@ -37,7 +37,7 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
     req.ctx = await authenticateBearer(req, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
-      throw new AppError('forbidden', `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`)
+      throw new AppError('forbidden', `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`, undefined, { role: req.ctx.role, required_role: needed })
     }
   })
 }

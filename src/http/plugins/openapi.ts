@@ -22,6 +22,8 @@ export const Problem = Type.Object(
     remaining: Type.Optional(Type.Integer({ description: '429 only: requests left in the window.' })),
     reset_time: Type.Optional(Type.String({ format: 'date-time', description: '429 only: when the window resets.' })),
     existing_id: Type.Optional(Type.String({ description: '`already_exists` only: the id of the record that already has this name or key.' })),
+    role: Type.Optional(Type.Enum(['read', 'write', 'admin'], { description: '403 for too low a role only: the role of the caller\'s API key.' })),
+    required_role: Type.Optional(Type.Enum(['read', 'write', 'admin'], { description: '403 for too low a role only: the role the route needs.' })),
   },
   { description: 'RFC 9457 problem details.' },
 )

@@ -6,6 +6,8 @@ import { CustomField, CustomFieldCreate, CustomFieldListQuery, CustomFieldPage, 
 import type { CustomFieldsService } from './custom-fields.service.js'
 
 const tags = ['custom fields']
+// A definition changes every integration's records of the tenant (a required field refuses their creates): an admin's act.
+const admin = { role: 'admin' as const }
 
 export function customFieldRoutes(customFields: CustomFieldsService): FastifyPluginAsyncTypebox {
   return async (app) => {
@@ -18,15 +20,18 @@ export function customFieldRoutes(customFields: CustomFieldsService): FastifyPlu
     }, async (req) => customFields.get(req.ctx, req.params.id))
 
     app.post('/custom_fields', {
-      schema: { operationId: 'createCustomField', summary: 'Create a custom field', description: 'Use cases, models and vendors then carry its values in `custom_fields: [{custom_field_id, value}]`.', tags, body: CustomFieldCreate, response: { 201: CustomField } },
+      config: admin,
+      schema: { operationId: 'createCustomField', summary: 'Create a custom field (admin)', description: 'Defining fields changes the tenant\'s records for every integration, so it takes an admin key (403 for read and write keys); reading them does not. Use cases, models and vendors then carry its values in `custom_fields: [{custom_field_id, value}]`.', tags, body: CustomFieldCreate, response: { 201: CustomField } },
     }, async (req, reply) => created(req, reply, await customFields.create(req.ctx, req.body)))
 
     app.patch('/custom_fields/:id', {
-      schema: { operationId: 'updateCustomField', summary: 'Update or archive a custom field', description: '`null` clears a field; absent fields stay as they are. `type` and `multiple` change only while no record carries a value (409).', tags, params: IdParam('cf'), body: CustomFieldUpdate, response: { 200: CustomField } },
+      config: admin,
+      schema: { operationId: 'updateCustomField', summary: 'Update or archive a custom field (admin)', description: 'An admin key (403 for read and write keys). `null` clears a field; absent fields stay as they are. `type` and `multiple` change only while no record carries a value (409).', tags, params: IdParam('cf'), body: CustomFieldUpdate, response: { 200: CustomField } },
     }, async (req) => customFields.update(req.ctx, req.params.id, req.body))
 
     app.delete('/custom_fields/:id', {
-      schema: { operationId: 'deleteCustomField', summary: 'Delete a custom field', description: '409 while any record carries a value: archive it instead.', tags, params: IdParam('cf'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
+      config: admin,
+      schema: { operationId: 'deleteCustomField', summary: 'Delete a custom field (admin)', description: 'An admin key (403 for read and write keys). 409 while any record carries a value: archive it instead.', tags, params: IdParam('cf'), response: { 204: Type.Null({ description: 'Deleted.' }) } },
     }, async (req, reply) => noContent(reply, customFields.delete(req.ctx, req.params.id)))
   }
 }

@@ -5,7 +5,7 @@ import type { Deps } from '../../shared/deps.js'
 import { canonicalValue } from '../../shared/governed.js'
 import type { Tx } from '../../shared/mutation.js'
 import { fromFlag, nameColumns, presentFields, toFlag } from '../../shared/records.js'
-import type { CustomField, CustomFieldCreate, CustomFieldListQuery, CustomFieldUpdate } from './custom-fields.schemas.js'
+import { type CustomField, type CustomFieldCreate, type CustomFieldListQuery, type CustomFieldUpdate, MAX_METADATA_BYTES } from './custom-fields.schemas.js'
 
 export type CustomFieldsService = ReturnType<typeof createCustomFieldsService>
 
@@ -31,25 +31,52 @@ function checkDefinition(field: CustomField): void {
   if (bad >= 0) throw invalid(`options/${bad}`, `must be a ${field.type}`)
 }
 
+/** `entity_types` under either of its names (the original SDK says `entity_type_ids`); both must agree. */
+function entityTypesOf(input: CustomFieldCreate | CustomFieldUpdate): CustomField['entity_types'] | null | undefined {
+  const { entity_types: plain, entity_type_ids: alias } = input
+  if (plain !== undefined && alias !== undefined && JSON.stringify(plain ?? []) !== JSON.stringify(alias ?? [])) {
+    throw invalid('entity_type_ids', 'differs from entity_types; send one of them')
+  }
+  return plain !== undefined ? plain : alias
+}
+
+/** The metadata column (JSON text, at most MAX_METADATA_BYTES), and the description it carries. */
+function metadataOf(metadata: Record<string, unknown> | null): { column: string | null; description: string | undefined } {
+  if (metadata === null) return { column: null, description: undefined }
+  let text: string
+  try {
+    text = JSON.stringify(metadata)
+  } catch {
+    // Nesting deep enough to exhaust the stack: no definition needs it.
+    throw invalid('metadata', 'is nested too deeply')
+  }
+  const bytes = Buffer.byteLength(text)
+  if (bytes > MAX_METADATA_BYTES) throw invalid('metadata', `is ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES}`)
+  const description = metadata.description
+  return { column: text, description: typeof description === 'string' && description.trim() !== '' ? description : undefined }
+}
+
 export const customFieldCatalog: CatalogSpec<CustomFieldRow, CustomField, CustomFieldCreate, CustomFieldUpdate, CustomFieldListQuery> = {
   table: 'custom_fields',
   label: 'custom field',
   resourceType: 'custom_field',
   idPrefix: 'cf',
   ...NAMED,
-  audited: ['name', 'description', 'type', 'element_type', 'options', 'multiple', 'required', 'entity_types', 'archived'],
+  audited: ['name', 'description', 'type', 'element_type', 'options', 'multiple', 'required', 'entity_types', 'archived', 'metadata'],
   create: (input) => {
     const type = input.type ?? 'string'
+    const metadata = metadataOf(input.metadata ?? null)
     const columns = {
       ...nameColumns(input.name),
-      description: input.description ?? null,
+      description: input.description ?? metadata.description ?? null,
       type,
       element_type: input.element_type ?? DEFAULT_ELEMENT[type],
       options: JSON.stringify(input.options ?? []),
       multiple: toFlag(input.multiple ?? false),
       required: toFlag(input.required ?? false),
-      entity_types: JSON.stringify(input.entity_types ?? []),
+      entity_types: JSON.stringify(entityTypesOf(input) ?? []),
       archived: toFlag(input.archived ?? false),
+      metadata: metadata.column,
     }
     checkDefinition(customFieldCatalog.toItem({ ...columns, id: '', tenant_id: '', created_at: '', updated_at: '' }))
     return columns
@@ -57,13 +84,17 @@ export const customFieldCatalog: CatalogSpec<CustomFieldRow, CustomField, Custom
   update: async (input, current, tx, ctx) => {
     const flags = presentFields(input, ['multiple', 'required', 'archived'], { multiple: false, required: false, archived: false }) as Record<string, boolean>
     const type = input.type === undefined ? current.type : (input.type ?? 'string')
+    const metadata = input.metadata === undefined ? undefined : metadataOf(input.metadata)
+    const entityTypes = entityTypesOf(input)
     const changes: Partial<CustomFieldRow> = {
       ...presentFields(input, ['description']),
+      ...(input.description === undefined && metadata?.description !== undefined && { description: metadata.description }),
+      ...(metadata !== undefined && { metadata: metadata.column }),
       ...(input.name !== undefined && nameColumns(input.name)),
       ...(input.type !== undefined && { type }),
       ...(input.element_type !== undefined && { element_type: input.element_type ?? DEFAULT_ELEMENT[type] }),
       ...(input.options !== undefined && { options: JSON.stringify(input.options ?? []) }),
-      ...(input.entity_types !== undefined && { entity_types: JSON.stringify(input.entity_types ?? []) }),
+      ...(entityTypes !== undefined && { entity_types: JSON.stringify(entityTypes ?? []) }),
       ...Object.fromEntries(Object.entries(flags).map(([flag, on]) => [flag, toFlag(on)])),
     }
     const after = { ...current, ...changes }
@@ -96,6 +127,7 @@ export const customFieldCatalog: CatalogSpec<CustomFieldRow, CustomField, Custom
     required: fromFlag(row.required),
     entity_types: JSON.parse(row.entity_types) as CustomField['entity_types'],
     archived: fromFlag(row.archived),
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }),

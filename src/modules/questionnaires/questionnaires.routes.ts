@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { created, noContent } from '../../http/responses.js'
-import { IdParam, KeyParam, VersionQuery } from '../../shared/schemas.js'
+import { IdParam, VersionQuery } from '../../shared/schemas.js'
 import {
   AnsweredQuestionnaire, AnswersUpdate, AttachedQuestionnaire, AttachedQuestionnairePage, AttachQuestionnaire, OwnerKeyParams, OwnerPageQuery, Questionnaire,
-  QuestionnaireCreate, QuestionnaireListQuery, QuestionnairePage,
+  QuestionnaireCreate, QuestionnaireListQuery, QuestionnairePage, QuestionnaireParams,
 } from './questionnaires.schemas.js'
 import type { QuestionnairesService } from './questionnaires.service.js'
 
@@ -26,7 +26,7 @@ export function questionnaireRoutes(questionnaires: QuestionnairesService): Fast
     }, async (req) => questionnaires.list(req.ctx, req.query))
 
     app.get('/questionnaires/:key', {
-      schema: { operationId: 'getQuestionnaire', summary: 'Get a questionnaire by key (latest, or ?version=) or by q_ id', tags, params: KeyParam('questionnaire'), querystring: VersionQuery, response: { 200: Questionnaire } },
+      schema: { operationId: 'getQuestionnaire', summary: 'Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id', tags, params: QuestionnaireParams, querystring: VersionQuery, response: { 200: Questionnaire } },
     }, async (req) => questionnaires.get(req.ctx, req.params.key, req.query.version))
 
     app.post('/questionnaires', {

@@ -7,6 +7,12 @@ export const MAX_QUESTIONS = 200
 export const QuestionnaireTarget = Type.Enum(['use_case', 'model', 'vendor'])
 export const EvidenceType = Type.Enum(['text', 'number', 'boolean', 'select', 'file'])
 const LocalId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique within the questionnaire version.' })
+const AssignedId = (what: string) =>
+  Type.Optional(Nullable(LocalId, { description: `Unique within the questionnaire version. When absent the service assigns one from the ${what} (lower case, words joined by \`-\`, then \`-2\`, \`-3\` for repeats) and returns it: copy it into the next version to keep answers addressable.` }))
+
+/** "KEY+version", as use cases list their questionnaires; keys cannot contain "+", so the form is unambiguous. */
+export const QUESTIONNAIRE_REF_MAX = 110
+export const QuestionnaireRefParam = (description: string) => Type.String({ maxLength: QUESTIONNAIRE_REF_MAX, description })
 
 export const Question = Type.Object({
   id: LocalId,
@@ -28,7 +34,7 @@ export type Section = Static<typeof Section>
 
 const QuestionInput = Type.Object(
   {
-    id: LocalId,
+    id: AssignedId('question text'),
     question: Type.String({ minLength: 1, maxLength: 2000 }),
     evidence_type: EvidenceType,
     multiple: Type.Optional(Type.Boolean({ default: false, description: 'More than one answer (select) or file.' })),
@@ -40,7 +46,7 @@ const QuestionInput = Type.Object(
 
 const SectionInput = Type.Object(
   {
-    id: LocalId,
+    id: AssignedId('section title'),
     title: Type.String({ minLength: 1, maxLength: 300 }),
     description: Type.Optional(Nullable(Text(5000))),
     questions: Type.Array(QuestionInput, { minItems: 1, maxItems: MAX_QUESTIONS }),
@@ -72,7 +78,7 @@ export const QuestionnaireCreate = Type.Object(
   },
   {
     additionalProperties: false,
-    description: `Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version; select questions need select_options; at most ${MAX_QUESTIONS} questions. Every version of a key has the same target.`,
+    description: `Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version (the service assigns the ones left out, and returns them); select questions need select_options; at most ${MAX_QUESTIONS} questions. Every version of a key has the same target.`,
     examples: [{
       key: 'VENDOR-DD', name: 'Vendor due diligence', target: 'vendor',
       sections: [{ id: 'security', title: 'Security', questions: [
@@ -111,14 +117,24 @@ export const AttachedQuestionnaire = Type.Object({
 export type AttachedQuestionnaire = Static<typeof AttachedQuestionnaire>
 
 export const AttachQuestionnaire = Type.Object(
-  { key: Key, version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'The latest version when absent.' }))) },
-  { additionalProperties: false, description: 'The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).', examples: [{ key: 'AI-INTAKE' }] },
+  {
+    key: Type.String({
+      minLength: 1, maxLength: QUESTIONNAIRE_REF_MAX, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]{0,8})?$',
+      description: 'The questionnaire key, or "KEY+version" (as `questionnaire_ids` lists it), which names the version as `version` does.', examples: ['AI-INTAKE', 'AI-INTAKE+1'],
+    }),
+    version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'The latest version when absent (and `key` names none).' }))),
+  },
+  { additionalProperties: false, description: 'The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).', examples: [{ key: 'AI-INTAKE' }, { key: 'AI-INTAKE+1' }] },
 )
 export type AttachQuestionnaire = Static<typeof AttachQuestionnaire>
 
 export const AttachedQuestionnairePage = PageOf(AttachedQuestionnaire)
 export const OwnerPageQuery = Type.Object(PageQuery, { additionalProperties: false })
-export const OwnerKeyParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }), key: Type.String({ maxLength: 100, description: 'The questionnaire key.' }) })
+export const OwnerKeyParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }),
+  key: QuestionnaireRefParam('The questionnaire key, or "KEY+version" (404 unless that version is the one attached).'),
+})
+export const QuestionnaireParams = Type.Object({ key: QuestionnaireRefParam('The questionnaire key (its latest version, or `?version=`), "KEY+version", or its q_ id.') })
 
 const AnswerValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())], {
   description: 'text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids.',

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { QuestionnaireRow } from '../../db/tables.js'
-import { conflict, type FieldError, invalid, invalidFields, notFound } from '../../http/errors.js'
+import { AppError, conflict, type FieldError, invalid, invalidFields, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -35,12 +35,20 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       return toPage(await repo.listQuestionnaires(db, ctx.tenantId, query, ks), ks, toQuestionnaire)
     },
 
-    /** By key (the latest version, or `version`), or by a q_ id. */
+    /** By key (the latest version, or `version`), by "KEY+version", or by a q_ id. */
     async get(ctx: Ctx, keyOrId: string, version?: number): Promise<Questionnaire> {
-      const row = QUESTIONNAIRE_ID.test(keyOrId) && version === undefined
-        ? await repo.findQuestionnaire(db, ctx.tenantId, keyOrId)
-        : await repo.findQuestionnaireByKey(db, ctx.tenantId, keyOrId, version)
-      if (!row) throw notFound('questionnaire', version === undefined ? keyOrId : `${keyOrId} version ${version}`)
+      if (QUESTIONNAIRE_ID.test(keyOrId) && version === undefined) {
+        const row = await repo.findQuestionnaire(db, ctx.tenantId, keyOrId)
+        if (!row) throw notFound('questionnaire', keyOrId)
+        return toQuestionnaire(row)
+      }
+      const ref = parseQuestionnaireRef(keyOrId)
+      if (ref?.version !== undefined && version !== undefined && ref.version !== version) {
+        throw new AppError('bad_request', `version: "${keyOrId}" names version ${ref.version}, the query version ${version}`, [{ field: 'version', message: `"${keyOrId}" names version ${ref.version}` }])
+      }
+      const wanted = ref?.version ?? version
+      const row = ref && (await repo.findQuestionnaireByKey(db, ctx.tenantId, ref.key, wanted))
+      if (!row) throw notFound('questionnaire', wanted === undefined || ref?.version !== undefined ? keyOrId : `${keyOrId} version ${wanted}`)
       return toQuestionnaire(row)
     },
 
@@ -64,9 +72,9 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
     /** The attachment with its answers and progress. */
     async getAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<AnsweredQuestionnaire> {
       await owner(db, ctx, kind, ownerId)
-      const [row] = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId, key)
-      if (!row) throw notFound('attached questionnaire', key)
-      return toAnswered(row)
+      const ref = attachedRef(key)
+      const [row] = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId, ref.key)
+      return toAnswered(checkAttached(row, key, ref))
     },
 
     /** Every attachment with its questions, answers and progress (for the dossier). */
@@ -80,8 +88,8 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
     async answer(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire> {
       return runMutation(database, ctx, async (tx) => {
         const parent = await owner(tx, ctx, kind, ownerId)
-        const [row] = await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, key, database.dialect === 'postgres')
-        if (!row) throw notFound('attached questionnaire', key)
+        const ref = attachedRef(key)
+        const row = checkAttached((await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, ref.key, database.dialect === 'postgres'))[0], key, ref)
         const before = JSON.parse(row.answers) as StoredAnswers
         const after = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], before, input.answers, (i) => `answers/${i}`)
         const changes: Record<string, [unknown, unknown]> = {}
@@ -94,7 +102,7 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
         // Answers given again unchanged keep who gave them and when.
         for (const id of Object.keys(after)) if (!(id in changes) && before[id]) after[id] = before[id]
         const answers = JSON.stringify(after)
-        await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, key, answers)
+        await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, row.key, answers)
         return {
           result: toAnswered({ ...row, answers }),
           audit: { ...attachmentAudit('questionnaire.answered', kind, parent, row.id, publicId(row)), changes, metadata: { progress: progress(JSON.parse(row.sections) as Section[], after) } },
@@ -106,9 +114,18 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       try {
         return await runMutation(database, ctx, async (tx) => {
           const parent = await owner(tx, ctx, kind, ownerId)
-          const version = input.version ?? undefined
-          const q = await repo.findQuestionnaireByKey(tx, ctx.tenantId, input.key, version)
-          if (!q) throw version === undefined ? invalid('key', `no questionnaire has key "${input.key}"`) : invalid('version', `questionnaire "${input.key}" has no version ${version}`)
+          const ref = parseQuestionnaireRef(input.key)
+          if (!ref) throw invalid('key', `"${input.key}" is neither a key nor KEY+version`)
+          if (ref.version !== undefined && input.version != null && input.version !== ref.version) {
+            throw invalid('version', `"${input.key}" names version ${ref.version}; send one version`)
+          }
+          const version = ref.version ?? input.version ?? undefined
+          const q = await repo.findQuestionnaireByKey(tx, ctx.tenantId, ref.key, version)
+          if (!q) {
+            throw version === undefined || ref.version !== undefined
+              ? invalid('key', `no questionnaire "${input.key}" in this tenant`)
+              : invalid('version', `questionnaire "${ref.key}" has no version ${version}`)
+          }
           if (q.target !== kind) throw invalid('key', `questionnaire "${q.key}" targets ${q.target}, not ${kind}`)
           if (await repo.findAttached(tx, ctx.tenantId, kind, ownerId, q.key)) {
             throw conflict(`questionnaire "${q.key}" is already attached to ${repo.OWNERS[kind].label} ${ownerId}; detach it first to attach another version`)
@@ -128,9 +145,9 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
     async detach(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string): Promise<void> {
       await runMutation(database, ctx, async (tx) => {
         const parent = await owner(tx, ctx, kind, ownerId)
-        const current = await repo.findAttached(tx, ctx.tenantId, kind, ownerId, key)
-        if (!current) throw notFound('attached questionnaire', key)
-        await repo.detach(tx, ctx.tenantId, kind, ownerId, key)
+        const ref = attachedRef(key)
+        const current = checkAttached(await repo.findAttached(tx, ctx.tenantId, kind, ownerId, ref.key), key, ref)
+        await repo.detach(tx, ctx.tenantId, kind, ownerId, current.key)
         return { result: undefined, audit: attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)) }
       })
     },
@@ -153,8 +170,35 @@ function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: str
   }
 }
 
-/** "KEY+version", or "KEY" for the latest version. */
-const QUESTIONNAIRE_REF = /^(.+?)(?:\+([1-9][0-9]{0,8}))?$/
+const REF_VERSION = /^[1-9][0-9]{0,8}$/
+
+/**
+ * "KEY+version" (the form use cases list, and the original interface's clients address), or "KEY" alone; null when
+ * the version part is not a version (`KEY+0`, `KEY+x`, `KEY+`). Keys cannot contain "+", so the first one splits.
+ */
+export function parseQuestionnaireRef(ref: string): { key: string; version?: number } | null {
+  const plus = ref.indexOf('+')
+  if (plus < 0) return ref === '' ? null : { key: ref }
+  const key = ref.slice(0, plus)
+  const version = ref.slice(plus + 1)
+  return key !== '' && REF_VERSION.test(version) ? { key, version: Number(version) } : null
+}
+
+/** The key an owner route names, with its version when it says one; a malformed ref is no attachment (404). */
+function attachedRef(ref: string): { key: string; version?: number } {
+  const parsed = parseQuestionnaireRef(ref)
+  if (!parsed) throw notFound('attached questionnaire', ref)
+  return parsed
+}
+
+/** The attachment a route names: present, and of the version the ref names, if it names one. */
+function checkAttached<Row extends { key: string; version: number }>(row: Row | undefined, ref: string, parsed: { version?: number }): Row {
+  if (!row) throw notFound('attached questionnaire', ref)
+  if (parsed.version !== undefined && row.version !== parsed.version) {
+    throw new AppError('not_found', `attached questionnaire ${ref} was not found: version ${row.version} of "${row.key}" is attached`)
+  }
+  return row
+}
 
 /**
  * Makes the questionnaires attached to an owner exactly `refs` ("KEY+version" or "KEY"), inside the caller's
@@ -168,8 +212,8 @@ export async function replaceAttachedQuestionnaires(
   const wanted = new Map<string, QuestionnaireRow>()
   for (const [i, ref] of refs.entries()) {
     const field = `questionnaire_ids/${i}`
-    const [, key, version] = QUESTIONNAIRE_REF.exec(ref) ?? []
-    const q = key === undefined ? undefined : await repo.findQuestionnaireByKey(tx, ctx.tenantId, key, version === undefined ? undefined : Number(version))
+    const parsed = parseQuestionnaireRef(ref)
+    const q = parsed ? await repo.findQuestionnaireByKey(tx, ctx.tenantId, parsed.key, parsed.version) : undefined
     if (!q) errors.push({ field, message: `no questionnaire "${ref}" in this tenant` })
     else if (q.target !== kind) errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
     else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
@@ -245,30 +289,62 @@ export async function publishQuestionnaireVersion(tx: Tx, ctx: Ctx, input: Quest
   }
 }
 
-/** The rules JSON Schema cannot express: unique ids, select options where (and only where) they belong, the question limit. */
+/**
+ * The rules JSON Schema cannot express: unique ids, select options where (and only where) they belong, the question
+ * limit. Ids the client left out are assigned after every given one is known, so an assigned id never takes one given.
+ */
 function checkSections(input: QuestionnaireCreate['sections']): Section[] {
   const errors: FieldError[] = []
   const sectionIds = new Set<string>()
   const questionIds = new Set<string>()
+  input.forEach((section, s) => {
+    if (section.id != null) {
+      if (sectionIds.has(section.id)) errors.push({ field: `sections/${s}/id`, message: `section id "${section.id}" is used twice` })
+      sectionIds.add(section.id)
+    }
+    section.questions.forEach((question, i) => {
+      if (question.id == null) return
+      if (questionIds.has(question.id)) errors.push({ field: `sections/${s}/questions/${i}/id`, message: `question id "${question.id}" is used twice in this questionnaire` })
+      questionIds.add(question.id)
+    })
+  })
   let count = 0
   const sections = input.map((section, s): Section => {
-    if (sectionIds.has(section.id)) errors.push({ field: `sections/${s}/id`, message: `section id "${section.id}" is used twice` })
-    sectionIds.add(section.id)
     const questions = section.questions.map((question, i) => {
       count += 1
       const field = `sections/${s}/questions/${i}`
-      if (questionIds.has(question.id)) errors.push({ field: `${field}/id`, message: `question id "${question.id}" is used twice in this questionnaire` })
-      questionIds.add(question.id)
       const options = question.select_options ?? []
       if (question.evidence_type === 'select' && options.length === 0) errors.push({ field: `${field}/select_options`, message: 'a select question needs select_options' })
       if (question.evidence_type !== 'select' && options.length > 0) errors.push({ field: `${field}/select_options`, message: 'only select questions take select_options' })
-      return { id: question.id, question: question.question, evidence_type: question.evidence_type, multiple: question.multiple ?? false, select_options: options, required: question.required ?? false }
+      const id = question.id ?? assignId(question.question, `q-${count}`, questionIds)
+      return { id, question: question.question, evidence_type: question.evidence_type, multiple: question.multiple ?? false, select_options: options, required: question.required ?? false }
     })
-    return { id: section.id, title: section.title, description: section.description ?? null, questions }
+    const id = section.id ?? assignId(section.title, `section-${s + 1}`, sectionIds)
+    return { id, title: section.title, description: section.description ?? null, questions }
   })
   if (count > MAX_QUESTIONS) errors.push({ field: 'sections', message: `${count} questions; a questionnaire has at most ${MAX_QUESTIONS}` })
   if (errors.length > 0) throw invalidFields(errors)
   return sections
+}
+
+const SLUG_LENGTH = 48
+
+/**
+ * A readable id from a text (`Where is data hosted?` → `where-is-data-hosted`), else `fallback` (text without Latin
+ * letters or digits); `-2`, `-3`, … when taken. The same content gives the same ids, so a re-sent template keeps them.
+ */
+function assignId(text: string, fallback: string, taken: Set<string>): string {
+  let slug = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  if (slug.length > SLUG_LENGTH) {
+    const cut = slug.slice(0, SLUG_LENGTH)
+    // At a word boundary when there is one in the second half, so ids do not end mid-word.
+    slug = (cut.lastIndexOf('-') > SLUG_LENGTH / 2 ? cut.slice(0, cut.lastIndexOf('-')) : cut).replace(/-+$/, '')
+  }
+  const base = slug === '' ? fallback : slug
+  let id = base
+  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`
+  taken.add(id)
+  return id
 }
 
 const publicId = (row: { key: string; version: number }) => `${row.key}+${row.version}`

@@ -35,7 +35,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
 
   return {
     async list(ctx: Ctx, query: WorkflowStageListQuery): Promise<Page<WorkflowStage>> {
-      const ks = keyset({ ...query, sort: query.sort ?? 'position' }, repo.WORKFLOW_STAGE_SORT_COLUMNS)
+      const ks = keyset(query, repo.WORKFLOW_STAGE_SORT_COLUMNS, 'position')
       return toPage(await repo.listStages(db, ctx.tenantId, query, ks), ks, toWorkflowStage)
     },
 
