@@ -1,9 +1,11 @@
+import { STATIC_PAGE_CSP } from '../../http/plugins/html-security.js'
 import type { Evidence } from '../evidence/evidence.schemas.js'
 import type { Dossier } from './dossier.schemas.js'
 
 /**
  * The dossier as one self-contained printable HTML page: inline styles, no scripts, no fonts or images,
- * nothing fetched. Every value from the records is escaped.
+ * nothing fetched. Every value from the records is escaped. The page carries its Content-Security-Policy itself, so a
+ * saved copy keeps it.
  */
 export function renderDossierHtml(d: Dossier): string {
   const uc = d.use_case
@@ -75,6 +77,7 @@ export function renderDossierHtml(d: Dossier): string {
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${esc(STATIC_PAGE_CSP)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Dossier: ${esc(uc.name)}</title>
 <style>${CSS}</style>

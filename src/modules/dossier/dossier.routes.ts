@@ -19,11 +19,8 @@ export function dossierRoutes(dossier: DossierService): FastifyPluginAsyncTypebo
     }, async (req, reply) => {
       const result = await dossier.get(req.ctx, req.params.id)
       if (req.query.format !== 'html') return result
-      return reply
-        .type('text/html; charset=utf-8')
-        .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .header('x-content-type-options', 'nosniff')
-        .send(renderDossierHtml(result))
+      // Its Content-Security-Policy and the other page headers come from installHtmlSecurity (the page repeats the policy).
+      return reply.type('text/html; charset=utf-8').send(renderDossierHtml(result))
     })
   }
 }
