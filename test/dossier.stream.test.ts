@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { AppError } from '../src/http/errors.js'
+import { WHOLE_DOSSIER_CHARS } from '../src/modules/dossier/dossier.service.js'
 import { systemCtx } from '../src/shared/context.js'
 import { createServices } from '../src/services.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
@@ -55,6 +57,24 @@ describeEachDialect('dossier streamed', (dialect) => {
     expect(res.body.trimEnd().endsWith('</html>')).toBe(true)
     expect(res.body).toContain('<section id="vendors"><h2>Vendors</h2><p class="muted">None.</p></section>')
   })
+
+  it('is refused whole (MCP) past WHOLE_DOSSIER_CHARS with response_too_large naming the stream, which answers in full', async () => {
+    const write = t.as('acme', 'write')
+    const big = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'Too big to hold' } })).json().id
+    const count = Math.ceil(WHOLE_DOSSIER_CHARS / 99_000) + 2
+    for (let i = 0; i < count; i++) {
+      const model = (await write({ method: 'POST', url: '/models', payload: { name: `Big ${i}`, summary: 'b'.repeat(99_000) } })).json()
+      await write({ method: 'POST', url: `/use_cases/${big}/models`, payload: { id: model.id } })
+    }
+    const refused = await createServices(t.deps).dossier.get(systemCtx('acme'), big).then(() => null, (err: unknown) => err)
+    expect(refused).toBeInstanceOf(AppError)
+    expect((refused as AppError).code).toBe('response_too_large')
+    expect((refused as AppError).status).toBe(422)
+    expect((refused as AppError).detail).toContain(`GET /api/v1/integration/use_cases/${big}/dossier streams it whole`)
+    const res = await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${big}/dossier` })
+    expect(res.statusCode).toBe(200)
+    expect(res.json().models).toHaveLength(count)
+  }, 60_000)
 
   it('is still a 404 problem for a missing use case', async () => {
     const res = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases/uc_missing/dossier' })

@@ -110,6 +110,9 @@ export const LONG_TEXT: Record<string, string[]> = {
   risk_scenarios: ['description'],
   teams: ['description'],
   workflow_stages: ['description'],
+  policy_packs: ['description'],
+  policy_control_versions: ['description', 'evidence_requirements'],
+  questionnaires: ['description', 'sections'],
   audit_logs: ['changes', 'metadata'],
 }
 

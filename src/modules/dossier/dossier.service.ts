@@ -1,3 +1,4 @@
+import { AppError } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { applyKeyset, keyset, type Page, toPage } from '../../shared/pagination.js'
@@ -29,6 +30,8 @@ const HISTORY_LIMIT = 1000
  */
 export const DOSSIER_PAGE = 10
 const EVIDENCE_PAGE = 100
+/** The most a dossier given whole (an MCP tool result, held in memory and sent as one message) may be, in JSON characters. */
+export const WHOLE_DOSSIER_CHARS = 8_000_000
 
 interface Sources {
   useCases: UseCasesService
@@ -127,12 +130,22 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
 
   return {
     open,
-    /** The whole dossier as one value, for callers that need it whole (MCP); HTTP streams it from `open`. */
+    /**
+     * The whole dossier as one value, for callers that need it whole (MCP); HTTP streams it from `open`. Past
+     * WHOLE_DOSSIER_CHARS it is refused (422 response_too_large) rather than built: the detail names the stream.
+     */
     async get(ctx: Ctx, id: string): Promise<Dossier> {
       const parts = await open(ctx, id)
+      let size = JSON.stringify(parts.head).length + JSON.stringify(parts.questionnaires).length + JSON.stringify(parts.gaps).length
       const all = async <T>(list: () => AsyncGenerator<T[]>) => {
         const items: T[] = []
-        for await (const page of list()) items.push(...page)
+        for await (const page of list()) {
+          size += JSON.stringify(page).length
+          if (size > WHOLE_DOSSIER_CHARS) {
+            throw new AppError('response_too_large', `the dossier of ${id} is larger than ${WHOLE_DOSSIER_CHARS / 1_000_000} MB, more than one answer holds here: GET /api/v1/integration/use_cases/${id}/dossier streams it whole, and its lists (…/models, …/vendors, …/controls) page through it`)
+          }
+          items.push(...page)
+        }
         return items
       }
       const [models, vendors, riskScenarios, packs, controls] = [await all(parts.models), await all(parts.vendors), await all(parts.risk_scenarios), await all(parts.policy_packs), await all(parts.controls)]
