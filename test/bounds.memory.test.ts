@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeEachDialect, freshDatabase, type TestDatabase } from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 
-// HEAVY SUITE (about a minute per database): the built service at its production heap cap (`npm start`'s flags),
+// HEAVY SUITE (about 90 s per database): the built service at its production heap cap (`npm start`'s flags),
 // every route whose answer grows with the data driven at its worst case, many at once, with readers that never read.
 // The process must stay up, keep answering /livez, and keep its peak RSS (VmHWM) under PEAK_RSS_MB. docs/limits.md
 // lists each route and its bound.
