@@ -9,6 +9,7 @@ import { clientErrorProblem, installProblemHandlers, sendProblem } from './http/
 import { AppError } from './http/errors.js'
 import { installRateLimit } from './http/plugins/rate-limit.js'
 import { installCors } from './http/plugins/cors.js'
+import { installHtmlSecurity } from './http/plugins/html-security.js'
 import { installObservability } from './http/plugins/observability.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
 import { installReadCache } from './http/plugins/read-cache.js'
@@ -89,6 +90,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     done()
   })
   installObservability(app, deps)
+  installHtmlSecurity(app)
   if (deps.config.corsOrigins.length > 0) await installCors(app, deps.config.corsOrigins)
   await installOpenApi(app)
 

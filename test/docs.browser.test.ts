@@ -35,8 +35,18 @@ describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` â€
       })
       const errors: string[] = []
       page.on('pageerror', (err) => errors.push(err.message))
+      // The page's Content-Security-Policy must let it work: the browser reports everything the policy blocks. The one
+      // thing it blocks on purpose is eval: Scalar's bundled Zod probes for it (`try { Function('') }`) and, refused,
+      // validates without compiling, so the page works the same and keeps eval out of reach of injected text.
+      const violations: string[] = []
+      page.on('console', (msg) => {
+        if (/Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text())
+      })
+      await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`Refused to: CSP ${e.violatedDirective} ${e.blockedURI}`)))
+      const evalProbe = (text: string) => text === 'Refused to: CSP script-src eval' || /Refused to evaluate a string as JavaScript/.test(text)
       const res = await page.goto(`${base}/docs`, { waitUntil: 'load', timeout: 15_000 })
       expect(res?.status()).toBe(200)
+      expect(res?.headers()['content-security-policy']).toMatch(/frame-ancestors 'none'/)
       // Groups start collapsed in the sidebar; opening "use cases" lists its operations.
       await page.getByText('use cases', { exact: true }).first().click({ timeout: 15_000 })
       for (const summary of ['List use cases', 'Create a use case', 'Get a use case', 'Update a use case', 'Delete a use case']) {
@@ -61,6 +71,7 @@ describe.skipIf(!hasBrowser)(`/docs in headless Chromium${hasBrowser ? '' : ` â€
       const hrefs = await page.$$eval('a[href]', (links) => links.map((l) => (l as HTMLAnchorElement).href))
       expect(hrefs.filter((href) => !href.startsWith(base) && !href.startsWith('https://www.scalar.com'))).toEqual([])
       expect(errors).toEqual([])
+      expect(violations.filter((v) => !evalProbe(v))).toEqual([])
       expect(outside).toEqual([])
     } finally {
       await browser.close()

@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   validation_failed: { status: 422, title: 'Unprocessable Content' },
   // 422 as the original interface answers a duplicate: its integrations read 422 on create as "exists, skip".
   already_exists: { status: 422, title: 'Unprocessable Content' },
+  // An answer that cannot be given whole (an MCP tool result) past its size limit; the detail names the streamed route.
+  response_too_large: { status: 422, title: 'Unprocessable Content' },
   rate_limited: { status: 429, title: 'Too Many Requests' },
   internal: { status: 500, title: 'Internal Server Error' },
   unavailable: { status: 503, title: 'Service Unavailable' },

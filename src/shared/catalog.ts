@@ -18,7 +18,7 @@ import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import { type AuditEntry, diff, forChange, forChangeInMutation, type MutationOutcome, runMutation, runRecordedMutation, type Tx } from './mutation.js'
-import { applyKeyset, keyset, type ListQuery, type Page, toPage } from './pagination.js'
+import { applyKeyset, keyset, LONG_TEXT, type ListQuery, type Page, pageTextOf, textSize, toPage, withinTextBudget } from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
 
@@ -187,7 +187,7 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
     async list(ctx, query) {
       const ks = keyset(query, spec.sortColumns)
       const q = (await listQuery(db, spec, ctx, query)).selectAll()
-      const page = toPage((await applyKeyset(q, ks).execute()) as Row[], ks, spec.toItem)
+      const page = toPage((await withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf(spec.table)).execute()) as Row[], ks, spec.toItem)
       return { ...page, items: await decorate(db, ctx.tenantId, page.items) }
     },
 
@@ -306,7 +306,7 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const ks = keyset(query, spec.sortColumns)
       if (!itemCache) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
-        const { rows } = await db.executeQuery<{ id: string; item: string }>(applyKeyset(q, ks).compile())
+        const { rows } = await db.executeQuery<{ id: string; item: string }>(withinTextBudget(db, applyKeyset(q, ks), ks, textSize('p', ['item'])).compile())
         const page = toPage(rows, ks, (row) => itemText(row.item))
         return pageBody(page.items, page.pagination)
       }
@@ -317,8 +317,9 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       // The versions the list query read, when it ran: a kept page and kept items are both current in the view.
       let versions: string[] | undefined
       if (!page) {
-        const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])])
-        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(applyKeyset(q, ks).compile())
+        const long = LONG_TEXT[spec.table]
+        const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])]).$if(long !== undefined, (qb) => qb.select(textSize(spec.table, long!).as('page_text')))
+        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(withinTextBudget(db, applyKeyset(q, ks), ks, long ? sql<number>`${sql.ref('p.page_text')}` : undefined).compile())
         const read = toPage(rows, ks, (row) => row)
         page = { ids: read.items.map((row) => row.id), pagination: read.pagination }
         versions = read.items.map((row) => row.updated_at)

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { DialectName } from '../db/create-db.js'
 import type { Tables } from '../db/tables.js'
 import type { AuditEntry } from './mutation.js'
-import { applyKeyset, type Keyset } from './pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from './pagination.js'
 
 /**
  * The plain associations between catalog records, and their tenant-scoped queries.
@@ -80,7 +80,7 @@ export function listLinked<Row>(db: Db, tenantId: string, path: LinkPath, id: st
     .where(`${target}.tenant_id`, '=', tenantId)
     .where('l.tenant_id', '=', tenantId)
     .where(`l.${fromColumn}`, '=', id)
-  return applyKeyset(q, ks).execute() as Promise<Row[]>
+  return withinTextBudget(db as AnyDb, applyKeyset(q, ks), ks, pageTextOf(target)).execute() as Promise<Row[]>
 }
 
 export function findLink<Row extends object>(db: Db, tenantId: string, link: LinkTable, ownerId: string, memberId: string): Promise<Row | undefined> {

@@ -1,4 +1,4 @@
-import { type SelectQueryBuilder, sql } from 'kysely'
+import { type Expression, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import { type TProperties, Type } from 'typebox'
 import { AppError } from '../http/errors.js'
 
@@ -102,10 +102,79 @@ export function applyKeyset<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<D
   return q.orderBy(sql.ref('id'), direction).limit(ks.limit + 1)
 }
 
-/** Cuts the extra row and builds the next cursor from the last row's sort value and id. */
+/**
+ * The text a list page holds at most, in characters of its records' long-text columns: a page ends early (has_more,
+ * a next_cursor) once its records reach it, so a page of 100 records of 100 000-character descriptions is read, held
+ * and sent as several pages of about this size. A page always holds at least one record.
+ */
+export const PAGE_TEXT_BUDGET = 1_000_000
+/** What a record's other fields count for against the budget (names, ids, timestamps, lists). */
+const ROW_TEXT = 2_000
+
+/** The columns of each table whose text may be long (descriptions, summaries, audit changes): what a page budgets. */
+export const LONG_TEXT: Record<string, string[]> = {
+  use_cases: ['description'],
+  models: ['summary'],
+  vendors: ['description'],
+  risk_types: ['description'],
+  risk_scenarios: ['description'],
+  teams: ['description'],
+  workflow_stages: ['description'],
+  policy_packs: ['description'],
+  policy_control_versions: ['description', 'evidence_requirements'],
+  questionnaires: ['description', 'sections'],
+  audit_logs: ['changes', 'metadata'],
+}
+
+/** A record's size against the budget: its long-text columns' characters and a constant for the rest. */
+export const textSize = (alias: string, columns: string[]): RawBuilder<number> =>
+  sql<number>`${sql.join([sql.lit(ROW_TEXT), ...columns.map((c) => sql`coalesce(length(${sql.ref(`${alias}.${c}`)}), 0)`)], sql` + `)}`
+
+/** The size of a page row of `table` (its own columns, as `p`); undefined for a table without long text. */
+export const pageTextOf = (table: string): Expression<number> | undefined => (LONG_TEXT[table] ? textSize('p', LONG_TEXT[table]) : undefined)
+
+const BEFORE = 'page_text_before'
+const BEFORE_PREVIOUS = 'page_text_before_previous'
+/** The column a budgeted page's rows carry for toPage (a query that reads a budgeted page again selects it too). */
+export const PAGE_TEXT_COLUMNS = [BEFORE] as const
+
+/**
+ * A keyset page (from applyKeyset) read only as far as PAGE_TEXT_BUDGET, plus one record past it to tell a next page
+ * exists: the database measures each record's long text over the page's own rows (at most limit + 1), so rows past
+ * the budget never reach this process. toPage ends the page there. `size` measures a row of the page query, as `p`
+ * (`pageTextOf(table)`); none: the table holds no long text.
+ */
+export function withinTextBudget<Q extends SelectQueryBuilder<any, any, any>>(db: { selectFrom: (from: any) => any }, page: Q, ks: Keyset, size: Expression<number> | undefined): Q {
+  if (!size) return page
+  const direction = sql.raw(ks.descending ? 'desc' : 'asc')
+  const order = ks.column === 'id' ? sql`${sql.ref('p.id')} ${direction}` : sql`${sql.ref(`p.${ks.column}`)} ${direction}, ${sql.ref('p.id')} ${direction}`
+  const measured = db.selectFrom(page.as('p')).selectAll('p').select([
+    sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 1 preceding), 0)`.as(BEFORE),
+    sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 2 preceding), 0)`.as(BEFORE_PREVIOUS),
+  ])
+  const outer = db.selectFrom(measured.as('w')).selectAll('w').where(sql.ref(`w.${BEFORE_PREVIOUS}`), '<', PAGE_TEXT_BUDGET)
+  const sortRef = (column: string) => sql.ref(`w.${column}`)
+  const ordered = ks.column === 'id' ? outer : outer.orderBy(sortRef(ks.column), ks.descending ? 'desc' : 'asc')
+  return ordered.orderBy(sortRef('id'), ks.descending ? 'desc' : 'asc') as Q
+}
+
+/** Cuts the extra row (or the rows past the text budget) and builds the next cursor from the last row's sort value and id. */
 export function toPage<Row extends { id: string }, Item>(rows: Row[], ks: Keyset, toItem: (row: Row) => Item): Page<Item> {
-  const hasMore = rows.length > ks.limit
-  const pageRows = hasMore ? rows.slice(0, ks.limit) : rows
+  let end = Math.min(rows.length, ks.limit)
+  if (rows.length > 0 && BEFORE in rows[0]) {
+    for (let i = 1; i < end; i++) {
+      if (Number((rows[i] as Record<string, unknown>)[BEFORE]) >= PAGE_TEXT_BUDGET) {
+        end = i
+        break
+      }
+    }
+    for (const row of rows) {
+      delete (row as Record<string, unknown>)[BEFORE]
+      delete (row as Record<string, unknown>)[BEFORE_PREVIOUS]
+    }
+  }
+  const hasMore = rows.length > end
+  const pageRows = hasMore ? rows.slice(0, end) : rows
   const last = pageRows[pageRows.length - 1]
   const next = hasMore && last ? encodeCursor(ks.sort, (last as Record<string, unknown>)[ks.column] as string | number, last.id) : null
   return { items: pageRows.map(toItem), pagination: { has_more: hasMore, next_cursor: next } }

@@ -1630,7 +1630,7 @@ export interface paths {
         };
         /**
          * Everything about a use case in one answer, for auditors
-         * @description The use case, its workflow position and history, models, vendors, risk scenarios, applied packs, controls with their evidence, questionnaire answers, and what the workflow gates would still refuse. `?format=html` gives the same as one self-contained printable page.
+         * @description The use case, its workflow position and history, models, vendors, risk scenarios, applied packs, controls with their evidence, questionnaire answers, and what the workflow gates would still refuse. `?format=html` gives the same as one self-contained printable page. Streamed as it is read (chunked), so a use case with thousands of linked records answers in full.
          */
         get: operations["getUseCaseDossier"];
         put?: never;
@@ -2990,7 +2990,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "already_exists" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "already_exists" | "response_too_large" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */

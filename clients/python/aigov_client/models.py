@@ -962,7 +962,7 @@ class _ProblemRequired(TypedDict):
     type: str
     title: str
     status: int
-    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "process_incomplete", "payload_too_large", "unsupported_media_type", "range_not_satisfiable", "validation_failed", "already_exists", "rate_limited", "internal", "unavailable"]
+    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "process_incomplete", "payload_too_large", "unsupported_media_type", "range_not_satisfiable", "validation_failed", "already_exists", "response_too_large", "rate_limited", "internal", "unavailable"]
     detail: str
     instance: str
     request_id: str

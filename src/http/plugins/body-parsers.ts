@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { jsonTooDeep, tooDeepError } from './validation.js'
 
 /**
  * JSON is the only body type, and a request whose body is empty is bodiless whatever its Content-Type says:
@@ -11,6 +12,8 @@ export function installBodyParsers(app: FastifyInstance, bodyLimit: number): voi
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (req, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined)
+    // Before parsing: every walk of a body (text checks, validation, idempotency fingerprints) then stays shallow.
+    if (jsonTooDeep(body as string)) return done(tooDeepError(), undefined)
     parseJson(req, body as string, done)
   })
   app.addContentTypeParser('*', (req, payload, done) => {

@@ -6,6 +6,7 @@ import { NoQuery } from '../../shared/schemas.js'
 import { ERROR_CODES } from '../errors.js'
 import { webhooksDocument } from '../../modules/webhooks/webhooks.schemas.js'
 import { buildComponents, type Components } from '../openapi-components.js'
+import { inlineScriptHashes } from './html-security.js'
 
 export const Problem = Type.Object(
   {
@@ -265,6 +266,8 @@ function installDocs(app: FastifyInstance): void {
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value)
     }
+    // The page runs Scalar's script from here and its own inline start-up script, and fetches only this service.
+    if (String(res.headers['content-type'] ?? '').startsWith('text/html')) reply.header('content-security-policy', docsPolicy(res.payload))
     return reply.code(res.statusCode).send(res.rawPayload)
   }
   app.get('/favicon.svg', { schema: { hide: true }, config: { public: true } }, async (_req, reply) =>
@@ -275,6 +278,23 @@ function installDocs(app: FastifyInstance): void {
 }
 
 const DOCS_TITLE = 'AI Governance Integration API'
+
+/** The reference page's policy: its scripts (by hash when inline), styles and fetches from this service only. */
+function docsPolicy(html: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'self' ${inlineScriptHashes(html).join(' ')}`,
+    // Scalar sets styles from its script and in style attributes.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self' blob:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ')
+}
 
 /** A shield, in the page's own origin (no icon fetched from elsewhere). */
 const FAVICON =

@@ -47,19 +47,67 @@ export function installTextChecks(api: FastifyInstance): void {
 
 /** Every string (and object key) under `value` that is not well-formed Unicode or contains U+0000, by field path. */
 export function malformedText(value: unknown, path = ''): FieldError[] {
-  if (typeof value === 'string') {
-    if (!value.isWellFormed()) return [{ field: path || '(body)', message: 'must be well-formed Unicode (it contains a lone surrogate)' }]
-    if (value.includes('\0')) return [{ field: path || '(body)', message: 'must not contain the NUL character (U+0000)' }]
-    return []
-  }
-  if (value === null || typeof value !== 'object') return []
   const errors: FieldError[] = []
-  for (const [key, member] of Object.entries(value)) {
-    const field = path ? `${path}/${key}` : key
-    errors.push(...(key.isWellFormed() && !key.includes('\0') ? malformedText(member, field) : [{ field: field.toWellFormed().replaceAll('\0', '\\0'), message: 'is not a valid field name (lone surrogate or U+0000)' }]))
+  // Iterative: a value nested deeper than the call stack (an MCP argument, a multipart field) is walked all the same.
+  // A bad key is queued as its error, so the errors come out in the members' order as a recursive walk gives them.
+  const pending: ([unknown, string] | FieldError)[] = [[value, path]]
+  while (pending.length > 0) {
+    const next = pending.pop()!
+    if (!Array.isArray(next)) {
+      errors.push(next)
+      continue
+    }
+    const [member, at] = next
+    if (typeof member === 'string') {
+      if (!member.isWellFormed()) errors.push({ field: at || '(body)', message: 'must be well-formed Unicode (it contains a lone surrogate)' })
+      else if (member.includes('\0')) errors.push({ field: at || '(body)', message: 'must not contain the NUL character (U+0000)' })
+      continue
+    }
+    if (member === null || typeof member !== 'object') continue
+    const entries = Object.entries(member)
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]
+      const field = at ? `${at}/${key}` : key
+      pending.push(key.isWellFormed() && !key.includes('\0') ? [child, field] : { field: field.toWellFormed().replaceAll('\0', '\\0'), message: 'is not a valid field name (lone surrogate or U+0000)' })
+    }
   }
   return errors
 }
+
+/** How deep a JSON body may nest: no real client comes near it, and every walk below it stays far from the stack's end. */
+export const MAX_JSON_DEPTH = 64
+
+/** Whether JSON text nests arrays and objects deeper than `limit`, read in one pass before anything parses or walks it. */
+export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++ // a backslash escapes the next character, a quote included
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > limit) return true
+    } else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return false
+}
+
+/** The same limit on a value already parsed (MCP tool arguments), walked without recursion. */
+export function valueTooDeep(value: unknown, limit = MAX_JSON_DEPTH): boolean {
+  const pending: [unknown, number][] = [[value, 0]]
+  while (pending.length > 0) {
+    const [member, depth] = pending.pop()!
+    if (member === null || typeof member !== 'object') continue
+    if (depth + 1 > limit) return true
+    for (const child of Object.values(member)) pending.push([child, depth + 1])
+  }
+  return false
+}
+
+export const tooDeepError = (what = 'the request body') =>
+  new AppError('bad_request', `${what} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, [{ field: '(body)', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }])
 
 const malformedTextError = (errors: FieldError[]) =>
   new AppError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), errors)
@@ -74,6 +122,7 @@ export function compileJsonValidator<T>(schema: object, what = 'arguments'): (da
   jsonAjv ??= makeAjv(false)
   const validate = jsonAjv.compile(schema)
   return (data: unknown) => {
+    if (valueTooDeep(data)) throw tooDeepError(`the ${what}`)
     const malformed = malformedText(data)
     if (malformed.length > 0) throw malformedTextError(malformed)
     if (validate(data)) return data as T

@@ -4,7 +4,7 @@ import type { AuditLogRow, Tables } from '../../db/tables.js'
 import { auditNameSearchTable, notIndexedSeqs } from '../../shared/audit-name-search.js'
 import { column, itemJson, jsonObject, storedJson } from '../../shared/item-json.js'
 import { idFloor } from '../../shared/ids.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, PAGE_TEXT_COLUMNS, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText, nameKey } from '../../shared/search.js'
 import type { AuditLogListQuery } from './audit-logs.schemas.js'
 
@@ -102,10 +102,11 @@ type PageQuery = SelectQueryBuilder<any, any, AuditLogRow>
  * (30 ms inside, 33 ms outside), and its pages are rendered in the query itself.
  */
 async function readPage<R extends Reading>(db: Db, dialect: DialectName, page: PageQuery, ks: Keyset, reading: R): Promise<Read<R>[]> {
-  if (reading === 'row') return (await page.execute()) as Read<R>[]
-  const rendered = (table: string) => [sql.ref(`${table}.id`).as('id'), sql.ref(`${table}.created_at`).as('created_at'), auditLogJson(dialect, table).as('item')]
-  if (dialect === 'sqlite') return (await page.clearSelect().select(rendered('audit_logs')).execute()) as Read<R>[]
-  return (await applyKeyset(db.selectFrom(page.as('p')).select(rendered('p')), { ...ks, after: null }).execute()) as Read<R>[]
+  // Records of long changes end the page early (PAGE_TEXT_BUDGET): the database measures them before any is sent.
+  const budgeted = withinTextBudget(db, page, ks, pageTextOf('audit_logs'))
+  if (reading === 'row') return (await budgeted.execute()) as Read<R>[]
+  const rendered = (table: string) => [sql.ref(`${table}.id`).as('id'), sql.ref(`${table}.created_at`).as('created_at'), auditLogJson(dialect, table).as('item'), sql.ref(`${table}.${PAGE_TEXT_COLUMNS[0]}`).as(PAGE_TEXT_COLUMNS[0])]
+  return (await applyKeyset(db.selectFrom(budgeted.as('p')).select(rendered('p')), { ...ks, after: null }).execute()) as unknown as Read<R>[]
 }
 
 export async function listAuditLogs<R extends Reading>(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset, reading: R): Promise<Read<R>[]> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { PolicyControlBaseRow, PolicyControlVersionRow, Tables } from '../../db/tables.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { PolicyControlBaseListQuery, PolicyControlListQuery, PolicyControlVersionListQuery } from './policy-controls.schemas.js'
 import { forChange } from '../../shared/mutation.js'
@@ -57,7 +57,7 @@ export function listVersions(db: Db, tenantId: string, query: PolicyControlVersi
   if (query.base_id !== undefined) q = q.where('base_id', '=', query.base_id)
   if (query.key !== undefined) q = q.where('key', '=', query.key)
   if (query.status !== undefined) q = q.where('status', '=', query.status)
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('policy_control_versions')).execute()
 }
 
 export async function maxVersion(db: Db, tenantId: string, baseId: string): Promise<number> {
@@ -103,7 +103,7 @@ export function listPublishedControls(db: Db, tenantId: string, query: PolicyCon
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.key !== undefined) q = q.where('key', '=', query.key)
   if (query.risk_type_id !== undefined) q = q.where(containsText('risk_type_ids', JSON.stringify(query.risk_type_id)))
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('policy_control_versions')).execute()
 }
 
 export function findPublishedControl(db: Db, tenantId: string, baseId: string): Promise<PublishedControlRow | undefined> {

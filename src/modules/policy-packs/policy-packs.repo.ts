@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { PolicyPackControlRow, PolicyPackRow, Tables } from '../../db/tables.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { PolicyPackListQuery } from './policy-packs.schemas.js'
 
@@ -24,7 +24,7 @@ export function listPacks(db: Db, tenantId: string, query: PolicyPackListQuery, 
   if (!query.all_versions) q = q.where('latest', '=', 1)
   if (query.key !== undefined) q = q.where('key', '=', query.key)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('policy_packs')).execute()
 }
 
 export async function insertPack(db: Db, row: PolicyPackRow, controls: PolicyPackControlRow[]): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { QuestionnaireRow, Tables } from '../../db/tables.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { QuestionnaireListQuery } from './questionnaires.schemas.js'
 
@@ -25,7 +25,7 @@ export function listQuestionnaires(db: Db, tenantId: string, query: Questionnair
   if (query.key !== undefined) q = q.where('key', '=', query.key)
   if (query.target !== undefined) q = q.where('target', '=', query.target)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('questionnaires')).execute()
 }
 
 export async function insertQuestionnaire(db: Db, row: QuestionnaireRow): Promise<void> {

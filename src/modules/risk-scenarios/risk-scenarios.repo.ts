@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { RiskScenarioRow, Tables } from '../../db/tables.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { RiskScenarioListQuery } from './risk-scenarios.schemas.js'
 import { forChange } from '../../shared/mutation.js'
@@ -29,7 +29,7 @@ export function listRiskScenarios(db: Db, tenantId: string, query: RiskScenarioL
       ),
     )
   }
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('risk_scenarios')).execute()
 }
 
 /** The risk type ids of each scenario, in id order. */

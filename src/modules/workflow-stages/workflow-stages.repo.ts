@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { DialectName } from '../../db/create-db.js'
 import type { Tables, UseCaseRow, WorkflowStageRow } from '../../db/tables.js'
-import { applyKeyset, type Keyset } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import type { WorkflowStageListQuery } from './workflow-stages.schemas.js'
 import { forChange } from '../../shared/mutation.js'
@@ -52,7 +52,7 @@ export function listStages(db: Db, tenantId: string, query: WorkflowStageListQue
   let q = db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.type !== undefined) q = q.where('type', '=', query.type)
-  return applyKeyset(q, ks).execute()
+  return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('workflow_stages')).execute()
 }
 
 export async function insertStage(db: Db, row: WorkflowStageRow): Promise<void> {
