@@ -11,6 +11,7 @@ import { createDatabase, type Database, isUniqueViolation, waitForDatabase } fro
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
 import { sealLegacyProofs } from './modules/audit-logs/audit-logs.service.js'
+import { createEvidenceService, startEvidenceSweeper } from './modules/evidence/evidence.service.js'
 import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.repo.js'
 import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { listenForRevocations } from './modules/api-keys/revocations.js'
@@ -217,11 +218,14 @@ export async function startService(config: Config, options: { bootstrap?: boolea
     await closeDeps(deps)
     throw err
   })
+  // Content of uploads a process died in the middle of (this one before its restart, or another instance).
+  const sweeper = startEvidenceSweeper(createEvidenceService(deps), deps.log)
   return {
     app,
     deps,
     async close() {
       metricsServer?.close()
+      await sweeper.stop()
       await app.close()
       await closeDeps(deps)
     },
