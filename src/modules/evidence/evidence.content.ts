@@ -103,7 +103,7 @@ export async function writeContent(database: Database, limits: UploadLimits, sou
       const more = Math.max(0, storedBytes + data.length - counted)
       await database.transaction(async (tx) => {
         await reserve(tx, more)
-        await repo.insertChunk(tx, tenantId, blobId, seq, data, more)
+        if (!(await repo.insertChunk(tx, tenantId, blobId, seq, data, more))) throw uploadTimedOut(timeoutMs)
       })
       counted += more
       storedBytes += data.length

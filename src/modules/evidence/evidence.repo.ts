@@ -89,10 +89,16 @@ export async function blobInUse(db: Db, tenantId: string, blobId: string): Promi
   return (await db.selectFrom('evidence').select('id').where('tenant_id', '=', tenantId).where('blob_id', '=', blobId).limit(1).executeTakeFirst()) !== undefined
 }
 
-/** Stores a chunk and counts it in its blob, with the `reserved` bytes its transaction added to the tenant's usage. */
-export async function insertChunk(db: Db, tenantId: string, blobId: string, seq: number, data: Buffer, reserved: number): Promise<void> {
+/**
+ * Stores a chunk and counts it in its blob, with the `reserved` bytes its transaction added to the tenant's usage.
+ * False (and nothing stored) when the blob is no longer arriving: swept as abandoned after the upload timeout.
+ */
+export async function insertChunk(db: Db, tenantId: string, blobId: string, seq: number, data: Buffer, reserved: number): Promise<boolean> {
+  const counted = await db.updateTable('evidence_blobs').set((eb) => ({ size: eb('size', '+', reserved), chunks: eb('chunks', '+', 1) }))
+    .where('tenant_id', '=', tenantId).where('id', '=', blobId).where('sha256', 'is', null).executeTakeFirst()
+  if (Number(counted.numUpdatedRows) !== 1) return false
   await db.insertInto('evidence_chunks').values({ tenant_id: tenantId, blob_id: blobId, seq, data }).execute()
-  await db.updateTable('evidence_blobs').set((eb) => ({ size: eb('size', '+', reserved), chunks: eb('chunks', '+', 1) })).where('tenant_id', '=', tenantId).where('id', '=', blobId).execute()
+  return true
 }
 
 /** Gives back bytes a blob reserved and did not store. */
