@@ -3,6 +3,8 @@ import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildApp } from '../src/app.js'
+import { migrateToLatest } from '../src/db/migrate.js'
+import * as evidenceUsage from '../src/db/migrations/2026-12-02T10-evidence-usage.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
 import type { Deps } from '../src/shared/deps.js'
 import { multipart } from './helpers/governance.js'
@@ -163,6 +165,19 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
     const { body, contentType } = form(data)
     const fresh = await t.app.inject({ method: 'POST', url: `${PREFIX}/evidence`, payload: body, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } })
     expect(fresh.statusCode).toBe(201)
+  })
+
+  it('counts what an upgraded database already stores, unfinished uploads included, when it migrates', async () => {
+    expect((await upload('migrated', randomBytes(FILE))).statusCode).toBe(201)
+    const { db } = t.deps.database
+    // An upload a process died in, as earlier versions left it: chunks, and a blob whose size says 0.
+    await db.insertInto('evidence_blobs').values({ id: 'evb_unfinished', tenant_id: 'migrated', sha256: null, size: 0, chunk_size: 256 * KB, chunks: 0, created_at: new Date().toISOString() }).execute()
+    await db.insertInto('evidence_chunks').values({ tenant_id: 'migrated', blob_id: 'evb_unfinished', seq: 0, data: randomBytes(1000) }).execute()
+    await evidenceUsage.down(db)
+    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '2026-12-02T10-evidence-usage' as never).execute()
+    expect(await migrateToLatest(t.deps.database)).toEqual(['2026-12-02T10-evidence-usage'])
+    expect((await usage('migrated')).used_bytes).toBe(FILE + 1000)
+    expect(await db.selectFrom('evidence_blobs').select('size').where('id', '=', 'evb_unfinished').executeTakeFirst()).toEqual({ size: 1000 })
   })
 
   it('refuses a budget below the largest file at start', async () => {

@@ -72,10 +72,6 @@ export async function completeBlob(db: Db, tenantId: string, id: string, sha256:
   return Number(result.numUpdatedRows) === 1
 }
 
-export async function updateBlob(db: Db, tenantId: string, id: string, changes: Partial<EvidenceBlobRow>): Promise<void> {
-  await db.updateTable('evidence_blobs').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
-}
-
 /** Removes a blob and its chunks, and gives its bytes back to the tenant's usage; run it in a transaction. */
 export async function deleteBlob(db: Db, tenantId: string, id: string): Promise<void> {
   const blob = await db.selectFrom('evidence_blobs').select('size').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
