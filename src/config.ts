@@ -26,6 +26,12 @@ export type Config = Readonly<{
   recordCacheBytes: number
   /** The largest evidence file, bytes. */
   evidenceMaxBytes: number
+  /** Evidence content one tenant may store, bytes (a deduplicated file counts once). */
+  evidenceTenantQuotaBytes: number
+  /** Evidence bytes one API key may upload per minute, across instances with Redis. */
+  evidenceUploadBytesPerMinute: number
+  /** How long one upload may take to arrive; an unfinished upload twice this old is swept as abandoned. */
+  evidenceUploadTimeoutMs: number
   logLevel: string
   production: boolean
   /** Audit chain HMAC key; previous keys still verify the records written under them. */
@@ -99,6 +105,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (auditSigningKey !== undefined && !isEd25519PrivateKey(auditSigningKey)) {
     throw new ConfigError('AUDIT_SIGNING_KEY', 'must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)')
   }
+  const evidenceMaxBytes = integer(env, 'EVIDENCE_MAX_MB', 25, 1, 1024) * 1024 * 1024
+  const evidenceUploadBytesPerMinute = integer(env, 'EVIDENCE_UPLOAD_MB_PER_MINUTE', 100, 1, 1024 * 1024) * 1024 * 1024
+  // A budget below the largest file would refuse that file forever, whatever the client waits.
+  if (evidenceUploadBytesPerMinute < evidenceMaxBytes) throw new ConfigError('EVIDENCE_UPLOAD_MB_PER_MINUTE', `must be at least EVIDENCE_MAX_MB (${evidenceMaxBytes / (1024 * 1024)})`)
   return Object.freeze({
     port: integer(env, 'SERVICE_PORT', 8080, 0, 65535),
     host: optionalString(env, 'SERVICE_HOST') ?? '0.0.0.0',
@@ -118,7 +128,11 @@ export function loadConfig(env: Env = process.env): Config {
     starterLibrary: boolean(env, 'SERVICE_STARTER_LIBRARY', true),
     readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     recordCacheBytes: integer(env, 'SERVICE_RECORD_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
-    evidenceMaxBytes: integer(env, 'EVIDENCE_MAX_MB', 25, 1, 1024) * 1024 * 1024,
+    evidenceMaxBytes,
+    evidenceTenantQuotaBytes: integer(env, 'EVIDENCE_TENANT_QUOTA_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+    evidenceUploadBytesPerMinute,
+    // At most the 15 s in which the server takes any request whole (REQUEST_TIMEOUT_MS): it cannot lengthen that.
+    evidenceUploadTimeoutMs: integer(env, 'EVIDENCE_UPLOAD_TIMEOUT_S', 15, 1, 15) * 1000,
     logLevel: debug && env.LOG_LEVEL === undefined ? 'debug' : logLevel,
     production,
     auditChainKey,

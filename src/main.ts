@@ -10,6 +10,8 @@ import { checkBootstrapKey, type Config } from './config.js'
 import { createDatabase, type Database, isUniqueViolation, waitForDatabase } from './db/create-db.js'
 import { migrateToLatest } from './db/migrate.js'
 import { createApiKeysService } from './modules/api-keys/api-keys.service.js'
+import { sealLegacyProofs } from './modules/audit-logs/audit-logs.service.js'
+import { createEvidenceService, startEvidenceSweeper } from './modules/evidence/evidence.service.js'
 import { hasActiveAdminKey, findKeyByHash } from './modules/api-keys/api-keys.repo.js'
 import { KeyStatusCache } from './modules/api-keys/key-status.js'
 import { listenForRevocations } from './modules/api-keys/revocations.js'
@@ -91,10 +93,25 @@ export async function migrate(config: Config, log: FastifyBaseLogger): Promise<s
   const database = openDatabase(config, log, { maintenance: true, selfCheckpointing: true })
   try {
     await waitUntilDatabaseAnswers(config, database, log)
-    return await migrateToLatest(database)
+    return await migrateAndSeal(config, database)
   } finally {
     await database.close()
   }
+}
+
+const LEGACY_PROOFS_MIGRATION = '2026-12-01T11-audit-legacy-proofs'
+
+/**
+ * Applies pending migrations, then seals with the chain key what the legacy proofs migration recorded, if this
+ * call applied it: a migration holds no keys, and a proof left unsealed later is not sealed by any start.
+ */
+export async function migrateAndSeal(config: Config, database: Database): Promise<string[]> {
+  const applied = await migrateToLatest(database)
+  if (applied.includes(LEGACY_PROOFS_MIGRATION)) {
+    const keys = database.audit ?? auditKeys(config, await signingSecret(config, database))
+    await sealLegacyProofs(database.db, keys)
+  }
+  return applied
 }
 
 export async function waitUntilDatabaseAnswers(config: Config, database: Database, log: FastifyBaseLogger): Promise<void> {
@@ -203,11 +220,14 @@ export async function startService(config: Config, options: { bootstrap?: boolea
     await closeDeps(deps)
     throw err
   })
+  // Content of uploads a process died in the middle of (this one before its restart, or another instance).
+  const sweeper = startEvidenceSweeper(createEvidenceService(deps), deps.log)
   return {
     app,
     deps,
     async close() {
       metricsServer?.close()
+      await sweeper.stop()
       await app.close()
       await closeDeps(deps)
     },

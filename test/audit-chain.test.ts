@@ -1,6 +1,8 @@
 import { createHash, createPublicKey, verify } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { loadConfig } from '../src/config.js'
+import * as legacyProofs from '../src/db/migrations/2026-12-01T11-audit-legacy-proofs.js'
+import { migrateAndSeal } from '../src/main.js'
 import { auditKeys } from '../src/shared/audit-chain.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
@@ -88,21 +90,62 @@ describeEachDialect('audit chain keyed by a secret the database does not hold, w
     expect(foreign.json().detail).toContain('another tenant')
   })
 
-  it('keeps verifying records written before the chain was keyed, anchored by the keyed records after them', async () => {
-    await t.token('legacy', 'read')
-    // Rewrite the tenant's existing records as the unkeyed scheme wrote them, as a database from before the upgrade holds them.
+  /** Rewrites the tenant's whole chain in the unkeyed scheme and moves its head, as a database writer without the chain key can. */
+  const rewriteUnkeyed = async (tenant: string) => {
     let prev = '0'.repeat(64)
-    for (const row of await rows('legacy')) {
+    for (const row of await rows(tenant)) {
       const hash = sha256({ ...row, prev_hash: prev })
       await db().updateTable('audit_logs').set({ prev_hash: prev, hash, chain_key_id: null }).where('id', '=', row.id).execute()
       prev = hash
     }
+    await db().updateTable('tenants').set({ audit_head: prev }).where('id', '=', tenant).execute()
+  }
+
+  /** An upgraded installation: the legacy proofs migration runs again over the database as it is now, and the start seals it. */
+  const upgrade = async () => {
+    await legacyProofs.down(db())
+    await db().deleteFrom('kysely_migration' as never).where('name' as never, '=', '2026-12-01T11-audit-legacy-proofs' as never).execute()
+    expect(await migrateAndSeal(t.config, t.deps.database)).toEqual(['2026-12-01T11-audit-legacy-proofs'])
+  }
+
+  // Issue 52, F6: a tenant that never had unkeyed records was verified ok after its whole chain was rewritten unkeyed.
+  it('refuses a whole chain rewritten in the unkeyed scheme for a tenant whose proof allows no unkeyed record', async () => {
+    await writeSome('downgrade', 3)
+    expect(await verifyChain('downgrade')).toMatchObject({ ok: true, unkeyed: 0 })
+    await rewriteUnkeyed('downgrade')
+    const [first] = await rows('downgrade')
+    const result = await verifyChain('downgrade')
+    expect(result).toMatchObject({ ok: false, first_bad_id: first.id, unkeyed: 0 })
+    expect(result.reason).toMatch(/unkeyed.*legacy proof allows unkeyed records nowhere/)
+  })
+
+  it('keeps verifying records written before the chain was keyed, up to the sequence the upgrade proved, and no further', async () => {
+    await t.token('legacy', 'read')
+    await writeSome('keyed-at-upgrade', 2)
+    // The tenant's records as the unkeyed scheme wrote them, as a database from before the upgrade holds them.
+    await rewriteUnkeyed('legacy')
     const legacy = (await rows('legacy')).length
-    await db().updateTable('tenants').set({ audit_head: prev }).where('id', '=', 'legacy').execute()
+    await upgrade()
+    expect(await db().selectFrom('audit_legacy_proofs').select(['legacy_seq', 'mac']).where('tenant_id', '=', 'legacy').executeTakeFirst())
+      .toEqual({ legacy_seq: legacy, mac: expect.stringMatching(/^[0-9a-f]{64}$/) })
     await writeSome('legacy', 2)
     const all = (await rows('legacy')).length
     expect(all).toBeGreaterThan(legacy)
     expect(await verifyChain('legacy')).toMatchObject({ ok: true, unkeyed: legacy, checked: all })
+    // A tenant with keyed records only at the upgrade was proven "none": a rewrite after it fails.
+    expect(await db().selectFrom('audit_legacy_proofs').select('legacy_seq').where('tenant_id', '=', 'keyed-at-upgrade').executeTakeFirst()).toEqual({ legacy_seq: null })
+    await rewriteUnkeyed('keyed-at-upgrade')
+    expect(await verifyChain('keyed-at-upgrade')).toMatchObject({ ok: false, reason: expect.stringContaining('nowhere') })
+
+    // Rewriting the keyed records after the legacy ones unkeyed too: past the proven sequence, refused.
+    const saved = await rows('legacy')
+    await rewriteUnkeyed('legacy')
+    const past = await verifyChain('legacy')
+    expect(past).toMatchObject({ ok: false, first_bad_id: saved[legacy].id })
+    expect(past.reason).toContain(`only up to sequence ${legacy}`)
+    for (const row of saved) await db().updateTable('audit_logs').set({ prev_hash: row.prev_hash, hash: row.hash, chain_key_id: row.chain_key_id }).where('id', '=', row.id).execute()
+    await db().updateTable('tenants').set({ audit_head: saved.at(-1)!.hash }).where('id', '=', 'legacy').execute()
+    expect(await verifyChain('legacy')).toMatchObject({ ok: true })
 
     // Editing an unkeyed record now breaks the first keyed record after it, whose HMAC covers the old hash.
     const [first] = await rows('legacy')
@@ -110,6 +153,31 @@ describeEachDialect('audit chain keyed by a secret the database does not hold, w
     await db().updateTable('audit_logs').set({ action: edited.action, hash: sha256(edited) }).where('id', '=', first.id).execute()
     const result = await verifyChain('legacy')
     expect(result.ok).toBe(false)
+  })
+
+  it('fails when the legacy proof is removed, altered or unsealed, and no later start seals it again', async () => {
+    await writeSome('proof', 2)
+    expect(await verifyChain('proof')).toMatchObject({ ok: true })
+    const proof = await db().selectFrom('audit_legacy_proofs').selectAll().where('tenant_id', '=', 'proof').executeTakeFirstOrThrow()
+    const set = (changes: object) => db().updateTable('audit_legacy_proofs').set(changes).where('tenant_id', '=', 'proof').execute()
+
+    await set({ legacy_seq: 1000 })
+    expect(await verifyChain('proof')).toMatchObject({ ok: false, reason: expect.stringContaining('does not match') })
+    // The MAC of another tenant's proof does not prove this one.
+    const other = await db().selectFrom('audit_legacy_proofs').selectAll().where('tenant_id', '=', 'edit').executeTakeFirstOrThrow()
+    await set({ legacy_seq: other.legacy_seq, key_id: other.key_id, mac: other.mac })
+    expect(await verifyChain('proof')).toMatchObject({ ok: false, reason: expect.stringContaining('does not match') })
+
+    await set({ legacy_seq: 1000, mac: null })
+    expect(await verifyChain('proof')).toMatchObject({ ok: false, reason: expect.stringContaining('never sealed') })
+    expect(await migrateAndSeal(t.config, t.deps.database)).toEqual([])
+    expect(await verifyChain('proof')).toMatchObject({ ok: false, reason: expect.stringContaining('never sealed') })
+
+    await db().deleteFrom('audit_legacy_proofs').where('tenant_id', '=', 'proof').execute()
+    expect(await verifyChain('proof')).toMatchObject({ ok: false, reason: expect.stringContaining('no legacy proof') })
+
+    await db().insertInto('audit_legacy_proofs').values(proof).execute()
+    expect(await verifyChain('proof')).toMatchObject({ ok: true })
   })
 
   it('derives keys from SERVICE_JWT_SECRET or takes AUDIT_CHAIN_KEY / AUDIT_SIGNING_KEY, and refuses bad ones at start', async () => {

@@ -327,6 +327,8 @@ function namespaces(core: Core) {
       delete: (id: string, o?: O) => call('deleteEvidence', [id], {}, o),
       /** The content as a stream of bytes (read it, or cancel it); errors come back as usual before any byte. */
       download: (id: string, o?: O) => call('downloadEvidence', [id], {}, o) as unknown as Promise<Result<ReadableStream<Uint8Array>>>,
+      /** The tenant's stored bytes against its quota, and this key's upload budget this minute. */
+      usage: (o?: O) => call('getEvidenceUsage', [], {}, o),
     },
     webhookEndpoints: {
       list: (query?: Query<'listWebhookEndpoints'>, o?: O) => call('listWebhookEndpoints', [], { query }, o),

@@ -133,6 +133,7 @@ export const OPERATIONS = {
   createEvidence: { method: 'POST', path: '/evidence', idempotencyKey: true, response: 'json' },
   deleteEvidence: { method: 'DELETE', path: '/evidence/{id}', response: 'empty' },
   downloadEvidence: { method: 'GET', path: '/evidence/{id}/content', response: 'stream' },
+  getEvidenceUsage: { method: 'GET', path: '/evidence/usage', response: 'json' },
 
   listAuditLogs: { method: 'GET', path: '/audit_logs', response: 'page' },
   getAuditLog: { method: 'GET', path: '/audit_logs/{id}', response: 'json' },

@@ -4,14 +4,13 @@ import { resolve } from 'node:path'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
-import { migrateToLatest } from '../db/migrate.js'
 import { seed } from './seed.js'
 import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { closeDeps, createDeps, createLogger, migrate, openDatabase, serve, waitUntilDatabaseAnswers } from '../main.js'
+import { closeDeps, createDeps, createLogger, migrate, migrateAndSeal, openDatabase, serve, waitUntilDatabaseAnswers } from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
@@ -224,7 +223,7 @@ async function backupSqlite(config: Config, target: string): Promise<number> {
   const log = createLogger({ ...config, logLevel: 'warn' })
   const database = openDatabase(config, log, { maintenance: true })
   try {
-    await migrateToLatest(database)
+    await migrateAndSeal(config, database)
     await sql`vacuum into ${target}`.execute(database.db)
   } finally {
     await database.close()
@@ -238,7 +237,7 @@ async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Pr
   let deps: Deps | undefined
   try {
     await waitUntilDatabaseAnswers(config, database, log)
-    await migrateToLatest(database)
+    await migrateAndSeal(config, database)
     // With Redis, as the service has it: a revocation from here reaches every running instance at once.
     deps = await createDeps(config, log, database)
     await work(deps)

@@ -26,6 +26,8 @@ import * as auditNamesTable from './migrations/2026-11-27T18-audit-names-table.j
 import * as webhookDeliveryIndexes from './migrations/2026-11-27T21-webhook-delivery-indexes.js'
 import * as auditNamesAfterCommit from './migrations/2026-11-28T00-audit-names-after-commit.js'
 import * as customFieldMetadata from './migrations/2026-11-29T10-custom-field-metadata.js'
+import * as evidenceUsage from './migrations/2026-12-01T10-evidence-usage.js'
+import * as auditLegacyProofs from './migrations/2026-12-01T11-audit-legacy-proofs.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -55,6 +57,8 @@ const migrations: Record<string, Migration> = {
   '2026-11-27T21-webhook-delivery-indexes': webhookDeliveryIndexes,
   '2026-11-28T00-audit-names-after-commit': auditNamesAfterCommit,
   '2026-11-29T10-custom-field-metadata': customFieldMetadata,
+  '2026-12-01T10-evidence-usage': evidenceUsage,
+  '2026-12-01T11-audit-legacy-proofs': auditLegacyProofs,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

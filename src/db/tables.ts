@@ -39,6 +39,26 @@ export interface Tables {
   evidence_chunks: EvidenceChunkRow
   evidence: EvidenceRow
   use_case_control_evidence: ControlEvidenceRow
+  evidence_usage: EvidenceUsageRow
+  audit_legacy_proofs: AuditLegacyProofRow
+}
+
+/** A tenant's stored evidence bytes (every chunk, finished or still arriving), kept in the transactions that change them. */
+export interface EvidenceUsageRow {
+  tenant_id: string
+  bytes: number
+}
+
+/**
+ * Up to which sequence a tenant's audit chain may hold unkeyed (pre-HMAC) records, null for none, under a MAC with
+ * the chain key (`key_id`) that a database writer cannot compute. `mac` is null only between the migration that
+ * recorded the legacy sequence and the sealing that follows it in the same start.
+ */
+export interface AuditLegacyProofRow {
+  tenant_id: string
+  legacy_seq: number | null
+  key_id: string | null
+  mac: string | null
 }
 
 export interface AttachmentRow extends LinkRow {
@@ -53,6 +73,7 @@ export interface EvidenceBlobRow {
   tenant_id: string
   /** Null while the upload is still arriving. */
   sha256: string | null
+  /** The bytes stored so far (every chunk, also while the upload is still arriving). */
   size: number
   chunk_size: number
   chunks: number

@@ -7,7 +7,10 @@ export const ERROR_CODES = {
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },
   conflict: { status: 409, title: 'Conflict' },
   process_incomplete: { status: 409, title: 'Conflict' },
+  request_timeout: { status: 408, title: 'Request Timeout' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
+  // A tenant's stored evidence would pass EVIDENCE_TENANT_QUOTA_MB.
+  quota_exceeded: { status: 413, title: 'Payload Too Large' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type' },
   range_not_satisfiable: { status: 416, title: 'Range Not Satisfiable' },
   validation_failed: { status: 422, title: 'Unprocessable Content' },

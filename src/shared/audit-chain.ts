@@ -1,4 +1,4 @@
-import { createHash, createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, sign, verify } from 'node:crypto'
+import { createHash, createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, sign, timingSafeEqual, verify } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { AuditLogRow } from '../db/tables.js'
 
@@ -88,4 +88,22 @@ export function signCheckpoint(checkpoint: Checkpoint, keys: AuditKeys): string 
 
 export function checkpointSignatureValid(checkpoint: Checkpoint, signature: string, keys: AuditKeys): boolean {
   return verify(null, checkpointMessage(checkpoint), keys.signing.publicKey, Buffer.from(signature, 'base64url'))
+}
+
+const legacyProofMessage = (tenantId: string, legacySeq: number | null) => `aigov audit legacy proof v1\n${tenantId}\n${legacySeq ?? 'none'}`
+
+/**
+ * The proof of up to which sequence a tenant's chain may hold unkeyed records (null: none): an HMAC under the chain
+ * key, so a database writer who rewrites a chain in the unkeyed scheme cannot also move the line it must stay behind.
+ */
+export function legacyProof(tenantId: string, legacySeq: number | null, keys: AuditKeys): { key_id: string; mac: string } {
+  return { key_id: keys.chain.id, mac: createHmac('sha256', keys.chain.key).update(legacyProofMessage(tenantId, legacySeq)).digest('hex') }
+}
+
+/** Whether `mac` proves `legacySeq` for the tenant under the chain key it names (the current or a previous one). */
+export function legacyProofValid(tenantId: string, legacySeq: number | null, keyId: string, mac: string, keys: AuditKeys): boolean {
+  const key = keys.chainKeys.get(keyId)
+  if (!key || !/^[0-9a-f]{64}$/.test(mac)) return false
+  const expected = createHmac('sha256', key.key).update(legacyProofMessage(tenantId, legacySeq)).digest()
+  return timingSafeEqual(expected, Buffer.from(mac, 'hex'))
 }

@@ -1571,9 +1571,29 @@ export interface paths {
         put?: never;
         /**
          * Upload a file (multipart/form-data) or register a link (JSON)
-         * @description A file goes in the multipart field `file` (one), with an optional `title`; it is streamed into the database in chunks and stored once per tenant per content (sha256). Files over EVIDENCE_MAX_MB (25 MB here) answer 413 and leave nothing behind. A link is JSON `{"kind": "link", "url", "title"}` with an http(s) URL.
+         * @description A file goes in the multipart field `file` (one), with an optional `title`; it is streamed into the database in chunks and stored once per tenant per content (sha256). Files over EVIDENCE_MAX_MB (25 MB here) answer 413 and leave nothing behind; so does an upload that would pass the tenant's storage quota (413 `quota_exceeded`) or the key's upload bytes per minute (429 `rate_limited`, with `retry_after`), refused before reading when Content-Length already says so (see GET /evidence/usage). A link is JSON `{"kind": "link", "url", "title"}` with an http(s) URL.
          */
         post: operations["createEvidence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/evidence/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant’s evidence storage against its quota, and this key’s upload budget
+         * @description Stored bytes count each distinct content once (a deduplicated file counts once), uploads still arriving included. An upload past the quota answers 413 `quota_exceeded`; past the key’s bytes per minute, 429 `rate_limited` with `retry_after`; both carry `limit_name`, `limit_bytes`, `used_bytes` and `remaining_bytes`.
+         */
+        get: operations["getEvidenceUsage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2044,8 +2064,10 @@ export interface components {
             /** @description Records checked. */
             checked: number;
             first_bad_id: string | null;
-            /** @description Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them. */
+            /** @description Records from before the chain was keyed (plain SHA-256), allowed only up to the sequence the tenant’s legacy proof (a MAC under the chain key) names; a later keyed record protects them. */
             unkeyed: number;
+            /** @description When `ok` is false: what failed (a record, the legacy proof, the head, the checkpoint). */
+            reason?: string;
             checkpoint?: {
                 sequence: number;
                 /** @description The record at the checkpoint’s sequence still has the checkpoint’s head hash. */
@@ -2386,6 +2408,49 @@ export interface components {
         };
         /** @enum {unknown} */
         EvidenceType: "text" | "number" | "boolean" | "select" | "file";
+        EvidenceUploadBudget: {
+            /** @description Evidence bytes this API key may upload per minute (EVIDENCE_UPLOAD_MB_PER_MINUTE). */
+            limit_bytes: number;
+            /** @description Bytes it uploaded in the current minute. */
+            used_bytes: number;
+            remaining_bytes: number;
+            /**
+             * Format: date-time
+             * @description When the minute ends and the budget is whole again.
+             */
+            reset_time: string;
+        };
+        /**
+         * @example {
+         *       "used_bytes": 73400320,
+         *       "quota_bytes": 1073741824,
+         *       "remaining_bytes": 1000341504,
+         *       "files": 12,
+         *       "uploads_in_progress": 0,
+         *       "max_file_bytes": 26214400,
+         *       "upload_budget": {
+         *         "limit_bytes": 104857600,
+         *         "used_bytes": 0,
+         *         "remaining_bytes": 104857600,
+         *         "reset_time": "2026-12-02T10:01:00.000Z"
+         *       }
+         *     }
+         */
+        EvidenceUsage: {
+            /** @description Evidence content the tenant stores, bytes: each distinct content once (a deduplicated file counts once), uploads still arriving included. */
+            used_bytes: number;
+            /** @description The tenant’s storage quota (EVIDENCE_TENANT_QUOTA_MB), bytes. */
+            quota_bytes: number;
+            /** @description What another upload may still store. */
+            remaining_bytes: number;
+            /** @description Distinct contents stored (several evidence records may share one). */
+            files: number;
+            /** @description Uploads still arriving (or abandoned and not yet swept). */
+            uploads_in_progress: number;
+            /** @description The largest file one upload may carry (EVIDENCE_MAX_MB), bytes. */
+            max_file_bytes: number;
+            upload_budget: components["schemas"]["EvidenceUploadBudget"];
+        };
         /**
          * @example {
          *       "as_of": "2027-09-01",
@@ -2990,7 +3055,7 @@ export interface components {
             /** @example 404 */
             status: number;
             /** @enum {unknown} */
-            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "already_exists" | "response_too_large" | "rate_limited" | "internal" | "unavailable";
+            code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "process_incomplete" | "request_timeout" | "payload_too_large" | "quota_exceeded" | "unsupported_media_type" | "range_not_satisfiable" | "validation_failed" | "already_exists" | "response_too_large" | "rate_limited" | "internal" | "unavailable";
             /** @example use case uc_01jd3k8m9v4q2w6e8r0t2y4u6i was not found */
             detail: string;
             /** @example /api/v1/integration/use_cases/uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -3011,6 +3076,14 @@ export interface components {
              * @description 429 only: when the window resets.
              */
             reset_time?: string;
+            /** @description Byte limits only (`quota_exceeded`, and `rate_limited` by the upload budget): which limit, e.g. `evidence_tenant_quota`, `evidence_upload_budget`. */
+            limit_name?: string;
+            /** @description Byte limits only: the limit, bytes (per minute for the upload budget). */
+            limit_bytes?: number;
+            /** @description Byte limits only: bytes counted against it now. */
+            used_bytes?: number;
+            /** @description Byte limits only: bytes left under it now. */
+            remaining_bytes?: number;
             /** @description `already_exists` only: the id of the record that already has this name or key. */
             existing_id?: string;
             /**
@@ -20208,6 +20281,98 @@ export interface operations {
                 };
             };
             /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvidenceUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EvidenceUsage"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -66,6 +66,8 @@ from .models import (  # noqa: F401
     EvidencePage,
     EvidenceRequirement,
     EvidenceType,
+    EvidenceUploadBudget,
+    EvidenceUsage,
     GovernanceSummary,
     GovernanceSummaryControls,
     GovernanceSummaryControlsByStatus,
@@ -331,6 +333,7 @@ OPERATIONS: Dict[str, Operation] = {
     "deleteCustomField": Operation("DELETE", "/custom_fields/{id}", "empty"),
     "listEvidence": Operation("GET", "/evidence", "page"),
     "createEvidence": Operation("POST", "/evidence", "json", idempotency_key=True),
+    "getEvidenceUsage": Operation("GET", "/evidence/usage", "json"),
     "getEvidence": Operation("GET", "/evidence/{id}", "json"),
     "deleteEvidence": Operation("DELETE", "/evidence/{id}", "empty"),
     "downloadEvidence": Operation("GET", "/evidence/{id}/content", "bytes"),
@@ -388,6 +391,7 @@ class EvidenceResource:
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+        self.usage = EvidenceUsageResource(transport, args)
 
     def __call__(self, id: str) -> EvidenceItemResource:
         """The sub-resources of one record."""
@@ -412,6 +416,18 @@ class EvidenceResource:
     def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete evidence that nothing uses."""
         self._t.call("deleteEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class EvidenceUsageResource:
+    """`client.evidence.usage`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> EvidenceUsage:
+        """The tenant’s evidence storage against its quota, and this key’s upload budget."""
+        return cast("EvidenceUsage", self._t.call("getEvidenceUsage", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class EvidenceItemResource:
@@ -1626,6 +1642,7 @@ class AsyncEvidenceResource:
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+        self.usage = AsyncEvidenceUsageResource(transport, args)
 
     def __call__(self, id: str) -> AsyncEvidenceItemResource:
         """The sub-resources of one record."""
@@ -1650,6 +1667,18 @@ class AsyncEvidenceResource:
     async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
         """Delete evidence that nothing uses."""
         await self._t.call("deleteEvidence", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncEvidenceUsageResource:
+    """`client.evidence.usage`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> EvidenceUsage:
+        """The tenant’s evidence storage against its quota, and this key’s upload budget."""
+        return cast("EvidenceUsage", await self._t.call("getEvidenceUsage", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncEvidenceItemResource:

@@ -298,11 +298,13 @@ class _AuditVerificationRequired(TypedDict):
     #: Records checked.
     checked: int
     first_bad_id: Optional[str]
-    #: Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them.
+    #: Records from before the chain was keyed (plain SHA-256), allowed only up to the sequence the tenant’s legacy proof (a MAC under the chain key) names; a later keyed record protects them.
     unkeyed: int
 
 
 class AuditVerification(_AuditVerificationRequired, total=False):
+    #: When `ok` is false: what failed (a record, the legacy proof, the head, the checkpoint).
+    reason: str
     checkpoint: AuditVerificationCheckpoint
 
 
@@ -570,6 +572,32 @@ class EvidenceRequirement(TypedDict):
     type: Literal["text", "file", "link", "metric"]
     description: str
     required: bool
+
+
+class EvidenceUploadBudget(TypedDict):
+    #: Evidence bytes this API key may upload per minute (EVIDENCE_UPLOAD_MB_PER_MINUTE).
+    limit_bytes: int
+    #: Bytes it uploaded in the current minute.
+    used_bytes: int
+    remaining_bytes: int
+    #: When the minute ends and the budget is whole again.
+    reset_time: str
+
+
+class EvidenceUsage(TypedDict):
+    #: Evidence content the tenant stores, bytes: each distinct content once (a deduplicated file counts once), uploads still arriving included.
+    used_bytes: int
+    #: The tenant’s storage quota (EVIDENCE_TENANT_QUOTA_MB), bytes.
+    quota_bytes: int
+    #: What another upload may still store.
+    remaining_bytes: int
+    #: Distinct contents stored (several evidence records may share one).
+    files: int
+    #: Uploads still arriving (or abandoned and not yet swept).
+    uploads_in_progress: int
+    #: The largest file one upload may carry (EVIDENCE_MAX_MB), bytes.
+    max_file_bytes: int
+    upload_budget: EvidenceUploadBudget
 
 
 class GovernanceSummary(TypedDict):
@@ -962,7 +990,7 @@ class _ProblemRequired(TypedDict):
     type: str
     title: str
     status: int
-    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "process_incomplete", "payload_too_large", "unsupported_media_type", "range_not_satisfiable", "validation_failed", "already_exists", "response_too_large", "rate_limited", "internal", "unavailable"]
+    code: Literal["bad_request", "unauthorized", "forbidden", "not_found", "method_not_allowed", "conflict", "process_incomplete", "request_timeout", "payload_too_large", "quota_exceeded", "unsupported_media_type", "range_not_satisfiable", "validation_failed", "already_exists", "response_too_large", "rate_limited", "internal", "unavailable"]
     detail: str
     instance: str
     request_id: str
@@ -979,6 +1007,14 @@ class Problem(_ProblemRequired, total=False):
     remaining: int
     #: 429 only: when the window resets.
     reset_time: str
+    #: Byte limits only (`quota_exceeded`, and `rate_limited` by the upload budget): which limit, e.g. `evidence_tenant_quota`, `evidence_upload_budget`.
+    limit_name: str
+    #: Byte limits only: the limit, bytes (per minute for the upload budget).
+    limit_bytes: int
+    #: Byte limits only: bytes counted against it now.
+    used_bytes: int
+    #: Byte limits only: bytes left under it now.
+    remaining_bytes: int
     #: `already_exists` only: the id of the record that already has this name or key.
     existing_id: str
     #: 403 for too low a role only: the role of the caller's API key.

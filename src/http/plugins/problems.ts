@@ -87,11 +87,16 @@ const LINGER_MS = 2000
  * of a 413. As web servers do, the connection lingers instead: the answer goes out, this side closes, what
  * still arrives is read and dropped, and the socket goes when the client closes it or after LINGER_MS.
  */
-function lingerBeforeClosing(req: FastifyRequest): void {
+function lingerBeforeClosing(req: FastifyRequest, reply: FastifyReply): void {
   const socket = req.raw.socket
   if (req.raw.complete || !socket) return
+  // A handler that stopped reading mid-body (an upload past a quota) leaves the connection kept alive and paused,
+  // waiting for a body nobody reads: marked to close, it goes once the answer is out.
+  reply.raw.shouldKeepAlive = false
   // Node calls destroySoon once the answer is written on a connection marked to close.
   socket.destroySoon = () => {
+    // Read (and drop) what still arrives, so the client's close is seen.
+    socket.resume()
     socket.end()
     const timer = setTimeout(() => socket.destroy(), LINGER_MS)
     socket.once('close', () => clearTimeout(timer))
@@ -110,7 +115,7 @@ export function installProblemHandlers(app: FastifyInstance): void {
     const appError = toAppError(err, req)
     if (appError.status >= 500) req.log.error({ err }, 'request failed')
     else req.log.info({ code: appError.code, detail: appError.detail }, 'request rejected')
-    lingerBeforeClosing(req)
+    lingerBeforeClosing(req, reply)
     return sendProblem(req, reply, appError)
   })
 

@@ -215,3 +215,7 @@ export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limi
 export function auditChainHead(db: Db, tenantId: string) {
   return db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenantId).executeTakeFirst()
 }
+
+export function findLegacyProof(db: Db, tenantId: string) {
+  return db.selectFrom('audit_legacy_proofs').select(['legacy_seq', 'key_id', 'mac']).where('tenant_id', '=', tenantId).executeTakeFirst()
+}

@@ -65,7 +65,8 @@ export const AuditVerification = Type.Object({
   ok: Type.Boolean({ description: 'True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches).' }),
   checked: Type.Integer({ description: 'Records checked.' }),
   first_bad_id: Nullable(Type.String({ description: 'The first record that does not match, if any.' })),
-  unkeyed: Type.Integer({ description: 'Records from before the chain was keyed (plain SHA-256): only a later keyed record or a checkpoint protects them.' }),
+  unkeyed: Type.Integer({ description: 'Records from before the chain was keyed (plain SHA-256), allowed only up to the sequence the tenant’s legacy proof (a MAC under the chain key) names; a later keyed record protects them.' }),
+  reason: Type.Optional(Type.String({ description: 'When `ok` is false: what failed (a record, the legacy proof, the head, the checkpoint).' })),
   checkpoint: Type.Optional(Type.Object({
     sequence: Type.Integer(),
     matched: Type.Boolean({ description: 'The record at the checkpoint’s sequence still has the checkpoint’s head hash.' }),

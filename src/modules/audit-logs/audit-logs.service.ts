@@ -1,10 +1,11 @@
 import { Readable } from 'node:stream'
+import type { Database } from '../../db/create-db.js'
 import type { AuditLogRow } from '../../db/tables.js'
 import { AppError, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import { Counts } from '../../shared/counts.js'
 import type { Deps } from '../../shared/deps.js'
-import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, signCheckpoint } from '../../shared/audit-chain.js'
+import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, legacyProof, legacyProofValid, signCheckpoint } from '../../shared/audit-chain.js'
 import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
 import { itemText, pageBody } from '../../shared/item-json.js'
 import { type Keyset, keyset, type Page, toPage } from '../../shared/pagination.js'
@@ -90,23 +91,42 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       let prevHash = GENESIS_HASH
       let afterSeq = 0
       let matched: boolean | undefined
-      const outcome = (ok: boolean, firstBadId: string | null): AuditVerification => ({
-        ok: ok && matched !== false,
-        checked,
-        first_bad_id: firstBadId,
-        unkeyed,
-        ...(checkpoint ? { checkpoint: { sequence: checkpoint.sequence, matched: matched ?? false } } : {}),
-      })
+      const outcome = (ok: boolean, firstBadId: string | null, reason?: string): AuditVerification => {
+        const allOk = ok && matched !== false
+        const why = reason ?? (allOk ? undefined : `the record at the checkpoint's sequence ${checkpoint?.sequence} no longer has the checkpoint's head hash`)
+        return {
+          ok: allOk,
+          checked,
+          first_bad_id: firstBadId,
+          unkeyed,
+          ...(why === undefined ? {} : { reason: why }),
+          ...(checkpoint ? { checkpoint: { sequence: checkpoint.sequence, matched: matched ?? false } } : {}),
+        }
+      }
+      // Which records may be unkeyed is itself proven under the chain key: a rewrite in the old scheme cannot pass.
+      const proof = await repo.findLegacyProof(db, ctx.tenantId)
+      if (!proof) return outcome(false, null, 'the tenant has no legacy proof (which records may be unkeyed): its proof row was removed')
+      if (proof.mac === null || proof.key_id === null) return outcome(false, null, 'the tenant\'s legacy proof was never sealed with the chain key')
+      if (!legacyProofValid(ctx.tenantId, proof.legacy_seq, proof.key_id, proof.mac, keys)) {
+        return outcome(false, null, 'the tenant\'s legacy proof does not match its MAC under the chain key (altered, or made with a key this service does not have)')
+      }
+      const legacySeq = proof.legacy_seq
       for (;;) {
         await longReadTurn()
         const rows = await repo.auditChainBatch(db, ctx.tenantId, afterSeq, EXPORT_BATCH)
         for (const row of rows) {
           const { hash, ...content } = row
-          // Unkeyed records only ever precede keyed ones: one after a keyed record is a downgrade, i.e. a forgery.
-          const downgraded = row.chain_key_id === null && checked > unkeyed
-          if (row.seq !== afterSeq + 1 || row.prev_hash !== prevHash || downgraded || auditHash(content, keys) !== hash) {
+          const problem =
+            row.seq !== afterSeq + 1 ? `record ${row.id} has sequence ${row.seq} where ${afterSeq + 1} was due: a record is missing or out of place`
+            : row.prev_hash !== prevHash ? `record ${row.id} does not link to the record before it`
+            // Unkeyed records only ever precede keyed ones, and only up to the sequence the tenant's proof allows.
+            : row.chain_key_id === null && (checked > unkeyed || legacySeq === null || row.seq > legacySeq)
+              ? `record ${row.id} is unkeyed (plain SHA-256) but the tenant's legacy proof allows unkeyed records ${legacySeq === null ? 'nowhere' : `only up to sequence ${legacySeq}`}`
+            : auditHash(content, keys) !== hash ? `record ${row.id} does not match its hash${row.chain_key_id !== null && !keys.chainKeys.has(row.chain_key_id) ? ' (it names a chain key this service does not have)' : ''}`
+            : undefined
+          if (problem !== undefined) {
             if (checkpoint && row.seq <= checkpoint.sequence) matched = false
-            return outcome(false, row.id)
+            return outcome(false, row.id, problem)
           }
           if (row.chain_key_id === null) unkeyed += 1
           if (checkpoint?.sequence === row.seq) matched = hash === checkpoint.head
@@ -120,7 +140,9 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       if (checkpoint && matched === undefined) matched = checkpoint.sequence === 0 && checkpoint.head === GENESIS_HASH
       // Records removed from the end would leave a shorter, still consistent chain: compare with the tenant's head.
       const head = await repo.auditChainHead(db, ctx.tenantId)
-      if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) return outcome(false, null)
+      if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) {
+        return outcome(false, null, `the chain ends at sequence ${afterSeq} but the tenant's head is at ${head.audit_seq} with another hash: records were removed or the head moved`)
+      }
       return outcome(true, null)
     },
 
@@ -153,6 +175,18 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       return toAuditLog(row)
     },
   }
+}
+
+/**
+ * Seals the legacy proofs a migration just recorded (audit_legacy_proofs rows without a MAC) with the chain key.
+ * Only the start that applied that migration calls it: a row unsealed later was not written by the migration.
+ */
+export async function sealLegacyProofs(db: Database['db'], keys: AuditKeys): Promise<number> {
+  const pending = await db.selectFrom('audit_legacy_proofs').select(['tenant_id', 'legacy_seq']).where('mac', 'is', null).execute()
+  for (const row of pending) {
+    await db.updateTable('audit_legacy_proofs').set(legacyProof(row.tenant_id, row.legacy_seq, keys)).where('tenant_id', '=', row.tenant_id).where('mac', 'is', null).execute()
+  }
+  return pending.length
 }
 
 /** A checkpoint token back to its statement, refused (422) unless this service signed it for this tenant. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Kysely } from 'kysely'
+import type { Database } from '../../db/create-db.js'
 import type { Tables } from '../../db/tables.js'
 import { AppError } from '../../http/errors.js'
 import { newId, now } from '../../shared/ids.js'
@@ -20,14 +21,73 @@ export interface StoredContent {
 export const tooLarge = (maxBytes: number) =>
   new AppError('payload_too_large', `the file is larger than the ${maxBytes / (1024 * 1024)} MB evidence limit (EVIDENCE_MAX_MB)`, [{ field: 'file', message: 'too large' }])
 
+const MB = 1024 * 1024
+const inMb = (bytes: number) => `${Math.round((bytes / MB) * 10) / 10} MB`
+
+/** 413: the tenant's stored evidence would pass its quota; says how much is used and left. */
+export function quotaExceeded(quotaBytes: number, usedBytes: number): AppError {
+  const remaining = Math.max(0, quotaBytes - usedBytes)
+  return new AppError(
+    'quota_exceeded',
+    `this tenant's evidence would pass its storage quota of ${inMb(quotaBytes)} (EVIDENCE_TENANT_QUOTA_MB): ${inMb(usedBytes)} used, ${inMb(remaining)} left; delete evidence no longer needed`,
+    [{ field: 'file', message: 'over the tenant storage quota' }],
+    { limit_name: 'evidence_tenant_quota', limit_bytes: quotaBytes, used_bytes: usedBytes, remaining_bytes: remaining },
+  )
+}
+
+/** 429: the key's upload budget for this minute would be passed; says how much is left and when it renews. */
+export function budgetExceeded(limitBytes: number, usedBytes: number, resetInMs: number): AppError {
+  const retryAfter = Math.max(1, Math.ceil(resetInMs / 1000))
+  const remaining = Math.max(0, limitBytes - usedBytes)
+  return new AppError(
+    'rate_limited',
+    `this API key's evidence uploads would pass ${inMb(limitBytes)} a minute (EVIDENCE_UPLOAD_MB_PER_MINUTE): ${inMb(remaining)} left; retry in ${retryAfter} s`,
+    undefined,
+    {
+      retry_after: retryAfter, reset_time: new Date(Date.now() + resetInMs).toISOString(),
+      limit_name: 'evidence_upload_budget', limit_bytes: limitBytes, used_bytes: usedBytes, remaining_bytes: remaining,
+    },
+  )
+}
+
+export const uploadTimedOut = (timeoutMs: number) =>
+  new AppError('request_timeout', `the file did not arrive within ${timeoutMs / 1000} s (EVIDENCE_UPLOAD_TIMEOUT_S); nothing was stored`, [{ field: 'file', message: 'upload timed out' }])
+
+/** What bounds one upload: the file, the tenant's storage, the key's bytes per minute, the time it may take. */
+export interface UploadLimits {
+  tenantId: string
+  maxBytes: number
+  quotaBytes: number
+  timeoutMs: number
+  /** Bytes the file has at least (from Content-Length): reserved under the quota before any is read. */
+  atLeastBytes: number
+  /** Counts a chunk's bytes against the uploading key's budget; throws (429) when they do not fit. */
+  charge(bytes: number): Promise<void>
+}
+
 /**
- * Streams content into a new blob, one committed chunk at a time, so neither memory nor a long-held
- * transaction grows with the file. The blob has no sha256 until the caller adopts it; if anything fails
- * (the client disconnects, the file is too large), its chunks are removed before the error goes on.
+ * Streams content into a new blob, one committed chunk at a time, so neither memory nor a long-held transaction
+ * grows with the file. The blob's `size` is what it counts against the tenant's quota: what the Content-Length
+ * promised, reserved up front (of two uploads that cannot both fit, one is refused at once), then each chunk past
+ * it, reserved in the chunk's own transaction. Every reservation is one conditional update of the tenant's usage
+ * row, so uploads on any instances never pass the quota together, and an upload stops at the first chunk past the
+ * quota or the key's budget. The blob has no sha256 until the caller adopts it; if anything fails (the client
+ * disconnects, a limit is passed, time is up), its chunks and their bytes are given back before the error goes on.
  */
-export async function writeContent(db: Db, tenantId: string, source: AsyncIterable<Buffer>, maxBytes: number): Promise<StoredContent> {
+export async function writeContent(database: Database, limits: UploadLimits, source: Readable & AsyncIterable<Buffer>): Promise<StoredContent> {
+  const { db } = database
+  const { tenantId, maxBytes, quotaBytes, timeoutMs } = limits
   const blobId = newId('evb')
-  await repo.insertBlob(db, { id: blobId, tenant_id: tenantId, sha256: null, size: 0, chunk_size: CHUNK_SIZE, chunks: 0, created_at: now() })
+  const deadline = Date.now() + timeoutMs
+  const upFront = Math.min(Math.max(0, limits.atLeastBytes), maxBytes)
+  await repo.ensureUsage(db, tenantId)
+  await database.transaction(async (tx) => {
+    await reserve(tx, upFront)
+    await repo.insertBlob(tx, { id: blobId, tenant_id: tenantId, sha256: null, size: upFront, chunk_size: CHUNK_SIZE, chunks: 0, created_at: now() })
+  })
+  let counted = upFront
+  // A stalled sender delivers nothing to notice the time by: the timer ends the stream itself.
+  const timer = setTimeout(() => source.destroy(uploadTimedOut(timeoutMs)), timeoutMs)
   try {
     const hash = createHash('sha256')
     // One chunk buffer for the whole upload, refilled after each insert has taken its bytes: the upload makes
@@ -35,7 +95,20 @@ export async function writeContent(db: Db, tenantId: string, source: AsyncIterab
     const chunk = Buffer.allocUnsafe(CHUNK_SIZE)
     let filled = 0
     let size = 0
+    let storedBytes = 0
     let seq = 0
+    const store = async (data: Buffer) => {
+      if (Date.now() > deadline) throw uploadTimedOut(timeoutMs)
+      await limits.charge(data.length)
+      const more = Math.max(0, storedBytes + data.length - counted)
+      await database.transaction(async (tx) => {
+        await reserve(tx, more)
+        if (!(await repo.insertChunk(tx, tenantId, blobId, seq, data, more))) throw uploadTimedOut(timeoutMs)
+      })
+      counted += more
+      storedBytes += data.length
+      seq++
+    }
     for await (const data of source) {
       size += data.length
       if (size > maxBytes) throw tooLarge(maxBytes)
@@ -45,22 +118,45 @@ export async function writeContent(db: Db, tenantId: string, source: AsyncIterab
         filled += copied
         offset += copied
         if (filled === CHUNK_SIZE) {
-          await repo.insertChunk(db, tenantId, blobId, seq++, chunk)
+          await store(chunk)
           filled = 0
         }
       }
     }
-    if (filled > 0) await repo.insertChunk(db, tenantId, blobId, seq++, chunk.subarray(0, filled))
-    await repo.updateBlob(db, tenantId, blobId, { size, chunks: seq })
+    if (filled > 0) await store(chunk.subarray(0, filled))
+    if (Date.now() > deadline) throw uploadTimedOut(timeoutMs)
+    // A Content-Length that promised more than the file (its multipart framing): the rest goes back.
+    if (counted > size) await database.transaction((tx) => repo.releaseUnused(tx, tenantId, blobId, counted - size))
     return { blobId, sha256: hash.digest('hex'), size }
   } catch (err) {
-    await discardContent(db, tenantId, blobId)
+    await discardContent(database, tenantId, blobId)
     throw err
+  } finally {
+    clearTimeout(timer)
+  }
+
+  async function reserve(tx: Db, bytes: number): Promise<void> {
+    if (bytes === 0 || (await repo.reserveBytes(tx, tenantId, bytes, quotaBytes))) return
+    throw quotaExceeded(quotaBytes, (await repo.usage(tx, tenantId)).bytes)
   }
 }
 
-export async function discardContent(db: Db, tenantId: string, blobId: string): Promise<void> {
-  await repo.deleteBlob(db, tenantId, blobId).catch(() => undefined)
+export async function discardContent(database: Database, tenantId: string, blobId: string): Promise<void> {
+  await database.transaction((tx) => repo.deleteBlob(tx, tenantId, blobId)).catch(() => undefined)
+}
+
+/**
+ * Removes a blob whose upload began before `olderThan` and never completed, checked again in the transaction that
+ * removes it: an upload adopted meanwhile keeps its content. True when it was removed.
+ */
+export async function sweepBlob(database: Database, tenantId: string, blobId: string, olderThan: string): Promise<boolean> {
+  return database.transaction(async (tx) => {
+    let q = tx.selectFrom('evidence_blobs').select('id').where('tenant_id', '=', tenantId).where('id', '=', blobId).where('sha256', 'is', null).where('created_at', '<', olderThan)
+    if (database.dialect === 'postgres') q = q.forUpdate()
+    if (!(await q.executeTakeFirst())) return false
+    await repo.deleteBlob(tx, tenantId, blobId)
+    return true
+  })
 }
 
 /**

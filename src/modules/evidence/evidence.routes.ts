@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { AppError } from '../../http/errors.js'
 import { created } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
-import { Evidence, EvidenceContentHeaders, type EvidenceLinkCreate, EvidenceLinkCreate as LinkSchema, EvidenceListQuery, EvidencePage, EvidenceUpload } from './evidence.schemas.js'
+import { Evidence, EvidenceContentHeaders, type EvidenceLinkCreate, EvidenceLinkCreate as LinkSchema, EvidenceListQuery, EvidencePage, EvidenceUpload, EvidenceUsage } from './evidence.schemas.js'
 import { type EvidenceService, servedContentType } from './evidence.service.js'
 
 const tags = ['evidence']
@@ -19,6 +19,18 @@ export function evidenceRoutes(evidence: EvidenceService, maxBytes: number): Fas
       schema: { operationId: 'listEvidence', summary: 'List evidence (files and links)', tags, querystring: EvidenceListQuery, response: { 200: EvidencePage } },
     }, async (req) => evidence.list(req.ctx, req.query))
 
+    app.get('/evidence/usage', {
+      // The budget part changes with every upload of the calling key, which the read cache does not follow.
+      config: { readCache: false },
+      schema: {
+        operationId: 'getEvidenceUsage',
+        summary: 'The tenant’s evidence storage against its quota, and this key’s upload budget',
+        description: 'Stored bytes count each distinct content once (a deduplicated file counts once), uploads still arriving included. An upload past the quota answers 413 `quota_exceeded`; past the key’s bytes per minute, 429 `rate_limited` with `retry_after`; both carry `limit_name`, `limit_bytes`, `used_bytes` and `remaining_bytes`.',
+        tags,
+        response: { 200: EvidenceUsage },
+      },
+    }, async (req) => evidence.usage(req.ctx))
+
     app.get('/evidence/:id', {
       schema: { operationId: 'getEvidence', summary: 'Get the metadata of a piece of evidence', tags, params: IdParam('ev'), response: { 200: Evidence } },
     }, async (req) => evidence.get(req.ctx, req.params.id))
@@ -27,13 +39,16 @@ export function evidenceRoutes(evidence: EvidenceService, maxBytes: number): Fas
       schema: {
         operationId: 'createEvidence',
         summary: 'Upload a file (multipart/form-data) or register a link (JSON)',
-        description: `A file goes in the multipart field \`file\` (one), with an optional \`title\`; it is streamed into the database in chunks and stored once per tenant per content (sha256). Files over EVIDENCE_MAX_MB (${maxBytes / (1024 * 1024)} MB here) answer 413 and leave nothing behind. A link is JSON \`{"kind": "link", "url", "title"}\` with an http(s) URL.`,
+        description: `A file goes in the multipart field \`file\` (one), with an optional \`title\`; it is streamed into the database in chunks and stored once per tenant per content (sha256). Files over EVIDENCE_MAX_MB (${maxBytes / (1024 * 1024)} MB here) answer 413 and leave nothing behind; so does an upload that would pass the tenant's storage quota (413 \`quota_exceeded\`) or the key's upload bytes per minute (429 \`rate_limited\`, with \`retry_after\`), refused before reading when Content-Length already says so (see GET /evidence/usage). A link is JSON \`{"kind": "link", "url", "title"}\` with an http(s) URL.`,
         tags,
         body: { content: { 'multipart/form-data': { schema: EvidenceUpload }, 'application/json': { schema: LinkSchema } } },
         response: { 201: Evidence },
       },
     }, async (req, reply) => {
-      const record = req.isMultipart() ? await evidence.upload(req.ctx, req.parts()) : await evidence.createLink(req.ctx, req.body as EvidenceLinkCreate)
+      const length = Number(req.headers['content-length'])
+      const record = req.isMultipart()
+        ? await evidence.upload(req.ctx, req.parts(), Number.isSafeInteger(length) ? length : undefined)
+        : await evidence.createLink(req.ctx, req.body as EvidenceLinkCreate)
       return created(req, reply, record)
     })
 

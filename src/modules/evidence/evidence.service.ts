@@ -9,9 +9,10 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { discardContent, parseRange, readContent, type StoredContent, tooLarge, writeContent } from './evidence.content.js'
+import { budgetExceeded, discardContent, parseRange, quotaExceeded, readContent, type StoredContent, sweepBlob, tooLarge, uploadTimedOut, writeContent } from './evidence.content.js'
 import * as repo from './evidence.repo.js'
-import type { Evidence, EvidenceLinkCreate, EvidenceListQuery } from './evidence.schemas.js'
+import type { Evidence, EvidenceLinkCreate, EvidenceListQuery, EvidenceUsage } from './evidence.schemas.js'
+import { UploadBudget } from './upload-budget.js'
 
 export type EvidenceService = ReturnType<typeof createEvidenceService>
 
@@ -29,7 +30,15 @@ export interface EvidenceDownload {
   body: Readable
 }
 
-const ABANDONED_AFTER_MS = 60 * 60 * 1000
+/**
+ * What a multipart body may carry besides the file's bytes (boundaries, part headers, a title): a Content-Length
+ * beyond what is left by more than this cannot fit, and is refused before a byte is read.
+ */
+const MULTIPART_FRAMING_BYTES = 128 * 1024
+/** The bytes a multipart body of `declaredBytes` (its Content-Length) carries in its file at least. */
+const fileAtLeast = (declaredBytes: number | undefined) => Math.max(0, (declaredBytes ?? 0) - MULTIPART_FRAMING_BYTES)
+/** Abandoned blobs removed per sweep query; a sweep goes on until none is left. */
+const SWEEP_BATCH = 100
 /** type/subtype, both RFC 9110 tokens: anything else could not be sent back as the download's Content-Type. */
 const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
 
@@ -38,10 +47,24 @@ export function servedContentType(stored: string | null): string {
   return stored !== null && MEDIA_TYPE.test(stored) ? stored : 'application/octet-stream'
 }
 
-export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
-  const { database } = deps
+export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | 'redis' | 'log'>) {
+  const { database, config } = deps
   const { db } = database
-  const maxBytes = deps.config.evidenceMaxBytes
+  const maxBytes = config.evidenceMaxBytes
+  const quotaBytes = config.evidenceTenantQuotaBytes
+  const budget = new UploadBudget(config.evidenceUploadBytesPerMinute, deps.redis, deps.log)
+  const budgetKey = (ctx: Ctx) => `${ctx.tenantId}:${ctx.actor.id}`
+
+  /** Refuses at once an upload whose declared length cannot fit in what the tenant and the key have left. */
+  async function refuseEarly(ctx: Ctx, declaredBytes: number | undefined): Promise<void> {
+    const atLeast = fileAtLeast(declaredBytes)
+    if (atLeast === 0) return
+    if (atLeast > maxBytes) throw tooLarge(maxBytes)
+    const used = await repo.usage(db, ctx.tenantId)
+    if (used.bytes + atLeast > quotaBytes) throw quotaExceeded(quotaBytes, used.bytes)
+    const spent = await budget.read(budgetKey(ctx))
+    if (spent.used + atLeast > budget.limitBytes) throw budgetExceeded(budget.limitBytes, spent.used, spent.resetInMs)
+  }
 
   async function load(tx: Tx, ctx: Ctx, id: string): Promise<EvidenceRow> {
     const row = await repo.findEvidence(tx, ctx.tenantId, id)
@@ -64,10 +87,11 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
       const existing = await repo.findBlobBySha(tx, ctx.tenantId, stored.sha256)
       let blobId = stored.blobId
       if (existing) {
+        // The tenant stores this content already: it counts once, so the copy and its bytes go.
         await repo.deleteBlob(tx, ctx.tenantId, stored.blobId)
         blobId = existing.id
-      } else {
-        await repo.updateBlob(tx, ctx.tenantId, stored.blobId, { sha256: stored.sha256 })
+      } else if (!(await repo.completeBlob(tx, ctx.tenantId, stored.blobId, stored.sha256))) {
+        throw uploadTimedOut(config.evidenceUploadTimeoutMs)
       }
       const at = now()
       const title = file.title ?? file.fileName
@@ -110,9 +134,10 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
      * Streams the one `file` part into chunked storage as it arrives; `title` may come before or after it.
      * Whatever goes wrong (a disconnect, a malformed body, a file over the limit), the chunks written so far go.
      */
-    async upload(ctx: Ctx, parts: AsyncIterable<UploadPart>): Promise<Evidence> {
+    async upload(ctx: Ctx, parts: AsyncIterable<UploadPart>, declaredBytes?: number): Promise<Evidence> {
       let stored: StoredContent | undefined
       try {
+        await refuseEarly(ctx, declaredBytes)
         let file: { fileName: string; contentType: string } | undefined
         let title: string | null = null
         for await (const part of parts) {
@@ -122,7 +147,13 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
               throw invalid(part.fieldname, part.fieldname === 'file' ? 'send one file per upload' : 'unknown field; send the file in the field "file"')
             }
             file = fileMeta(part)
-            stored = await writeContent(db, ctx.tenantId, part.file, maxBytes)
+            stored = await writeContent(database, {
+              tenantId: ctx.tenantId, maxBytes, quotaBytes, timeoutMs: config.evidenceUploadTimeoutMs, atLeastBytes: fileAtLeast(declaredBytes),
+              charge: async (bytes) => {
+                const taken = await budget.take(budgetKey(ctx), bytes)
+                if (!taken.ok) throw budgetExceeded(budget.limitBytes, taken.used, taken.resetInMs)
+              },
+            }, part.file)
           } else if (part.fieldname === 'title') {
             // A multipart field escapes the body check every JSON body passes (installTextChecks): check it here.
             const malformed = malformedText(part.value, 'title')
@@ -145,10 +176,37 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
           stored = undefined
         }
       } catch (err) {
-        if (stored) await discardContent(db, ctx.tenantId, stored.blobId)
+        if (stored) await discardContent(database, ctx.tenantId, stored.blobId)
         throw multipartError(err, maxBytes)
-      } finally {
-        void sweepAbandoned(ctx.tenantId)
+      }
+    },
+
+    /** The tenant's stored evidence against its quota, and the calling key's upload budget this minute. */
+    async usage(ctx: Ctx): Promise<EvidenceUsage> {
+      const used = await repo.usage(db, ctx.tenantId)
+      const spent = await budget.read(budgetKey(ctx))
+      return {
+        used_bytes: used.bytes, quota_bytes: quotaBytes, remaining_bytes: Math.max(0, quotaBytes - used.bytes), files: used.files, uploads_in_progress: used.uploading,
+        upload_budget: {
+          limit_bytes: budget.limitBytes, used_bytes: spent.used, remaining_bytes: Math.max(0, budget.limitBytes - spent.used),
+          reset_time: new Date(Date.now() + spent.resetInMs).toISOString(),
+        },
+        max_file_bytes: maxBytes,
+      }
+    },
+
+    /**
+     * Removes, for every tenant, the content of uploads that never completed (their process died, or their client
+     * went away unnoticed): only those begun over twice the upload timeout ago, so none still arriving on another
+     * instance goes. Answers how many it removed.
+     */
+    async sweepAbandoned(): Promise<number> {
+      const cutoff = new Date(Date.now() - 2 * config.evidenceUploadTimeoutMs).toISOString()
+      let removed = 0
+      for (;;) {
+        const rows = await repo.abandonedBlobs(db, cutoff, SWEEP_BATCH)
+        for (const row of rows) if (await sweepBlob(database, row.tenant_id, row.id, cutoff)) removed++
+        if (rows.length < SWEEP_BATCH) return removed
       }
     },
 
@@ -193,13 +251,6 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config'>) {
     const ids = new Set<string>()
     for (const row of rows) for (const answer of Object.values(JSON.parse(row.answers) as Record<string, { evidence_ids?: string[] }>)) for (const id of answer.evidence_ids ?? []) ids.add(id)
     return [...ids]
-  }
-
-  /** Content left by a process that died mid-upload. */
-  async function sweepAbandoned(tenantId: string): Promise<void> {
-    const cutoff = new Date(Date.now() - ABANDONED_AFTER_MS).toISOString()
-    const rows = await db.selectFrom('evidence_blobs').select('id').where('tenant_id', '=', tenantId).where('sha256', 'is', null).where('created_at', '<', cutoff).execute().catch(() => [])
-    for (const row of rows) await discardContent(db, tenantId, row.id)
   }
 }
 
@@ -259,4 +310,37 @@ function multipartError(err: unknown, maxBytes: number): unknown {
     return new AppError('bad_request', `the multipart body is malformed: ${e.message}`, [{ field: 'file', message: 'malformed multipart body' }])
   }
   return err
+}
+
+/** How often each instance sweeps abandoned uploads, after the sweep it makes at start. */
+export const SWEEP_INTERVAL_MS = 2 * 60_000
+
+/**
+ * Sweeps abandoned uploads at once and then every `intervalMs`, one sweep at a time; a failed sweep (the database
+ * away) is logged and the next one tries again.
+ */
+export function startEvidenceSweeper(evidence: Pick<EvidenceService, 'sweepAbandoned'>, log: Deps['log'], intervalMs = SWEEP_INTERVAL_MS): { stop(): Promise<void> } {
+  let running: Promise<void> = Promise.resolve()
+  let stopped = false
+  const sweep = () => {
+    running = running.then(async () => {
+      if (stopped) return
+      try {
+        const removed = await evidence.sweepAbandoned()
+        if (removed > 0) log.info({ removed }, 'removed the content of abandoned evidence uploads')
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'sweeping abandoned evidence uploads failed; trying again later')
+      }
+    })
+  }
+  sweep()
+  const timer = setInterval(sweep, intervalMs)
+  timer.unref()
+  return {
+    async stop() {
+      stopped = true
+      clearInterval(timer)
+      await running
+    },
+  }
 }

@@ -5,7 +5,8 @@ import { TENANT_PATTERN } from '../../config.js'
 import { createAuditNameSearch } from '../../shared/audit-name-search.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import { now } from '../../shared/ids.js'
-import { type AuditEntry, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
+import { legacyProof } from '../../shared/audit-chain.js'
+import { type AuditEntry, chainKeys, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
 import { provisionSystemStages } from '../workflow-stages/workflow-stages.service.js'
 
 export interface Tenant {
@@ -33,6 +34,8 @@ export function createTenantsService(database: Database, provisioners: TenantPro
     try {
       await runMutation(database, ctx, async (tx) => {
         await tx.insertInto('tenants').values({ ...tenant, audit_seq: 0, audit_head: GENESIS_HASH }).execute()
+        // A new tenant's chain is keyed from its first record: proven here, so an unkeyed rewrite of it fails verify.
+        await tx.insertInto('audit_legacy_proofs').values({ tenant_id: id, legacy_seq: null, ...legacyProof(id, null, chainKeys(database)) }).execute()
         await createAuditNameSearch(tx, database.dialect, id)
         const audit: AuditEntry[] = [{ action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id }]
         for (const provision of [...BUILT_IN_PROVISIONERS, ...provisioners]) audit.push(...((await provision(tx, ctx)) ?? []))
