@@ -367,7 +367,6 @@ describeEachDialect('webhooks', (dialect) => {
     // Sending resumes once the load ends, so compare with the cursor read after the gauge (a cursor only moves on).
     const cursorAfter = Number((await t.deps.database.db.selectFrom('webhook_endpoints').select('cursor_seq').where('id', '=', id).executeTakeFirstOrThrow()).cursor_seq)
     expect(behind).toBeGreaterThanOrEqual(start + backlog - cursorAfter)
-    expect(behind).toBeGreaterThan(0)
     await r.until((got) => got.length === backlog, 10_000)
     expect(new Set(r.received.map((got) => got.json.id)).size).toBe(backlog)
     await eventually(async () => (await gauge('aigov_webhook_events_behind')) === 0 && (await gauge('aigov_webhook_delivery_yielding')) === 0)
