@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { QuestionnaireRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
@@ -102,6 +102,18 @@ export function attachmentsWithAnswers(db: Db, tenantId: string, kind: OwnerKind
   if (key !== undefined) q = q.where('a.questionnaire_key', '=', key)
   if (lock) q = q.forUpdate('a')
   return q.execute()
+}
+
+/** The characters of the attachments' questions and answers, measured by the database before any is read. */
+export async function attachmentsTextSize(db: Db, tenantId: string, kind: OwnerKind, ownerId: string): Promise<number> {
+  const row = await db
+    .selectFrom(`${table(kind)} as a`)
+    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
+    .where('a.tenant_id', '=', tenantId)
+    .where(`a.${ownerColumn(kind)}`, '=', ownerId)
+    .select(sql<number>`coalesce(sum(length(q.sections) + length(a.answers)), 0)`.as('n'))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 export async function updateAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string, answers: string): Promise<void> {

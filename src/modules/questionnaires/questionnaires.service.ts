@@ -80,6 +80,10 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
     /** Every attachment with its questions, answers and progress (for the dossier). */
     async listAnswered(ctx: Ctx, kind: repo.OwnerKind, ownerId: string): Promise<(AnsweredQuestionnaire & { sections: Section[] })[]> {
       await owner(db, ctx, kind, ownerId)
+      const size = await repo.attachmentsTextSize(db, ctx.tenantId, kind, ownerId)
+      if (size > DOSSIER_QUESTIONNAIRES_CHARS) {
+        throw new AppError('response_too_large', `the questionnaires of ${repo.OWNERS[kind].label} ${ownerId} hold ${size} characters of questions and answers, more than the ${DOSSIER_QUESTIONNAIRES_CHARS} read at once; read each at …/questionnaires/{key}`)
+      }
       const rows = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId)
       return rows.map((row) => ({ ...toAnswered(row), sections: JSON.parse(row.sections) as Section[] }))
     },
@@ -102,6 +106,9 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
         // Answers given again unchanged keep who gave them and when.
         for (const id of Object.keys(after)) if (!(id in changes) && before[id]) after[id] = before[id]
         const answers = JSON.stringify(after)
+        if (answers.length > ANSWERS_MAX_CHARS) {
+          throw new AppError('payload_too_large', `the answers to questionnaire "${row.key}" would hold ${answers.length} characters; one attachment keeps at most ${ANSWERS_MAX_CHARS}`)
+        }
         await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, row.key, answers)
         return {
           result: toAnswered({ ...row, answers }),
@@ -129,6 +136,9 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
           if (q.target !== kind) throw invalid('key', `questionnaire "${q.key}" targets ${q.target}, not ${kind}`)
           if (await repo.findAttached(tx, ctx.tenantId, kind, ownerId, q.key)) {
             throw conflict(`questionnaire "${q.key}" is already attached to ${repo.OWNERS[kind].label} ${ownerId}; detach it first to attach another version`)
+          }
+          if ((await repo.allAttached(tx, ctx.tenantId, kind, ownerId)).length >= ATTACHMENTS_PER_RECORD) {
+            throw conflict(`${repo.OWNERS[kind].label} ${ownerId} already has ${ATTACHMENTS_PER_RECORD} questionnaires attached, the most one record carries; detach one first`)
           }
           const at = now()
           await repo.attach(tx, ctx.tenantId, kind, ownerId, q, at)
@@ -200,6 +210,13 @@ function checkAttached<Row extends { key: string; version: number }>(row: Row | 
   return row
 }
 
+/** Questionnaires one use case, model or vendor may carry: each is read whole with its answers (gates, the dossier). */
+export const ATTACHMENTS_PER_RECORD = 20
+/** Characters of stored answers one attachment keeps: answers accumulate over many writes, so a write past this is refused. */
+export const ANSWERS_MAX_CHARS = 1_000_000
+/** Characters of questions and answers the dossier reads whole; past it, each questionnaire is read on its own route. */
+export const DOSSIER_QUESTIONNAIRES_CHARS = 8_000_000
+
 /**
  * Makes the questionnaires attached to an owner exactly `refs` ("KEY+version" or "KEY"), inside the caller's
  * transaction: detaches the others, attaches the new ones, and moves a key to another version. Invalid entries are
@@ -218,6 +235,9 @@ export async function replaceAttachedQuestionnaires(
     else if (q.target !== kind) errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
     else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
     else wanted.set(q.key, q)
+  }
+  if (errors.length === 0 && wanted.size > ATTACHMENTS_PER_RECORD) {
+    errors.push({ field: 'questionnaire_ids', message: `at most ${ATTACHMENTS_PER_RECORD} questionnaires are attached to one ${repo.OWNERS[kind].label}` })
   }
   if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
