@@ -192,11 +192,9 @@ function secretSetting(env: Env, name: string): string | undefined {
 
 /**
  * Twice the cores this process may use, plus one (as Prisma sizes its pools): on a small machine that also runs
- * PostgreSQL, more connections than it has cores to run them on only take turns. On 2 cores, the mix of 10 % PATCHes
- * over ten tenants (npm run bench) ran 7 691 requests a second with 5 connections against 6 028 with 10 (means of
- * four runs each, alternating with 6 and 7, which fell in between), its reads' p99 10.7–13.2 ms against 16.6–20.6;
- * its PATCHes waited longer (the overall p99, theirs, 47–59 ms against 39–42). Two at least: writes take at most
- * 60 % of the pool, so reads always have one (group commit).
+ * PostgreSQL, more connections than it has cores to run them on only take turns (npm run bench's PATCH mix ran
+ * faster with fewer; bench/results/design-measurements.md). Two at least: writes take at most 60 % of the pool, so reads always
+ * have one (group commit).
  */
 function defaultPoolSize(): number {
   return Math.min(200, Math.max(2, 2 * availableParallelism() + 1))

@@ -6,17 +6,8 @@ import { DnsError, LOOKUPS_PER_TENANT, WebhookResolver } from '../src/modules/we
 import { type DnsServer, startDnsServer } from './helpers/dns-server.js'
 import { multipart } from './helpers/governance.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
+import { eventually } from './helpers/eventually.js'
 import { type Receiver, startReceiver } from './helpers/receiver.js'
-
-const eventually = async <T>(check: () => Promise<T | undefined | false> | T | undefined | false, ms = 15_000): Promise<T> => {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 /** `fn`'s result and how long it took, ms. */
 const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
@@ -83,7 +74,7 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     )
     // Twice for one name at once: one query.
     const twice = resolver.resolve('acme', 'n0.a.never.test').then(() => undefined, (err: DnsError) => err)
-    await eventually(() => dns.queries.some((q) => q.name.endsWith('.a.never.test')))
+    await eventually(() => dns.queries.some((q) => q.name.endsWith('.a.never.test')), 15_000)
     const [answer, ms] = await timed(() => resolver.resolve('globex', 'long.ttl.test'))
     expect(answer).toHaveLength(2)
     expect(ms).toBeLessThan(300)
@@ -138,7 +129,7 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
     await endpoint('globex', fast.url)
     await useCases('acme', 200, 'Held')
     // acme's deliveries ask the configured server for its names, which never answers.
-    await eventually(() => dns.queries.some((q) => q.name.endsWith('.never.test')))
+    await eventually(() => dns.queries.some((q) => q.name.endsWith('.never.test')), 15_000)
 
     const [, deliveredMs] = await timed(async () => {
       await useCases('globex', 20, 'Not held up')
@@ -166,7 +157,7 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
     const failed = await eventually(async () => {
       const items = (await t.as('acme', 'admin')({ method: 'GET', url: `/webhook_endpoints/${hanging[0].id}/deliveries?page_limit=100` })).json().items as any[]
       return items.find((d) => d.attempts > 0)
-    })
+    }, 15_000)
     expect(failed.status).toBe('pending')
     expect(failed.last_status_code).toBeNull()
     expect(failed.last_error).toMatch(/^no DNS answer for hook-0\.never\.test within 2 s/)
@@ -210,7 +201,7 @@ describeEachDialect('webhook DNS at save', (dialect) => {
     await t.token('acme', 'admin')
     await t.token('globex', 'admin')
     const slow = timed(() => create('acme', 'https://slow.never.test/hook'))
-    await eventually(() => dns.queries.some((q) => q.name === 'slow.never.test'))
+    await eventually(() => dns.queries.some((q) => q.name === 'slow.never.test'), 15_000)
     const [other, otherMs] = await timed(() => create('globex', 'http://8.8.8.8/hook'))
     expect(other.statusCode, other.body).toBe(201)
     expect(otherMs).toBeLessThan(400)

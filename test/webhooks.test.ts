@@ -5,6 +5,7 @@ import { encryptSecret, webhookEncryptionKey } from '../src/modules/webhooks/web
 import { BUSY_RATE, PER_ENDPOINT, PER_TENANT_SENDS, WebhookDispatcher } from '../src/modules/webhooks/webhooks.delivery.js'
 import { ENDPOINTS_PER_TENANT, newDelivery } from '../src/modules/webhooks/webhooks.service.js'
 import { backdatedId } from '../src/shared/ids.js'
+import { eventually } from './helpers/eventually.js'
 import { describeEachDialect, REDIS_URL, startTestApp, type TestApp } from './helpers/harness.js'
 import { ok, type Received, type Receiver, startReceiver } from './helpers/receiver.js'
 
@@ -30,15 +31,6 @@ describeEachDialect('webhooks', (dialect) => {
     return res.json() as { id: string }
   }
   const deliveries = async (endpointId: string, query = '') => (await admin({ method: 'GET', url: `/webhook_endpoints/${endpointId}/deliveries${query}` })).json().items as any[]
-  const eventually = async <T>(check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> => {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const value = await check()
-      if (value) return value
-      if (Date.now() > deadline) throw new Error('condition not met in time')
-      await new Promise((r) => setTimeout(r, 50))
-    }
-  }
 
   // The API's load, as the dispatcher sees it: the loop runs code nearly all the time, with a turn between chunks.
   const busyFor = async (ms: number) => {

@@ -29,9 +29,8 @@ const MAX_GROUP = 16
  * Groups of one key under way at once. The jobs that arrive meanwhile wait and go together in the next group: a
  * group's members run one after another, so two at once keep a busy tenant's work going while one of them holds
  * the chain head, and the wait is what makes the groups of a steady stream of writes large. Each group costs four
- * round trips of its own (begin, the head's read, the append, commit): with four at once, ten tenants' PATCHes went
- * 1.2 to a group, and the mix of 10 % PATCHes over ten tenants ran about a tenth slower than with two (three runs
- * each, 2906 against 3193 req/s); one tenant's creates and PATCHes ran as fast either way.
+ * round trips of its own (begin, the head's read, the append, commit), so more groups at once make smaller groups
+ * and cost more round trips than they save (npm run bench's PATCH mix; bench/results/design-measurements.md).
  */
 const GROUPS_IN_FLIGHT = 2
 /**

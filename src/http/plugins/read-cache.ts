@@ -156,9 +156,8 @@ export function sharedReads<T>(readMany: (keys: string[]) => Promise<Map<string,
  * The rows of the keys asked for in this turn of the event loop, read in one synchronous call as the turn ends (its
  * check phase, so after every request the turn parsed), and each asker answered then; a key the read did not find,
  * or a read that could not run (`readNow` gave undefined), is answered undefined. Every read begins after its askers
- * asked. Answers must not throw. SQLite's chain heads were read one per request as it arrived, which cost a fifth
- * of a cached GET's thread time, and each answer was written at once: in `npm run bench` a cached GET took 80 µs of
- * the service's CPU that way and 36 µs this way (SQLite, same machine and hour).
+ * asked. Answers must not throw. One read per turn rather than per request, because a read per request cost a
+ * sizeable share of a cached GET's thread time (measured by npm run bench; bench/results/design-measurements.md).
  */
 export function readsOfTurn<R extends { id: string }>(readNow: (keys: string[]) => R[] | undefined): (key: string, answer: (err: Error | undefined, row: R | undefined) => void) => void {
   type Answer = (err: Error | undefined, row: R | undefined) => void

@@ -84,12 +84,10 @@ parentPort.on('message', (message) => {
 `
 
 /**
- * Webhook POSTs, sent from a thread of their own. An HTTP exchange costs the thread that makes it about as much as
- * the create that caused the event (its request, the answer's parsing, the socket's events): sent from the API's
- * thread, a `*` subscriber cost creates 7–36 % of their throughput (median 17 % over six runs of npm run bench,
- * SQLite), sent from this one 3–16 % (median 11 % over fourteen runs, the same day). The thread costs about 20 MB
- * of memory while it runs. The dispatcher still decides what to send and records every outcome; only the exchange
- * and its signature move here.
+ * Webhook POSTs, sent from a thread of their own: an HTTP exchange costs the thread that makes it about as much as
+ * the create that caused the event, so sending on the API's thread would take that from the API (the measurements
+ * are in bench/results/design-measurements.md). The dispatcher still decides what to send and records every outcome; only the exchange and
+ * its signature move here.
  */
 export class WebhookSender {
   private worker: Worker | undefined
