@@ -43,13 +43,8 @@ function entityTypesOf(input: CustomFieldCreate | CustomFieldUpdate): CustomFiel
 /** The metadata column (JSON text, at most MAX_METADATA_BYTES), and the description it carries. */
 function metadataOf(metadata: Record<string, unknown> | null): { column: string | null; description: string | undefined } {
   if (metadata === null) return { column: null, description: undefined }
-  let text: string
-  try {
-    text = JSON.stringify(metadata)
-  } catch {
-    // Nesting deep enough to exhaust the stack: no definition needs it.
-    throw invalid('metadata', 'is nested too deeply')
-  }
+  // Bodies and MCP arguments are refused past 64 levels before they get here, so stringifying cannot overflow.
+  const text = JSON.stringify(metadata)
   const bytes = Buffer.byteLength(text)
   if (bytes > MAX_METADATA_BYTES) throw invalid('metadata', `is ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES}`)
   const description = metadata.description
