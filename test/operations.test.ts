@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { loadConfig } from '../src/config.js'
 import { createLogger, openDatabase } from '../src/main.js'
+import { eventually } from './helpers/eventually.js'
 import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, startTestApp, type TestApp } from './helpers/harness.js'
 import { CLI, freePort, runCli, startServiceProcess } from './helpers/process.js'
 
@@ -194,7 +195,12 @@ describeEachDialect('GET /metrics', (dialect) => {
     expect(endpoint.statusCode, endpoint.body).toBe(201)
     expect((await admin({ method: 'POST', url: `/webhook_endpoints/${endpoint.json().id}/test` })).statusCode).toBeLessThan(300)
 
-    const body = await scrape()
+    // The requests above keep this process's event loop busy for a moment, during which delivery yields (on a loaded
+    // machine, longer): read the metrics once the instance is idle again.
+    const body = await eventually(async () => {
+      const scraped = await scrape()
+      return scraped.includes('aigov_webhook_delivery_yielding 0') && scraped
+    }, 10_000)
     expect(body).toContain('aigov_webhook_deliveries_pending 1')
     expect(body).toMatch(/^aigov_webhook_events_behind \d+$/m)
     expect(body).toContain('aigov_webhook_delivery_yielding 0')
