@@ -13,7 +13,23 @@ import { fork } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { analyze, freePort, freshDatabase, startArgs, load, machineCpuMs, P, postgresCpuMs, processCpuMs, ROOT, setting, START_ENV, START_HEAP_MB, startService, token } from './lib.mjs'
+import {
+  analyze,
+  freePort,
+  freshDatabase,
+  startArgs,
+  load,
+  machineCpuMs,
+  P,
+  postgresCpuMs,
+  processCpuMs,
+  ROOT,
+  setting,
+  START_ENV,
+  START_HEAP_MB,
+  startService,
+  token,
+} from './lib.mjs'
 import { createMixTenants, mix, MIX_TENANTS, MIX_USE_CASES, seedMixTenants } from './mix.mjs'
 
 const duration = setting('duration', 'BENCH_DURATION', 10)
@@ -40,8 +56,14 @@ const MIX_90 = 'mix: 90 % reads, 10 % PATCH'
 const PATCH_ONE_TENANT = `PATCH /use_cases/{id}, one tenant's ${MIX_USE_CASES} at random`
 const CREATE = 'POST /use_cases'
 const TARGETS = {
-  list_ratio: 0.4, get_ratio: 0.6, read_p99_ms: 10, peak_rss_mb: 200, start_ms: 1000,
-  webhook_create_drop_percent: 10, webhook_lag_p99_ms: 1000, mix_read_p99_ms: 15,
+  list_ratio: 0.4,
+  get_ratio: 0.6,
+  read_p99_ms: 10,
+  peak_rss_mb: 200,
+  start_ms: 1000,
+  webhook_create_drop_percent: 10,
+  webhook_lag_p99_ms: 1000,
+  mix_read_p99_ms: 15,
 }
 // Ratios to the ceiling that hold whatever the tenant's writes do to the read cache (issue 18), per database.
 const REAL_LOAD_TARGETS = {
@@ -51,7 +73,9 @@ const REAL_LOAD_TARGETS = {
 const wanted = (...names) => only.length === 0 || names.some((name) => only.includes(name))
 
 const database = await freshDatabase()
-console.log(`bench: ${database.dialect}, ${connections} connections, ${duration} s per endpoint${workers > 1 ? `, ${workers} workers` : ''}`)
+console.log(
+  `bench: ${database.dialect}, ${connections} connections, ${duration} s per endpoint${workers > 1 ? `, ${workers} workers` : ''}`,
+)
 
 // Start once on the empty database (migrations, bootstrap, starter library), then measure a plain restart.
 const cold = await startService(database.url, workersEnv)
@@ -66,18 +90,28 @@ const auth = { authorization: `Bearer ${bearer}` }
 const json = { ...auth, 'content-type': 'application/json' }
 
 // A full page of use cases to list, and one to get.
-let ids = []
+const ids = []
 for (let i = 0; i < 60; i++) {
   const res = await fetch(`${base}${P}/use_cases`, {
-    method: 'POST', headers: json,
-    body: JSON.stringify({ name: `Seeded use case ${i}`, description: 'Scores retail credit applications with gradient-boosted trees.', risk_category_level: 'high', regions: ['EU', 'US'], industries: ['finance'] }),
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({
+      name: `Seeded use case ${i}`,
+      description: 'Scores retail credit applications with gradient-boosted trees.',
+      risk_category_level: 'high',
+      regions: ['EU', 'US'],
+      industries: ['finance'],
+    }),
   })
   if (res.status !== 201) throw new Error(`seed: ${res.status} ${await res.text()}`)
   ids.push((await res.json()).id)
 }
 const seedStarted = performance.now()
 const mixTenants = await seedMixTenants(base, mixKeys)
-if (mixKeys.length > 0) console.log(`  seeded ${MIX_TENANTS} tenants × ${MIX_USE_CASES} use cases (owner, custom field) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`)
+if (mixKeys.length > 0)
+  console.log(
+    `  seeded ${MIX_TENANTS} tenants × ${MIX_USE_CASES} use cases (owner, custom field) in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`,
+  )
 await analyze(database)
 const listUrl = `${base}${P}/use_cases?page_limit=50`
 const listBody = Buffer.from(await (await fetch(listUrl, { headers: auth })).arrayBuffer())
@@ -104,8 +138,12 @@ const measured = async (pid, work) => {
   const machine = machineCpuMs()
   const databaseNow = databaseCpuSoFar()
   return {
-    ...result, cpuMs: processCpuMs(pid) - cpuAtStart, machineBusyMs: machine.busy - machineAtStart.busy, machineMs: machine.all - machineAtStart.all,
-    databaseCpuMs: databaseNow === undefined || databaseAtStart === undefined ? undefined : databaseNow - databaseAtStart,
+    ...result,
+    cpuMs: processCpuMs(pid) - cpuAtStart,
+    machineBusyMs: machine.busy - machineAtStart.busy,
+    machineMs: machine.all - machineAtStart.all,
+    databaseCpuMs:
+      databaseNow === undefined || databaseAtStart === undefined ? undefined : databaseNow - databaseAtStart,
   }
 }
 /** CPU µs per request (the service's, and the database's where it is measured) and how busy the machine was, over one or several measured runs. */
@@ -113,7 +151,9 @@ const cpuFigures = (list) => {
   const sum = (key) => list.reduce((n, r) => n + r[key], 0)
   return {
     cpu_us_per_request: Math.round((sum('cpuMs') * 1000) / sum('total')),
-    database_cpu_us_per_request: list.every((r) => r.databaseCpuMs !== undefined) ? Math.round((sum('databaseCpuMs') * 1000) / sum('total')) : undefined,
+    database_cpu_us_per_request: list.every((r) => r.databaseCpuMs !== undefined)
+      ? Math.round((sum('databaseCpuMs') * 1000) / sum('total'))
+      : undefined,
     // How much of the machine's cores everything on it used meanwhile: near 100 %, CPU is what the line is short of.
     machine_busy_percent: Math.round((sum('machineBusyMs') / sum('machineMs')) * 100),
   }
@@ -125,12 +165,20 @@ const run = async (name, options, status, short, target = service) => {
   const loopDelayP99Ms = workers === 1 ? target.loopDelayP99Ms : undefined
   // Read once before the line, so that the figure after it covers the line alone.
   await loopDelayP99Ms?.()
-  const { cpuMs, databaseCpuMs, machineBusyMs, machineMs, ...summary } = await measured(target.pid, () => load(name, { ...common, ...options }, status))
-  const result = { ...summary, ...cpuFigures([{ cpuMs, databaseCpuMs, machineBusyMs, machineMs, total: summary.total }]), loop_delay_p99_ms: await loopDelayP99Ms?.() }
+  const { cpuMs, databaseCpuMs, machineBusyMs, machineMs, ...summary } = await measured(target.pid, () =>
+    load(name, { ...common, ...options }, status),
+  )
+  const result = {
+    ...summary,
+    ...cpuFigures([{ cpuMs, databaseCpuMs, machineBusyMs, machineMs, total: summary.total }]),
+    loop_delay_p99_ms: await loopDelayP99Ms?.(),
+  }
   runs.push(result)
   // The service's peak RSS so far: which line's load grows its memory.
   const peak = target === service ? `  peak RSS ${Math.round(service.peakRssMb())} MB` : ''
-  console.log(`  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.loop_delay_p99_ms === undefined ? '' : `  loop delay p99 ${result.loop_delay_p99_ms} ms`}${result.database_cpu_us_per_request === undefined ? '' : `  database CPU ${result.database_cpu_us_per_request} µs/request`}${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`)
+  console.log(
+    `  ${name.padEnd(22)} ${String(result.requests_per_s).padStart(7)} req/s  p50 ${result.p50_ms} ms  p99 ${result.p99_ms} ms${result.loop_delay_p99_ms === undefined ? '' : `  loop delay p99 ${result.loop_delay_p99_ms} ms`}${result.database_cpu_us_per_request === undefined ? '' : `  database CPU ${result.database_cpu_us_per_request} µs/request`}${peak}${result.errors ? `  ERRORS ${JSON.stringify(result.unexpected ?? result.errors)}` : ''}`,
+  )
   return result
 }
 
@@ -139,31 +187,64 @@ const run = async (name, options, status, short, target = service) => {
 // the reference of every ratio.
 const ceilingRuns = []
 const measureCeiling = async () => {
-  ceilingRuns.push(await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` }, undefined, undefined, { pid: ceiling.pid }))
+  ceilingRuns.push(
+    await run('ceiling (node:http)', { url: `http://127.0.0.1:${ceilingPort}/` }, undefined, undefined, {
+      pid: ceiling.pid,
+    }),
+  )
   runs.pop()
 }
 await measureCeiling()
 await run('GET /livez', { url: `${base}/livez` }, 200, 'livez')
 await run(LIST, { url: listUrl, headers: auth }, 200, 'list')
 await run(GET, { url: `${base}${P}/use_cases/${ids[30]}`, headers: auth }, 200, 'get')
-await run('POST /audit_logs/query', { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }) }, 200, 'query')
+await run(
+  'POST /audit_logs/query',
+  {
+    url: `${base}${P}/audit_logs/query`,
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ resource_type: ['use_case'], page_limit: 50 }),
+  },
+  200,
+  'query',
+)
 // Many tenants at once, reading and writing: every PATCH empties its tenant's read cache.
 const mixReadP99 = {}
-for (const [name, writeShare] of [[MIX_100, 0], [MIX_99, 0.01], [MIX_90, 0.1]]) {
+for (const [name, writeShare] of [
+  [MIX_100, 0],
+  [MIX_99, 0.01],
+  [MIX_90, 0.1],
+]) {
   if (!wanted('mix')) break
   const { options, readP99, writes } = mix(base, mixTenants, writeShare)
   const result = await run(name, options, 200, 'mix')
   result.read_p99_ms = mixReadP99[name] = readP99()
   if (writeShare > 0) result.writes = writes()
-  console.log(`    reads' own p99: ${result.read_p99_ms} ms${result.writes ? `; PATCHes' p50 ${result.writes.p50_ms} ms, p99 ${result.writes.p99_ms} ms` : ''}; machine ${result.machine_busy_percent} % busy`)
+  console.log(
+    `    reads' own p99: ${result.read_p99_ms} ms${result.writes ? `; PATCHes' p50 ${result.writes.p50_ms} ms, p99 ${result.writes.p99_ms} ms` : ''}; machine ${result.machine_busy_percent} % busy`,
+  )
 }
 // One tenant's integrations all updating its records at once: every connection's PATCH may meet another's record.
 if (wanted('mix')) await run(PATCH_ONE_TENANT, mix(base, mixTenants.slice(0, 1), 1).options, 200, 'mix')
 await measureCeiling()
 let n = 0
 const createOptions = {
-  url: `${base}${P}/use_cases`, method: 'POST', headers: json,
-  requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench use case ${process.pid}-${n++}`, description: 'Created under load.', regions: ['EU'] }) }) }],
+  url: `${base}${P}/use_cases`,
+  method: 'POST',
+  headers: json,
+  requests: [
+    {
+      setupRequest: (req) => ({
+        ...req,
+        body: JSON.stringify({
+          name: `Bench use case ${process.pid}-${n++}`,
+          description: 'Created under load.',
+          regions: ['EU'],
+        }),
+      }),
+    },
+  ],
 }
 await run(CREATE, createOptions, 201, 'create')
 
@@ -172,14 +253,25 @@ let webhookFigures
 if (only.length === 0 || only.includes('webhooks')) {
   // The receiver runs in a process of its own, like the ceiling, so that it does not share autocannon's event loop.
   const receiver = fork(join(ROOT, 'bench/receiver.mjs'), [], { stdio: 'inherit' })
-  const ask = (message) => new Promise((resolve) => {
-    receiver.once('message', resolve)
-    if (message) receiver.send(message)
-  })
+  const ask = (message) =>
+    new Promise((resolve) => {
+      receiver.once('message', resolve)
+      if (message) receiver.send(message)
+    })
   const { port } = await ask()
-  const endpoint = await (await fetch(`${base}${P}/webhook_endpoints`, { method: 'POST', headers: json, body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'], enabled: false }) })).json()
+  const endpoint = await (
+    await fetch(`${base}${P}/webhook_endpoints`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}/`, events: ['*'], enabled: false }),
+    })
+  ).json()
   const subscribe = async (enabled) => {
-    const res = await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'PATCH', headers: json, body: JSON.stringify({ enabled }) })
+    const res = await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, {
+      method: 'PATCH',
+      headers: json,
+      body: JSON.stringify({ enabled }),
+    })
     if (res.status !== 200) throw new Error(`webhook endpoint: ${res.status} ${await res.text()}`)
   }
   const received = async () => (await ask('stats')).received
@@ -199,7 +291,11 @@ if (only.length === 0 || only.includes('webhooks')) {
     if (withHook) await subscribe(true)
     return measured(target.pid, async () => {
       const before = withHook ? await received() : 0
-      const result = await load(`${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`, { ...common, ...target.options, duration: sliceSeconds }, 201)
+      const result = await load(
+        `${CREATE} ${withHook ? 'with' : 'without'} a webhook (slice)`,
+        { ...common, ...target.options, duration: sliceSeconds },
+        201,
+      )
       if (withHook) {
         // Under full load the sends fall behind the creates: what is sent after the slice counts in its CPU, not its time.
         const duringLoad = (await received()) - before
@@ -213,27 +309,44 @@ if (only.length === 0 || only.includes('webhooks')) {
   const sliceSeconds = Math.max(1, duration / 4)
   const sum = (list, key) => list.reduce((n, r) => n + r[key], 0)
   const sliced = (name, list) => ({
-    name, requests_per_s: Math.round(sum(list, 'total') / (list.length * sliceSeconds)), total: sum(list, 'total'), errors: sum(list, 'errors'),
-    p50_ms: list.map((r) => r.p50_ms).sort((a, b) => a - b)[list.length >> 1], p99_ms: Math.max(...list.map((r) => r.p99_ms)),
+    name,
+    requests_per_s: Math.round(sum(list, 'total') / (list.length * sliceSeconds)),
+    total: sum(list, 'total'),
+    errors: sum(list, 'errors'),
+    p50_ms: list.map((r) => r.p50_ms).sort((a, b) => a - b)[list.length >> 1],
+    p99_ms: Math.max(...list.map((r) => r.p99_ms)),
     ...cpuFigures(list),
   })
   const alternating = async (target) => {
     await slice(false, target)
     await slice(true, target)
     const slices = { without: [], with: [] }
-    for (const withHook of [false, true, true, false, false, true, true, false]) slices[withHook ? 'with' : 'without'].push(await slice(withHook, target))
+    for (const withHook of [false, true, true, false, false, true, true, false])
+      slices[withHook ? 'with' : 'without'].push(await slice(withHook, target))
     return slices
   }
   const drop = (without, withHook) => Math.round((1 - withHook.requests_per_s / without.requests_per_s) * 1000) / 10
   const sentInTime = (list) => Math.round((sum(list, 'sentDuringLoad') / sum(list, 'sent')) * 100)
   const slices = await alternating()
-  const without = sliced(`${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`, slices.without)
-  const withHook = sliced(`${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`, slices.with)
+  const without = sliced(
+    `${CREATE} — ${slices.without.length} slices of ${sliceSeconds} s without a webhook`,
+    slices.without,
+  )
+  const withHook = sliced(
+    `${CREATE} — ${slices.with.length} slices of ${sliceSeconds} s with a * webhook, between them`,
+    slices.with,
+  )
   runs.push(without, withHook)
-  for (const r of [without, withHook]) console.log(`  ${r.name}: ${r.requests_per_s} req/s, service CPU ${r.cpu_us_per_request} µs per create`)
+  for (const r of [without, withHook])
+    console.log(`  ${r.name}: ${r.requests_per_s} req/s, service CPU ${r.cpu_us_per_request} µs per create`)
   await ask('reset')
   await subscribe(true)
-  const steady = await run('POST /use_cases at 500/s, * webhook', { ...createOptions, overallRate: 500, connections: 20 }, 201, 'webhooks')
+  const steady = await run(
+    'POST /use_cases at 500/s, * webhook',
+    { ...createOptions, overallRate: 500, connections: 20 },
+    201,
+    'webhooks',
+  )
   await settle(2000)
   const { lags, unique, duplicates } = await ask('stats')
   const lagAt = (q) => lags[Math.min(lags.length - 1, Math.floor(q * lags.length))] ?? null
@@ -244,10 +357,20 @@ if (only.length === 0 || only.includes('webhooks')) {
   const apiOnlyJson = { authorization: `Bearer ${await token(apiOnly.base)}`, 'content-type': 'application/json' }
   // The sending service hears of another process's commits by polling the log every second: a slice ends once
   // nothing has arrived for longer than that, or its last events would be sent in the next slice.
-  const apiOnlySlices = await alternating({ pid: apiOnly.pid, options: { ...createOptions, url: `${apiOnly.base}${P}/use_cases`, headers: apiOnlyJson }, quietMs: 1500 })
+  const apiOnlySlices = await alternating({
+    pid: apiOnly.pid,
+    options: { ...createOptions, url: `${apiOnly.base}${P}/use_cases`, headers: apiOnlyJson },
+    quietMs: 1500,
+  })
   await apiOnly.stop()
-  const apiOnlyWithout = sliced(`${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.without.length} slices without a webhook`, apiOnlySlices.without)
-  const apiOnlyWith = sliced(`${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.with.length} slices with a * webhook sent by another, between them`, apiOnlySlices.with)
+  const apiOnlyWithout = sliced(
+    `${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.without.length} slices without a webhook`,
+    apiOnlySlices.without,
+  )
+  const apiOnlyWith = sliced(
+    `${CREATE} on an instance with WEBHOOK_DELIVERY=false — ${apiOnlySlices.with.length} slices with a * webhook sent by another, between them`,
+    apiOnlySlices.with,
+  )
   runs.push(apiOnlyWithout, apiOnlyWith)
   // autocannon counts the requests answered within the run; the connections' last requests may still create after it.
   webhookFigures = {
@@ -259,14 +382,29 @@ if (only.length === 0 || only.includes('webhooks')) {
     // Service CPU per create: unlike throughput, hardly moved by what else runs on the machine.
     cpu_ms_per_create: Math.round(without.cpu_us_per_request / 10) / 100,
     cpu_ms_per_create_with_hook: Math.round(withHook.cpu_us_per_request / 10) / 100,
-    lag_p50_ms: lagAt(0.5), lag_p99_ms: lagAt(0.99), lag_max_ms: lags[lags.length - 1] ?? null,
-    delivered: unique, duplicates, created: steady.total,
+    lag_p50_ms: lagAt(0.5),
+    lag_p99_ms: lagAt(0.99),
+    lag_max_ms: lags[lags.length - 1] ?? null,
+    delivered: unique,
+    duplicates,
+    created: steady.total,
   }
-  console.log(`  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber (${webhookFigures.create_drop_delivered_elsewhere} % on an instance whose events another sends; ${webhookFigures.sent_during_slices_percent} % and ${webhookFigures.sent_during_slices_elsewhere_percent} % of the slices' events sent before they ended); service CPU per create ${webhookFigures.cpu_ms_per_create} ms without, ${webhookFigures.cpu_ms_per_create_with_hook} ms with (deliveries included); delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`)
+  console.log(
+    `  webhooks: create throughput ${webhookFigures.create_drop} % lower with a * subscriber (${webhookFigures.create_drop_delivered_elsewhere} % on an instance whose events another sends; ${webhookFigures.sent_during_slices_percent} % and ${webhookFigures.sent_during_slices_elsewhere_percent} % of the slices' events sent before they ended); service CPU per create ${webhookFigures.cpu_ms_per_create} ms without, ${webhookFigures.cpu_ms_per_create_with_hook} ms with (deliveries included); delivery lag p50 ${webhookFigures.lag_p50_ms} ms, p99 ${webhookFigures.lag_p99_ms} ms, max ${webhookFigures.lag_max_ms} ms (${unique} events delivered, ${duplicates} twice, of ${steady.total} answered creates at ${steady.requests_per_s}/s)`,
+  )
   await fetch(`${base}${P}/webhook_endpoints/${endpoint.id}`, { method: 'DELETE', headers: auth })
   receiver.kill()
 }
-await run('POST /auth/token', { url: `${base}${P}/auth/token`, method: 'POST', headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' } }, 200, 'token')
+await run(
+  'POST /auth/token',
+  {
+    url: `${base}${P}/auth/token`,
+    method: 'POST',
+    headers: { 'x-api-key': (await import('./lib.mjs')).API_KEY, 'x-tenant': 'bench' },
+  },
+  200,
+  'token',
+)
 
 let peakRssMb = Math.round(service.peakRssMb())
 await service.stop()
@@ -275,10 +413,25 @@ await service.stop()
 // the records kept rendered (what a read costs right after a write of the tenant), and with nothing kept at all.
 if (wanted('uncached')) {
   const [tenant] = mixTenants
-  for (const [label, env] of [[UNCACHED, { SERVICE_READ_CACHE_MB: '0' }], [NOTHING_CACHED, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' }]]) {
+  for (const [label, env] of [
+    [UNCACHED, { SERVICE_READ_CACHE_MB: '0' }],
+    [NOTHING_CACHED, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' }],
+  ]) {
     const uncached = await startService(database.url, { ...workersEnv, ...env }, nodeArgs)
-    await run(`${LIST} ${label}`, { url: `${uncached.base}${P}/use_cases?page_limit=50`, headers: tenant.auth }, 200, undefined, uncached)
-    await run(`${GET} ${label}`, { url: `${uncached.base}${P}/use_cases/${tenant.ids[30]}`, headers: tenant.auth }, 200, undefined, uncached)
+    await run(
+      `${LIST} ${label}`,
+      { url: `${uncached.base}${P}/use_cases?page_limit=50`, headers: tenant.auth },
+      200,
+      undefined,
+      uncached,
+    )
+    await run(
+      `${GET} ${label}`,
+      { url: `${uncached.base}${P}/use_cases/${tenant.ids[30]}`, headers: tenant.auth },
+      200,
+      undefined,
+      uncached,
+    )
     peakRssMb = Math.max(peakRssMb, Math.round(uncached.peakRssMb()))
     await uncached.stop()
   }
@@ -309,7 +462,9 @@ const targets = [
   ...ratioTarget('mix with 10 % writes', MIX_90, real.mix_90),
   ...ratioTarget('mix with 1 % writes', MIX_99, real.mix_99),
   ...ratioTarget('POST /use_cases', CREATE, real.create),
-  ...(Object.keys(mixReadP99).length > 0 ? [['read p99 in the mixes ≤ 15 ms', `${mixP99} ms`, mixP99 <= TARGETS.mix_read_p99_ms]] : []),
+  ...(Object.keys(mixReadP99).length > 0
+    ? [['read p99 in the mixes ≤ 15 ms', `${mixP99} ms`, mixP99 <= TARGETS.mix_read_p99_ms]]
+    : []),
   ['cached list ≥ 40 % of ceiling', percent(list), list.ratio_to_ceiling >= TARGETS.list_ratio],
   ['cached get ≥ 60 % of ceiling', percent(get), get.ratio_to_ceiling >= TARGETS.get_ratio],
   ['cached read p99 ≤ 10 ms', `${readP99} ms`, readP99 <= TARGETS.read_p99_ms],
@@ -317,8 +472,18 @@ const targets = [
   ['start to ready ≤ 1 s', `${Math.round(service.readyMs)} ms`, service.readyMs <= TARGETS.start_ms],
   ...(webhookFigures
     ? [
-        ['create with a * webhook ≥ 90 % of without', `${webhookFigures.create_drop} % lower`, webhookFigures.create_drop !== null && webhookFigures.create_drop <= TARGETS.webhook_create_drop_percent],
-        ['webhook delivery lag p99 < 1 s at 500 creates/s', `${webhookFigures.lag_p99_ms} ms (${webhookFigures.delivered} delivered of ${webhookFigures.created} answered creates)`, webhookFigures.lag_p99_ms !== null && webhookFigures.lag_p99_ms < TARGETS.webhook_lag_p99_ms && webhookFigures.delivered >= webhookFigures.created],
+        [
+          'create with a * webhook ≥ 90 % of without',
+          `${webhookFigures.create_drop} % lower`,
+          webhookFigures.create_drop !== null && webhookFigures.create_drop <= TARGETS.webhook_create_drop_percent,
+        ],
+        [
+          'webhook delivery lag p99 < 1 s at 500 creates/s',
+          `${webhookFigures.lag_p99_ms} ms (${webhookFigures.delivered} delivered of ${webhookFigures.created} answered creates)`,
+          webhookFigures.lag_p99_ms !== null &&
+            webhookFigures.lag_p99_ms < TARGETS.webhook_lag_p99_ms &&
+            webhookFigures.delivered >= webhookFigures.created,
+        ],
       ]
     : []),
 ]
@@ -351,12 +516,17 @@ const md = [
   '',
   '| endpoint | req/s | vs ceiling | p50 ms | p99 ms | reads p99 ms | loop delay p99 ms | CPU µs per request | database CPU µs per request | machine busy | errors |',
   '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
-  ...runs.map((r) => `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.loop_delay_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.database_cpu_us_per_request ?? ''} | ${r.machine_busy_percent} % | ${r.errors} |`),
+  ...runs.map(
+    (r) =>
+      `| ${r.name} | ${r.requests_per_s} | ${(r.ratio_to_ceiling * 100).toFixed(0)} % | ${r.p50_ms} | ${r.p99_ms} | ${r.read_p99_ms ?? ''} | ${r.loop_delay_p99_ms ?? ''} | ${r.cpu_us_per_request} | ${r.database_cpu_us_per_request ?? ''} | ${r.machine_busy_percent} % | ${r.errors} |`,
+  ),
   '',
-  `"CPU µs per request" is the answering process's own${workers > 1 ? ' (its workers\' included)' : ''}; "database CPU" is that of the PostgreSQL server's processes on this machine (SQLite runs in the service, and counts in its CPU); "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
+  `"CPU µs per request" is the answering process's own${workers > 1 ? " (its workers' included)" : ''}; "database CPU" is that of the PostgreSQL server's processes on this machine (SQLite runs in the service, and counts in its CPU); "machine busy" is the share of all the machine's cores that everything on it (load generator, service, database) used during the line.`,
   `"Loop delay p99" is the service's event loop delay during the line${workers > 1 ? ' (not given for workers: each answers GET /metrics for itself)' : ''}, as its \`GET /metrics\` reports it (how late a timer due every 10 ms fired): how long a turn of the loop kept waiting what came due meanwhile. A request that arrives during a turn waits for its end: where this figure comes near the reads' p99, the service's thread is what they wait for; well below it, they wait for the database.`,
   '',
-  ...runs.filter((r) => r.writes).map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),
+  ...runs
+    .filter((r) => r.writes)
+    .map((r) => `- ${r.name}: the PATCHes' own p50 ${r.writes.p50_ms} ms, p99 ${r.writes.p99_ms} ms.`),
   '',
   `Peak RSS of the service${workers > 1 ? " (the sum of its processes' own peaks)" : ''}: ${peakRssMb} MB. Start to ready: ${Math.round(service.readyMs)} ms (restart), ${Math.round(cold.readyMs)} ms (first start on an empty database: migrations, tenant, starter library).`,
   '',

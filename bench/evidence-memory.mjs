@@ -44,7 +44,13 @@ async function measure(name, work) {
   const result = await work()
   clearInterval(timer)
   peak = Math.max(peak, service.rssMb())
-  const row = { name, rss_before_mb: +before.toFixed(1), rss_peak_mb: +peak.toFixed(1), rise_mb: +(peak - before).toFixed(1), seconds: +((performance.now() - started) / 1000).toFixed(2) }
+  const row = {
+    name,
+    rss_before_mb: +before.toFixed(1),
+    rss_peak_mb: +peak.toFixed(1),
+    rise_mb: +(peak - before).toFixed(1),
+    seconds: +((performance.now() - started) / 1000).toFixed(2),
+  }
   console.log(JSON.stringify(row))
   return result
 }
@@ -72,7 +78,13 @@ try {
     if (hash.digest('hex') !== one.sha256) throw new Error('download: sha256 differs')
   })
   await measure('4 concurrent uploads of 25 MB', () => Promise.all([1, 2, 3, 4].map((i) => upload(`parallel-${i}`))))
-  console.log(JSON.stringify({ database: database.dialect, peak_rss_mb: +service.peakRssMb().toFixed(1), service_alive: service.rssMb() > 0 }))
+  console.log(
+    JSON.stringify({
+      database: database.dialect,
+      peak_rss_mb: +service.peakRssMb().toFixed(1),
+      service_alive: service.rssMb() > 0,
+    }),
+  )
 } finally {
   await service.stop()
   await database.drop()

@@ -22,9 +22,13 @@ const START_WORDS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
 /** The Node flags `npm start` runs the service with (its heap sizes), so the benchmarks measure the service as it is run. */
 const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'))
 /** The environment `npm start` sets (`NAME=value` before the command), given to the benchmarked service too. */
-export const START_ENV = Object.fromEntries(START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=')))
+export const START_ENV = Object.fromEntries(
+  START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=')),
+)
 /** The V8 heap cap among them. */
-export const START_HEAP_MB = Number(START_FLAGS.find((flag) => flag.startsWith('--max-old-space-size='))?.split('=')[1] ?? 0)
+export const START_HEAP_MB = Number(
+  START_FLAGS.find((flag) => flag.startsWith('--max-old-space-size='))?.split('=')[1] ?? 0,
+)
 
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these. */
 const CLOCK_TICKS = 100
@@ -37,7 +41,9 @@ function processTree(pid) {
   const pids = [pid]
   for (let i = 0; i < pids.length; i++) {
     try {
-      pids.push(...readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
+      pids.push(
+        ...readFileSync(`/proc/${pids[i]}/task/${pids[i]}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
+      )
     } catch {
       // gone meanwhile
     }
@@ -83,7 +89,8 @@ export function postgresCpuMs() {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum = (sum ?? 0) + cpuOfStat(readFileSync(`/proc/${entry}/stat`, 'utf8'), true)
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+        sum = (sum ?? 0) + cpuOfStat(readFileSync(`/proc/${entry}/stat`, 'utf8'), true)
     } catch {
       // gone meanwhile
     }
@@ -98,13 +105,20 @@ const treeMemoryKb = (pid, pattern) => sumOverTree(pid, 'status', (status) => Nu
 
 /** The machine's CPU time so far, busy and in all, over every core (ms); Linux. */
 export function machineCpuMs() {
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1, 9).map(Number)
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n')[0]
+    .split(/\s+/)
+    .slice(1, 9)
+    .map(Number)
   const busy = user + nice + system + irq + softirq + steal
   return { busy: (busy * 1000) / CLOCK_TICKS, all: ((busy + idle + iowait) * 1000) / CLOCK_TICKS }
 }
 
 /** `npm start`'s flags with the heap cap set to `mb` (0: none). */
-export const startArgs = (mb) => [...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')), ...(mb > 0 ? [`--max-old-space-size=${mb}`] : [])]
+export const startArgs = (mb) => [
+  ...START_FLAGS.filter((flag) => !flag.startsWith('--max-old-space-size=')),
+  ...(mb > 0 ? [`--max-old-space-size=${mb}`] : []),
+]
 
 /** `--name value` flags, else the environment variable, else the default. */
 export function setting(name, env, fallback) {
@@ -145,7 +159,11 @@ export async function freshDatabase() {
     }
   }
   const dir = mkdtempSync(join(tmpdir(), 'aigov-bench-'))
-  return { dialect: 'sqlite', url: `sqlite:${join(dir, 'bench.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+  return {
+    dialect: 'sqlite',
+    url: `sqlite:${join(dir, 'bench.db')}`,
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  }
 }
 
 /**
@@ -236,9 +254,13 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
      * prom-client's gauge, reset by each scrape; it counts the whole time between the timer's runs, the 10 ms included.
      */
     async loopDelayP99Ms() {
-      const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text()
+      const text = await (
+        await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+      ).text()
       const value = /^aigov_nodejs_eventloop_lag_p99_seconds (\S+)$/m.exec(text)?.[1]
-      return value === undefined ? undefined : Math.max(0, Math.round((Number(value) * 1000 - LOOP_SAMPLING_MS) * 10) / 10)
+      return value === undefined
+        ? undefined
+        : Math.max(0, Math.round((Number(value) * 1000 - LOOP_SAMPLING_MS) * 10) / 10)
     },
     async stop() {
       clearInterval(sampler)
@@ -254,7 +276,10 @@ export async function startService(databaseUrl, extraEnv = {}, nodeArgs = startA
 }
 
 export async function token(base) {
-  const res = await fetch(`${base}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'x-tenant': TENANT } })
+  const res = await fetch(`${base}${P}/auth/token`, {
+    method: 'POST',
+    headers: { 'x-api-key': API_KEY, 'x-tenant': TENANT },
+  })
   if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`)
   return (await res.json()).access_token
 }
@@ -266,7 +291,9 @@ export async function token(base) {
 export async function load(name, options, expectedStatus = 200) {
   const { onResponse, ...rest } = options
   const result = await new Promise((resolve, reject) => {
-    const instance = autocannon({ connections: 50, duration: 10, ...rest, expectBody: undefined }, (err, res) => (err ? reject(err) : resolve(res)))
+    const instance = autocannon({ connections: 50, duration: 10, ...rest, expectBody: undefined }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    )
     if (onResponse) instance.on('response', onResponse)
   })
   const statusCounts = result.statusCodeStats ?? {}

@@ -6,7 +6,12 @@ import { CLI, P } from './lib.mjs'
 export const MIX_TENANTS = 10
 export const MIX_USE_CASES = 300
 
-const cliEnv = (databaseUrl) => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz' })
+const cliEnv = (databaseUrl) => ({
+  PATH: process.env.PATH,
+  DATABASE_URL: databaseUrl,
+  LOG_LEVEL: 'warn',
+  SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+})
 
 /**
  * Creates the mix's tenants, each with an admin key (its seed defines a custom field, which takes admin); run before
@@ -22,7 +27,10 @@ export function createMixTenants(databaseUrl) {
       return res.stdout
     }
     cli('tenants', 'create', tenant)
-    keys.push({ tenant, key: /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', tenant, '--role', 'admin', '--name', 'bench-mix'))[0] })
+    keys.push({
+      tenant,
+      key: /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', tenant, '--role', 'admin', '--name', 'bench-mix'))[0],
+    })
   }
   return keys
 }
@@ -34,7 +42,10 @@ export function createMixTenants(databaseUrl) {
 export async function seedMixTenants(base, keys) {
   const tenants = []
   for (const { tenant, key } of keys) {
-    const tokenRes = await fetch(`${base}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': key, 'x-tenant': tenant } })
+    const tokenRes = await fetch(`${base}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'x-tenant': tenant },
+    })
     if (tokenRes.status !== 200) throw new Error(`mix token: ${tokenRes.status} ${await tokenRes.text()}`)
     const auth = { authorization: `Bearer ${(await tokenRes.json()).access_token}` }
     const json = { ...auth, 'content-type': 'application/json' }
@@ -85,7 +96,13 @@ export function mix(base, tenants, writeShare) {
           const tenant = pick(tenants)
           context.write = Math.random() < writeShare
           if (context.write) {
-            return { ...req, method: 'PATCH', path: `${P}/use_cases/${pick(tenant.ids)}`, headers: tenant.json, body: JSON.stringify({ description: `Revised under mixed load ${process.pid}-${n++}.` }) }
+            return {
+              ...req,
+              method: 'PATCH',
+              path: `${P}/use_cases/${pick(tenant.ids)}`,
+              headers: tenant.json,
+              body: JSON.stringify({ description: `Revised under mixed load ${process.pid}-${n++}.` }),
+            }
           }
           const path = Math.random() < 0.5 ? `${P}/use_cases?page_limit=50` : `${P}/use_cases/${pick(tenant.ids)}`
           return { ...req, method: 'GET', path, headers: tenant.auth, body: undefined }

@@ -8,7 +8,8 @@ const top = Number(topArg ?? 25)
 const profile = JSON.parse(readFileSync(file, 'utf8'))
 const self = new Map(profile.nodes.map((n) => [n.id, 0]))
 const dt = profile.timeDeltas
-for (let i = 0; i < profile.samples.length; i++) self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (dt[i] ?? 0))
+for (let i = 0; i < profile.samples.length; i++)
+  self.set(profile.samples[i], (self.get(profile.samples[i]) ?? 0) + (dt[i] ?? 0))
 const total = [...self.values()].reduce((a, b) => a + b, 0)
 
 const byFunction = new Map()
@@ -16,10 +17,18 @@ const byPlace = new Map()
 for (const node of profile.nodes) {
   const t = self.get(node.id) ?? 0
   const { functionName, url, lineNumber } = node.callFrame
-  const where = url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'npm:').replace(/.*\/dist\//, 'dist/')
+  const where = url
+    .replace(/^file:\/\//, '')
+    .replace(/.*node_modules\//, 'npm:')
+    .replace(/.*\/dist\//, 'dist/')
   const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`
   byFunction.set(fn, (byFunction.get(fn) ?? 0) + t)
-  const place = where.startsWith('npm:') ? where.split('/').slice(0, where.startsWith('npm:@') ? 2 : 1).join('/') : where || functionName
+  const place = where.startsWith('npm:')
+    ? where
+        .split('/')
+        .slice(0, where.startsWith('npm:@') ? 2 : 1)
+        .join('/')
+    : where || functionName
   byPlace.set(place, (byPlace.get(place) ?? 0) + t)
 }
 const show = (title, map) => {
@@ -37,7 +46,10 @@ for (const [id, t] of self) {
   const seen = new Set()
   for (let node = nodeById.get(id); node; node = parent.get(node.id)) {
     const { functionName, url, lineNumber } = node.callFrame
-    const fn = `${functionName || '(anonymous)'} ${url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'npm:').replace(/.*\/dist\//, 'dist/')}:${lineNumber + 1}`
+    const fn = `${functionName || '(anonymous)'} ${url
+      .replace(/^file:\/\//, '')
+      .replace(/.*node_modules\//, 'npm:')
+      .replace(/.*\/dist\//, 'dist/')}:${lineNumber + 1}`
     if (seen.has(fn)) continue
     seen.add(fn)
     inclusive.set(fn, (inclusive.get(fn) ?? 0) + t)

@@ -19,14 +19,25 @@ const resultsDir = join(ROOT, 'bench/results')
 mkdirSync(resultsDir, { recursive: true })
 
 const database = await freshDatabase()
-console.log(`bench:scale: ${database.dialect}, ${useCases} use cases, ${auditLogs} audit records, ${duration} s per measurement`)
+console.log(
+  `bench:scale: ${database.dialect}, ${useCases} use cases, ${auditLogs} audit records, ${duration} s per measurement`,
+)
 
 const seedStarted = performance.now()
-const seeded = spawnSync(process.execPath, [CLI, 'seed', '--use-cases', String(useCases), '--audit-logs', String(auditLogs), '--tenant', TENANT], {
-  env: { PATH: process.env.PATH, DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-  encoding: 'utf8',
-})
+const seeded = spawnSync(
+  process.execPath,
+  [CLI, 'seed', '--use-cases', String(useCases), '--audit-logs', String(auditLogs), '--tenant', TENANT],
+  {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  },
+)
 if (seeded.status !== 0) throw new Error(`aigov seed failed: ${seeded.stdout}`)
 const seedSeconds = (performance.now() - seedStarted) / 1000
 console.log(`  ${seeded.stdout.trim()}`)
@@ -34,12 +45,22 @@ console.log(`  ${seeded.stdout.trim()}`)
 // A small second tenant with a read key: its reads are measured while the big tenant exports.
 const OTHER_TENANT = 'bench-other'
 const cli = (...args) => {
-  const res = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: database.url, LOG_LEVEL: 'warn', SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz' }, encoding: 'utf8' })
+  const res = spawnSync(process.execPath, [CLI, ...args], {
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'warn',
+      SERVICE_JWT_SECRET: 'bench-secret-0123456789abcdefghijklmnopqrstuvwxyz',
+    },
+    encoding: 'utf8',
+  })
   if (res.status !== 0) throw new Error(`aigov ${args.join(' ')} failed: ${res.stderr}`)
   return res.stdout
 }
 cli('seed', '--use-cases', '200', '--tenant', OTHER_TENANT)
-const otherKey = /^sk_\S+$/m.exec(cli('keys', 'create', '--tenant', OTHER_TENANT, '--role', 'read', '--name', 'bench-reader'))[0]
+const otherKey = /^sk_\S+$/m.exec(
+  cli('keys', 'create', '--tenant', OTHER_TENANT, '--role', 'read', '--name', 'bench-reader'),
+)[0]
 
 // The read cache off: every page and query below is read from the database, which is what scale measures.
 const service = await startService(database.url, { SERVICE_READ_CACHE_MB: '0', SERVICE_RECORD_CACHE_MB: '0' })
@@ -94,13 +115,29 @@ const measure = async (name, { url, method = 'GET', headers, body, running }) =>
   times.sort((a, b) => a - b)
   const at = (q) => Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))] * 10) / 10
   const seconds = (performance.now() - started) / 1000
-  const result = { name, requests_per_s: Math.round(times.length / seconds), p50_ms: at(0.5), p99_ms: at(0.99), max_ms: at(1), total: times.length, errors }
+  const result = {
+    name,
+    requests_per_s: Math.round(times.length / seconds),
+    p50_ms: at(0.5),
+    p99_ms: at(0.99),
+    max_ms: at(1),
+    total: times.length,
+    errors,
+  }
   runs.push(result)
-  console.log(`  ${name.padEnd(60)} p50 ${String(result.p50_ms).padStart(6)} ms  p99 ${String(result.p99_ms).padStart(6)} ms${errors ? `  ERRORS ${errors}` : ''}`)
+  console.log(
+    `  ${name.padEnd(60)} p50 ${String(result.p50_ms).padStart(6)} ms  p99 ${String(result.p99_ms).padStart(6)} ms${errors ? `  ERRORS ${errors}` : ''}`,
+  )
   return result
 }
-const first = await measure(`GET /use_cases page 1 (${PAGE} per page)`, { url: `${base}${P}/use_cases?page_limit=${PAGE}`, headers: auth })
-const deep = await measure(`GET /use_cases page ${deepPage}`, { url: `${base}${P}/use_cases?page_limit=${PAGE}${cursor ? `&page_after=${cursor}` : ''}`, headers: auth })
+const first = await measure(`GET /use_cases page 1 (${PAGE} per page)`, {
+  url: `${base}${P}/use_cases?page_limit=${PAGE}`,
+  headers: auth,
+})
+const deep = await measure(`GET /use_cases page ${deepPage}`, {
+  url: `${base}${P}/use_cases?page_limit=${PAGE}${cursor ? `&page_after=${cursor}` : ''}`,
+  headers: auth,
+})
 
 const start = new Date(Date.now() - 3600_000).toISOString()
 const filters = {
@@ -109,11 +146,20 @@ const filters = {
   'use_case_id = one use case': { use_case_id: sample.id },
   'q = a use case name': { q: sample.name },
   'source = cli, last hour': { source: 'cli', start_time: start },
-  'resource_type + action, newest first': { resource_type: ['use_case'], action: ['use_case.created'], sort: '-created_at' },
+  'resource_type + action, newest first': {
+    resource_type: ['use_case'],
+    action: ['use_case.created'],
+    sort: '-created_at',
+  },
 }
 const filtered = {}
 for (const [label, filter] of Object.entries(filters)) {
-  filtered[label] = await measure(`POST /audit_logs/query ${label}`, { url: `${base}${P}/audit_logs/query`, method: 'POST', headers: json, body: JSON.stringify({ ...filter, page_limit: 50 }) })
+  filtered[label] = await measure(`POST /audit_logs/query ${label}`, {
+    url: `${base}${P}/audit_logs/query`,
+    method: 'POST',
+    headers: json,
+    body: JSON.stringify({ ...filter, page_limit: 50 }),
+  })
 }
 
 // Export everything, counting lines and watching the service's memory while it streams.
@@ -130,35 +176,73 @@ for await (const chunk of res.body) {
 }
 const exportSeconds = (performance.now() - exportStarted) / 1000
 clearInterval(watcher)
-const exported = { records: lines, mb: Math.round(bytes / 1e5) / 10, seconds: Math.round(exportSeconds * 10) / 10, records_per_s: Math.round(lines / exportSeconds), rss_before_mb: Math.round(rssBefore), rss_peak_during_mb: Math.round(rssDuring) }
-console.log(`  export: ${lines} records, ${exported.mb} MB in ${exported.seconds} s (${exported.records_per_s}/s), RSS ${exported.rss_before_mb} -> peak ${exported.rss_peak_during_mb} MB`)
+const exported = {
+  records: lines,
+  mb: Math.round(bytes / 1e5) / 10,
+  seconds: Math.round(exportSeconds * 10) / 10,
+  records_per_s: Math.round(lines / exportSeconds),
+  rss_before_mb: Math.round(rssBefore),
+  rss_peak_during_mb: Math.round(rssDuring),
+}
+console.log(
+  `  export: ${lines} records, ${exported.mb} MB in ${exported.seconds} s (${exported.records_per_s}/s), RSS ${exported.rss_before_mb} -> peak ${exported.rss_peak_during_mb} MB`,
+)
 
 // Three full exports at once (the most one tenant may run), and another tenant's reads while they last.
-const otherToken = (await (await fetch(`${base}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': otherKey, 'x-tenant': OTHER_TENANT } })).json()).access_token
+const otherToken = (
+  await (
+    await fetch(`${base}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': otherKey, 'x-tenant': OTHER_TENANT },
+    })
+  ).json()
+).access_token
 let exportsRunning = 3
 const concurrentStarted = performance.now()
-const concurrent = await Promise.all(Array.from({ length: 3 }, async () => {
-  try {
-    const res = await fetch(`${base}${P}/audit_logs/export?format=ndjson`, { headers: auth })
-    let records = 0
-    for await (const chunk of res.body) records += lineEnds(chunk)
-    return { status: res.status, records }
-  } finally {
-    exportsRunning--
-  }
-}).concat([measure('GET /use_cases of another tenant during 3 concurrent full exports', {
-  url: `${base}${P}/use_cases?page_limit=${PAGE}`, headers: { authorization: `Bearer ${otherToken}` }, running: () => exportsRunning > 0,
-})]))
+const concurrent = await Promise.all(
+  Array.from({ length: 3 }, async () => {
+    try {
+      const res = await fetch(`${base}${P}/audit_logs/export?format=ndjson`, { headers: auth })
+      let records = 0
+      for await (const chunk of res.body) records += lineEnds(chunk)
+      return { status: res.status, records }
+    } finally {
+      exportsRunning--
+    }
+  }).concat([
+    measure('GET /use_cases of another tenant during 3 concurrent full exports', {
+      url: `${base}${P}/use_cases?page_limit=${PAGE}`,
+      headers: { authorization: `Bearer ${otherToken}` },
+      running: () => exportsRunning > 0,
+    }),
+  ]),
+)
 const duringExports = concurrent.pop()
-const concurrentExports = { seconds: Math.round((performance.now() - concurrentStarted) / 100) / 10, exports: concurrent }
-console.log(`  3 concurrent exports: ${concurrent.map((e) => `${e.status}/${e.records}`).join(', ')} in ${concurrentExports.seconds} s`)
-if (concurrent.some((e) => e.status !== 200 || e.records !== lines)) throw new Error('a concurrent export failed or came back short')
+const concurrentExports = {
+  seconds: Math.round((performance.now() - concurrentStarted) / 100) / 10,
+  exports: concurrent,
+}
+console.log(
+  `  3 concurrent exports: ${concurrent.map((e) => `${e.status}/${e.records}`).join(', ')} in ${concurrentExports.seconds} s`,
+)
+if (concurrent.some((e) => e.status !== 200 || e.records !== lines))
+  throw new Error('a concurrent export failed or came back short')
 
 let n = 0
-const create = await load(`POST /use_cases on ${useCases} rows (50 connections)`, {
-  url: `${base}${P}/use_cases`, method: 'POST', headers: json, connections: 50, duration,
-  requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Scale create ${process.pid}-${n++}` }) }) }],
-}, 201)
+const create = await load(
+  `POST /use_cases on ${useCases} rows (50 connections)`,
+  {
+    url: `${base}${P}/use_cases`,
+    method: 'POST',
+    headers: json,
+    connections: 50,
+    duration,
+    requests: [
+      { setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Scale create ${process.pid}-${n++}` }) }) },
+    ],
+  },
+  201,
+)
 runs.push(create)
 console.log(`  ${create.name}: ${create.requests_per_s} req/s  p50 ${create.p50_ms} ms  p99 ${create.p99_ms} ms`)
 
@@ -181,10 +265,19 @@ const report = {
   peak_rss_mb: peakRssMb,
   runs,
   targets: {
-    [`page ${deepPage} within 1.5× of page 1 (p50)`]: { value: `${deep.p50_ms} vs ${first.p50_ms} ms`, met: deep.p50_ms <= first.p50_ms * 1.5 },
-    [`filtered audit query p50 ≤ 10 ms at ${auditLogs} records`]: { value: `worst ${worstFilteredP50} ms`, met: worstFilteredP50 <= 10 },
+    [`page ${deepPage} within 1.5× of page 1 (p50)`]: {
+      value: `${deep.p50_ms} vs ${first.p50_ms} ms`,
+      met: deep.p50_ms <= first.p50_ms * 1.5,
+    },
+    [`filtered audit query p50 ≤ 10 ms at ${auditLogs} records`]: {
+      value: `worst ${worstFilteredP50} ms`,
+      met: worstFilteredP50 <= 10,
+    },
     'peak RSS ≤ 200 MB': { value: `${peakRssMb} MB`, met: peakRssMb <= 200 },
-    "another tenant's reads p99 ≤ 50 ms during 3 concurrent full exports": { value: `${duringExports.p99_ms} ms`, met: duringExports.p99_ms <= 50 },
+    "another tenant's reads p99 ≤ 50 ms during 3 concurrent full exports": {
+      value: `${duringExports.p99_ms} ms`,
+      met: duringExports.p99_ms <= 50,
+    },
   },
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')

@@ -76,7 +76,14 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     // A URL that does not decode (e.g. %ff) is refused by the router before any hook: answer it as a problem too.
     frameworkErrors: (err, req, reply) => {
       reply.header('X-Request-ID', req.id)
-      return sendProblem(req, reply, new AppError('bad_request', err.code === 'FST_ERR_BAD_URL' ? 'the URL is not validly percent-encoded' : err.message))
+      return sendProblem(
+        req,
+        reply,
+        new AppError(
+          'bad_request',
+          err.code === 'FST_ERR_BAD_URL' ? 'the URL is not validly percent-encoded' : err.message,
+        ),
+      )
     },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
@@ -108,10 +115,17 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(webhookRoutes(services.webhooks))
-      await api.register(eventRoutes(services.events, feed, deps.keyStatus, deps.metrics, { heartbeatMs: deps.config.eventsHeartbeatMs, slowClientMs: deps.config.eventsSlowClientMs }))
+      await api.register(
+        eventRoutes(services.events, feed, deps.keyStatus, deps.metrics, {
+          heartbeatMs: deps.config.eventsHeartbeatMs,
+          slowClientMs: deps.config.eventsSlowClientMs,
+        }),
+      )
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
-        installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) => deps.metrics.readCache.inc({ outcome }))
+        installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) =>
+          deps.metrics.readCache.inc({ outcome }),
+        )
         await records.register(useCaseRoutes(services.useCases))
         await records.register(auditLogRoutes(services.auditLogs))
         await records.register(modelRoutes(services.models))
@@ -136,7 +150,9 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
     { prefix: API_PREFIX },
   )
   const delivery = deps.config.webhookDelivery ? webhookDelivery(deps, feed) : undefined
-  const nameIndexer = new AuditNameIndexer(deps.database, (err) => deps.log.warn({ err: err.message }, 'audit name indexing failed; retrying'))
+  const nameIndexer = new AuditNameIndexer(deps.database, (err) =>
+    deps.log.warn({ err: err.message }, 'audit name indexing failed; retrying'),
+  )
   app.addHook('onReady', async () => {
     if (delivery) delivery.start()
     else deps.log.info('webhook delivery is off here (WEBHOOK_DELIVERY=false): an instance with it on sends the events')
@@ -160,7 +176,11 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 /** This instance's webhook dispatcher (off with WEBHOOK_DELIVERY=false), with its own pool on PostgreSQL. */
 function webhookDelivery(deps: Deps, feed: CommitFeed): { start(): void; stop(): Promise<void> } {
   const database = deps.database.dialect === 'postgres' ? deliveryPool(deps) : deps.database
-  const dispatcher = new WebhookDispatcher({ ...deps, database }, resourceResolver(createServices({ ...deps, database })), feed)
+  const dispatcher = new WebhookDispatcher(
+    { ...deps, database },
+    resourceResolver(createServices({ ...deps, database })),
+    feed,
+  )
   return {
     start: () => dispatcher.start(),
     async stop() {
@@ -179,7 +199,11 @@ function webhookDelivery(deps: Deps, feed: CommitFeed): { start(): void; stop():
  * autovacuum had not analyzed them), so they are planned on every run.
  */
 function deliveryPool(deps: Deps): Database {
-  const own = createDatabase(deps.config.databaseUrl, { poolSize: 4, planEveryRun: true, onPoolError: (err) => deps.log.warn({ err: err.message }, 'database connection lost') })
+  const own = createDatabase(deps.config.databaseUrl, {
+    poolSize: 4,
+    planEveryRun: true,
+    onPoolError: (err) => deps.log.warn({ err: err.message }, 'database connection lost'),
+  })
   return { ...own, commits: deps.database.commits, audit: deps.database.audit }
 }
 

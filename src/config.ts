@@ -70,7 +70,10 @@ export type Config = Readonly<{
 }>
 
 export class ConfigError extends Error {
-  constructor(readonly setting: string, problem: string) {
+  constructor(
+    readonly setting: string,
+    problem: string,
+  ) {
     super(`${setting}: ${problem}`)
   }
 }
@@ -91,7 +94,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const bootstrapTenant = optionalString(env, 'SERVICE_TENANT') ?? 'default'
   if (!TENANT_PATTERN.test(bootstrapTenant)) {
-    throw new ConfigError('SERVICE_TENANT', 'must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit')
+    throw new ConfigError(
+      'SERVICE_TENANT',
+      'must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit',
+    )
   }
   const logLevel = optionalString(env, 'LOG_LEVEL') ?? 'info'
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -99,16 +105,27 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const debug = boolean(env, 'SERVICE_DEBUG', false)
   const auditChainKey = secret(env, 'AUDIT_CHAIN_KEY')
-  const auditChainKeysPrevious = (optionalString(env, 'AUDIT_CHAIN_KEYS_PREVIOUS') ?? '').split(',').map((k) => k.trim()).filter(Boolean)
-  if (auditChainKeysPrevious.some((k) => Buffer.byteLength(k) < 32)) throw new ConfigError('AUDIT_CHAIN_KEYS_PREVIOUS', 'every key must be at least 32 bytes long')
+  const auditChainKeysPrevious = (optionalString(env, 'AUDIT_CHAIN_KEYS_PREVIOUS') ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean)
+  if (auditChainKeysPrevious.some((k) => Buffer.byteLength(k) < 32))
+    throw new ConfigError('AUDIT_CHAIN_KEYS_PREVIOUS', 'every key must be at least 32 bytes long')
   const auditSigningKey = optionalString(env, 'AUDIT_SIGNING_KEY')?.replaceAll('\\n', '\n')
   if (auditSigningKey !== undefined && !isEd25519PrivateKey(auditSigningKey)) {
-    throw new ConfigError('AUDIT_SIGNING_KEY', 'must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)')
+    throw new ConfigError(
+      'AUDIT_SIGNING_KEY',
+      'must be an Ed25519 private key in PKCS#8 PEM (openssl genpkey -algorithm ed25519)',
+    )
   }
   const evidenceMaxBytes = integer(env, 'EVIDENCE_MAX_MB', 25, 1, 1024) * 1024 * 1024
   const evidenceUploadBytesPerMinute = integer(env, 'EVIDENCE_UPLOAD_MB_PER_MINUTE', 100, 1, 1024 * 1024) * 1024 * 1024
   // A budget below the largest file would refuse that file forever, whatever the client waits.
-  if (evidenceUploadBytesPerMinute < evidenceMaxBytes) throw new ConfigError('EVIDENCE_UPLOAD_MB_PER_MINUTE', `must be at least EVIDENCE_MAX_MB (${evidenceMaxBytes / (1024 * 1024)})`)
+  if (evidenceUploadBytesPerMinute < evidenceMaxBytes)
+    throw new ConfigError(
+      'EVIDENCE_UPLOAD_MB_PER_MINUTE',
+      `must be at least EVIDENCE_MAX_MB (${evidenceMaxBytes / (1024 * 1024)})`,
+    )
   return Object.freeze({
     port: integer(env, 'SERVICE_PORT', 8080, 0, 65535),
     host: optionalString(env, 'SERVICE_HOST') ?? '0.0.0.0',
@@ -143,7 +160,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseConnectTimeoutSeconds: integer(env, 'DATABASE_CONNECT_TIMEOUT_S', 30, 0, 3600),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', defaultPoolSize(), 2, 200),
     metricsToken: metricsToken(env),
-    metricsPort: optionalString(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535),
+    metricsPort:
+      optionalString(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 1, 65535),
     webhookSecretKey: secretSetting(env, 'WEBHOOK_SECRET_KEY'),
     webhookAllowPrivateNetworks: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', false),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
@@ -161,13 +179,17 @@ export function loadConfig(env: Env = process.env): Config {
  */
 export function checkBootstrapKey(key: string): void {
   if (!/^[A-Za-z0-9_-]{32,256}$/.test(key)) {
-    throw new ConfigError('SERVICE_API_KEY', 'must be 32 to 256 characters of A-Z, a-z, 0-9, "_" and "-" (e.g. the sk_… a key creation prints)')
+    throw new ConfigError(
+      'SERVICE_API_KEY',
+      'must be 32 to 256 characters of A-Z, a-z, 0-9, "_" and "-" (e.g. the sk_… a key creation prints)',
+    )
   }
 }
 
 function secret(env: Env, name: string): string | undefined {
   const value = optionalString(env, name)
-  if (value !== undefined && Buffer.byteLength(value) < 32) throw new ConfigError(name, 'must be at least 32 bytes long')
+  if (value !== undefined && Buffer.byteLength(value) < 32)
+    throw new ConfigError(name, 'must be at least 32 bytes long')
   return value
 }
 
@@ -186,7 +208,8 @@ function optionalString(env: Env, name: string): string | undefined {
 
 function secretSetting(env: Env, name: string): string | undefined {
   const value = optionalString(env, name)
-  if (value !== undefined && Buffer.byteLength(value) < 32) throw new ConfigError(name, 'must be at least 32 bytes long')
+  if (value !== undefined && Buffer.byteLength(value) < 32)
+    throw new ConfigError(name, 'must be at least 32 bytes long')
   return value
 }
 
@@ -235,7 +258,8 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 function databaseUrl(env: Env): string {
   const raw = optionalString(env, 'DATABASE_URL') ?? 'sqlite:./data/service.db'
   if (raw.startsWith('sqlite:')) {
-    if (raw.length === 'sqlite:'.length) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/service.db')
+    if (raw.length === 'sqlite:'.length)
+      throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/service.db')
     return raw
   }
   if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
@@ -253,7 +277,10 @@ function databaseUrl(env: Env): string {
 function corsOrigins(env: Env): string[] {
   const raw = optionalString(env, 'CORS_ORIGINS')
   if (raw === undefined) return []
-  const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '')
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '')
   for (const origin of origins) {
     if (origin === '*') continue
     let parsed: URL | undefined
@@ -263,7 +290,10 @@ function corsOrigins(env: Env): string[] {
       // reported below
     }
     if (!parsed || !['http:', 'https:'].includes(parsed.protocol) || parsed.origin !== origin) {
-      throw new ConfigError('CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com (scheme, host, optional port; no path or trailing slash)`)
+      throw new ConfigError(
+        'CORS_ORIGINS',
+        `"${origin}" is not an origin like https://app.example.com (scheme, host, optional port; no path or trailing slash)`,
+      )
     }
   }
   return origins
@@ -275,10 +305,14 @@ function dnsServers(env: Env, name: string): string[] | undefined {
   if (raw === undefined) return undefined
   return raw.split(',').map((entry) => {
     const server = entry.trim()
-    const match = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server) ?? /^([^:]+)(?::(\d{1,5}))?$/.exec(server) ?? [server, server, undefined]
+    const match = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(server) ??
+      /^([^:]+)(?::(\d{1,5}))?$/.exec(server) ?? [server, server, undefined]
     const [, address, port] = match
     if (!isIP(address) || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
-      throw new ConfigError(name, `"${server}" is not a DNS server address like 10.0.0.2, 10.0.0.2:53 or [2001:db8::53]:53`)
+      throw new ConfigError(
+        name,
+        `"${server}" is not a DNS server address like 10.0.0.2, 10.0.0.2:53 or [2001:db8::53]:53`,
+      )
     }
     return server
   })
@@ -286,6 +320,7 @@ function dnsServers(env: Env, name: string): string[] | undefined {
 
 function metricsToken(env: Env): string | undefined {
   const token = optionalString(env, 'METRICS_TOKEN')
-  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long')
+  if (token !== undefined && token.length < 16)
+    throw new ConfigError('METRICS_TOKEN', 'must be at least 16 characters long')
   return token
 }

@@ -38,7 +38,16 @@ export function createLogger(config: Config): FastifyBaseLogger {
     level: config.logLevel,
     base: { service: 'aigov' },
     redact: {
-      paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'api_key', 'key', 'access_token', 'secret'],
+      paths: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        'api_key',
+        'key',
+        'access_token',
+        'secret',
+      ],
       censor: '[redacted]',
     },
     serializers: {
@@ -54,7 +63,10 @@ export function createLogger(config: Config): FastifyBaseLogger {
   }
   if (!process.stdout.isTTY) return pino(options) as FastifyBaseLogger
   const pretty = require('pino-pretty') as typeof import('pino-pretty')
-  return pino(options, pretty({ sync: true, ignore: 'pid,hostname,service', translateTime: 'SYS:HH:MM:ss.l' })) as FastifyBaseLogger
+  return pino(
+    options,
+    pretty({ sync: true, ignore: 'pid,hostname,service', translateTime: 'SYS:HH:MM:ss.l' }),
+  ) as FastifyBaseLogger
 }
 
 const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
@@ -67,7 +79,11 @@ export function redactQuery(url: string): string {
  * `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency, and keeps
  * SQLite's temporary files on disk (an index build over millions of rows sorts them there).
  */
-export function openDatabase(config: Config, log: FastifyBaseLogger, options: { maintenance?: boolean; selfCheckpointing?: boolean } = {}): Database {
+export function openDatabase(
+  config: Config,
+  log: FastifyBaseLogger,
+  options: { maintenance?: boolean; selfCheckpointing?: boolean } = {},
+): Database {
   return createDatabase(config.databaseUrl, {
     poolSize: config.databasePoolSize,
     onPoolError: (err) => log.warn({ err: err.message }, 'database connection lost'),
@@ -84,7 +100,11 @@ export async function signingSecret(config: Config, database: Database): Promise
     .values({ key: 'jwt_secret', value: randomBytes(48).toString('base64url') })
     .onConflict((oc) => oc.column('key').doNothing())
     .execute()
-  const row = await database.db.selectFrom('settings').select('value').where('key', '=', 'jwt_secret').executeTakeFirstOrThrow()
+  const row = await database.db
+    .selectFrom('settings')
+    .select('value')
+    .where('key', '=', 'jwt_secret')
+    .executeTakeFirstOrThrow()
   return row.value
 }
 
@@ -114,13 +134,21 @@ export async function migrateAndSeal(config: Config, database: Database): Promis
   return applied
 }
 
-export async function waitUntilDatabaseAnswers(config: Config, database: Database, log: FastifyBaseLogger): Promise<void> {
+export async function waitUntilDatabaseAnswers(
+  config: Config,
+  database: Database,
+  log: FastifyBaseLogger,
+): Promise<void> {
   await waitForDatabase(database, config.databaseUrl, config.databaseConnectTimeoutSeconds, (err, delayMs) =>
     log.warn({ err: err.message, retry_in_ms: delayMs }, 'database is not reachable yet; retrying'),
   )
 }
 
-export async function createDeps(config: Config, log: FastifyBaseLogger, database = openDatabase(config, log)): Promise<Deps> {
+export async function createDeps(
+  config: Config,
+  log: FastifyBaseLogger,
+  database = openDatabase(config, log),
+): Promise<Deps> {
   const secret = await signingSecret(config, database)
   const tokens = new TokenService(secret, config.tokenTtlSeconds)
   database.audit = auditKeys(config, secret)
@@ -133,7 +161,19 @@ export async function createDeps(config: Config, log: FastifyBaseLogger, databas
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
   const itemCache = config.recordCacheBytes > 0 ? new ItemCache(database, config.recordCacheBytes) : null
   const webhookDns = new WebhookResolver({ servers: config.webhookDnsServers, timeoutMs: config.webhookDnsTimeoutMs })
-  return { config, database, tokens, keyStatus, log, metrics: createMetrics(database), redis, revocationListener, webhookKey, webhookDns, itemCache }
+  return {
+    config,
+    database,
+    tokens,
+    keyStatus,
+    log,
+    metrics: createMetrics(database),
+    redis,
+    revocationListener,
+    webhookKey,
+    webhookDns,
+    itemCache,
+  }
 }
 
 /** Releases what createDeps opened. */
@@ -156,13 +196,17 @@ export async function bootstrap(deps: Deps, print: (text: string) => void): Prom
   if (config.bootstrapApiKey) {
     checkBootstrapKey(config.bootstrapApiKey)
     const existing = await findKeyByHash(database.db, hashSecret(config.bootstrapApiKey))
-    if (existing && existing.tenant_id !== tenant) throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
-    if (existing && existing.revoked_at !== null) throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')
+    if (existing && existing.tenant_id !== tenant)
+      throw new Error(`SERVICE_API_KEY: already belongs to another tenant than "${tenant}"`)
+    if (existing && existing.revoked_at !== null)
+      throw new Error('SERVICE_API_KEY: this key has been revoked; set a new one')
     if (!existing) {
       // Instances starting together race to create it; the loser finds it made.
-      await apiKeys.create(ctx, { name: 'bootstrap (SERVICE_API_KEY)', role: 'admin' }, config.bootstrapApiKey).catch((err: unknown) => {
-        if (!isUniqueViolation(err)) throw err
-      })
+      await apiKeys
+        .create(ctx, { name: 'bootstrap (SERVICE_API_KEY)', role: 'admin' }, config.bootstrapApiKey)
+        .catch((err: unknown) => {
+          if (!isUniqueViolation(err)) throw err
+        })
     }
     return
   }
@@ -204,7 +248,9 @@ export async function startService(config: Config, options: { bootstrap?: boolea
   const database = openDatabase(config, log)
   const deps = await createDeps(config, log, database)
   if (!database.audit?.independentOfDatabase) {
-    log.warn('audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected')
+    log.warn(
+      'audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected',
+    )
   }
   if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
   const app = await buildApp(deps)
@@ -215,11 +261,14 @@ export async function startService(config: Config, options: { bootstrap?: boolea
     await closeDeps(deps)
     throw listenError(err, config)
   }
-  const metricsServer = config.metricsPort === undefined ? undefined : await serveMetrics(deps, config.metricsPort).catch(async (err: unknown) => {
-    await app.close()
-    await closeDeps(deps)
-    throw err
-  })
+  const metricsServer =
+    config.metricsPort === undefined
+      ? undefined
+      : await serveMetrics(deps, config.metricsPort).catch(async (err: unknown) => {
+          await app.close()
+          await closeDeps(deps)
+          throw err
+        })
   // Content of uploads a process died in the middle of (this one before its restart, or another instance).
   const sweeper = startEvidenceSweeper(createEvidenceService(deps), deps.log)
   return {
@@ -251,7 +300,11 @@ async function serveMetrics(deps: Deps, port: number): Promise<Server> {
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`METRICS_PORT: port ${port} is already in use on ${deps.config.host}`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(`METRICS_PORT: port ${port} is already in use on ${deps.config.host}`)
+          : err,
+      ),
     )
     server.listen({ port, host: deps.config.host }, resolve)
   })
@@ -262,9 +315,14 @@ async function serveMetrics(deps: Deps, port: number): Promise<Server> {
 function listenError(err: unknown, config: Config): Error {
   const code = (err as { code?: string }).code
   const where = `${config.host}:${config.port}`
-  if (code === 'EADDRINUSE') return new Error(`SERVICE_PORT: port ${config.port} is already in use on ${config.host}; stop what listens there or choose another port`)
-  if (code === 'EACCES') return new Error(`SERVICE_PORT: not allowed to listen on ${where} (ports below 1024 need privileges)`)
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new Error(`SERVICE_HOST: ${config.host} is not an address of this machine`)
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `SERVICE_PORT: port ${config.port} is already in use on ${config.host}; stop what listens there or choose another port`,
+    )
+  if (code === 'EACCES')
+    return new Error(`SERVICE_PORT: not allowed to listen on ${where} (ports below 1024 need privileges)`)
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new Error(`SERVICE_HOST: ${config.host} is not an address of this machine`)
   return err as Error
 }
 
@@ -280,7 +338,10 @@ async function assertCanListen(config: Config): Promise<void> {
 /** Stops after `work`, or after SHUTDOWN_TIMEOUT_MS if requests in flight hold it up (exit code 1 then). */
 function exitWithin(config: Config, log: FastifyBaseLogger, work: () => Promise<void>): void {
   const timer = setTimeout(() => {
-    log.warn({ shutdown_timeout_ms: config.shutdownTimeoutMs }, 'shutdown deadline passed; exiting with requests still open')
+    log.warn(
+      { shutdown_timeout_ms: config.shutdownTimeoutMs },
+      'shutdown deadline passed; exiting with requests still open',
+    )
     process.exit(1)
   }, config.shutdownTimeoutMs)
   timer.unref()

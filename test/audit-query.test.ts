@@ -34,7 +34,11 @@ function parseCsv(text: string): string[][] {
 /** Until the indexer has taken every audit record of the tenant into its name index (AuditNameIndexer). */
 async function namesIndexed(t: TestApp, tenant: string): Promise<void> {
   for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((r) => setTimeout(r, 20))) {
-    const row = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', tenant).executeTakeFirstOrThrow()
+    const row = await t.deps.database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_names_seq'])
+      .where('id', '=', tenant)
+      .executeTakeFirstOrThrow()
     if (row.audit_names_seq === row.audit_seq) return
   }
   throw new Error(`the names of ${tenant} were not indexed within 10 s`)
@@ -58,17 +62,33 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
 
   it('queries with a JSON filter, a read key is enough', async () => {
     const read = t.as('aq', 'read')
-    const res = await read({ method: 'POST', url: '/audit_logs/query', payload: { action: ['use_case.updated', 'use_case.deleted'], resource_type: ['use_case'] } })
+    const res = await read({
+      method: 'POST',
+      url: '/audit_logs/query',
+      payload: { action: ['use_case.updated', 'use_case.deleted'], resource_type: ['use_case'] },
+    })
     expect(res.statusCode).toBe(200)
     expect(res.json().items.map((a: { action: string }) => a.action)).toEqual(['use_case.updated', 'use_case.deleted'])
-    const byUseCase = await read({ method: 'POST', url: '/audit_logs/query', payload: { use_case_id: ids[0], sort: '-created_at' } })
-    expect(byUseCase.json().items.map((a: { action: string }) => a.action)).toEqual(['use_case.updated', 'use_case.created'])
-    const bySource = (await read({ method: 'POST', url: '/audit_logs/query', payload: { source: 'system' } })).json().items
+    const byUseCase = await read({
+      method: 'POST',
+      url: '/audit_logs/query',
+      payload: { use_case_id: ids[0], sort: '-created_at' },
+    })
+    expect(byUseCase.json().items.map((a: { action: string }) => a.action)).toEqual([
+      'use_case.updated',
+      'use_case.created',
+    ])
+    const bySource = (await read({ method: 'POST', url: '/audit_logs/query', payload: { source: 'system' } })).json()
+      .items
     expect(bySource.every((a: { source: string }) => a.source === 'system')).toBe(true)
     const keyId = bySource.find((a: { action: string }) => a.action === 'api_key.created').resource_id
-    const byActor = (await read({ method: 'POST', url: '/audit_logs/query', payload: { actor_id: keyId, action: 'use_case.created' } })).json().items
+    const byActor = (
+      await read({ method: 'POST', url: '/audit_logs/query', payload: { actor_id: keyId, action: 'use_case.created' } })
+    ).json().items
     expect(byActor).toHaveLength(5)
-    const future = (await read({ method: 'POST', url: '/audit_logs/query', payload: { start_time: '2999-01-01T00:00:00Z' } })).json().items
+    const future = (
+      await read({ method: 'POST', url: '/audit_logs/query', payload: { start_time: '2999-01-01T00:00:00Z' } })
+    ).json().items
     expect(future).toEqual([])
     const window = (await read({ method: 'GET', url: '/audit_logs?end_time=2000-01-01T00:00:00Z' })).json().items
     expect(window).toEqual([])
@@ -77,63 +97,131 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
 
   it('finds resource names by case-insensitive substring, rare or common, short or long', async () => {
     const write = t.as('names', 'write')
-    const names = ['Credit scoring model', 'CREDIT limit', 'Fraud 100% detection', 'under_score', 'Quote "q" name', 'Ünïcødé ✓ check']
+    const names = [
+      'Credit scoring model',
+      'CREDIT limit',
+      'Fraud 100% detection',
+      'under_score',
+      'Quote "q" name',
+      'Ünïcødé ✓ check',
+    ]
     // Enough records sharing pieces of their names that the index narrows some searches and not others.
     for (let i = 0; i < 560; i++) names.push(`Filler model ${i}`)
-    for (const name of names) expect((await write({ method: 'POST', url: '/use_cases', payload: { name } })).statusCode).toBe(201)
+    for (const name of names)
+      expect((await write({ method: 'POST', url: '/use_cases', payload: { name } })).statusCode).toBe(201)
     const search = async (q: string) => {
       const found: string[] = []
       let after: string | undefined
       do {
-        const res = await t.as('names', 'read')({ method: 'POST', url: '/audit_logs/query', payload: { q, action: ['use_case.created'], page_limit: 100, ...(after ? { page_after: after } : {}) } })
+        const res = await t.as(
+          'names',
+          'read',
+        )({
+          method: 'POST',
+          url: '/audit_logs/query',
+          payload: { q, action: ['use_case.created'], page_limit: 100, ...(after ? { page_after: after } : {}) },
+        })
         expect(res.statusCode).toBe(200)
         found.push(...res.json().items.map((a: { resource_name: string }) => a.resource_name))
         after = res.json().pagination.next_cursor ?? undefined
       } while (after)
       return found
     }
-    for (const q of ['credit', 'SCORING MODEL', '100%', 'under_', '"q"', 'nïcødé ✓', 'filler model 51', 'model', 'zz', 'no such name anywhere']) {
+    for (const q of [
+      'credit',
+      'SCORING MODEL',
+      '100%',
+      'under_',
+      '"q"',
+      'nïcødé ✓',
+      'filler model 51',
+      'model',
+      'zz',
+      'no such name anywhere',
+    ]) {
       expect(await search(q), q).toEqual(names.filter((n) => n.toLowerCase().includes(q.toLowerCase())))
     }
   }, 60_000)
 
   it('returns exactly the records created at or after start_time', async () => {
     const read = t.as('aq', 'read')
-    const all = (await read({ method: 'GET', url: '/audit_logs?page_limit=100' })).json().items as { id: string; created_at: string }[]
+    const all = (await read({ method: 'GET', url: '/audit_logs?page_limit=100' })).json().items as {
+      id: string
+      created_at: string
+    }[]
     for (const pivot of all) {
-      const expected = all.filter((a) => a.created_at >= pivot.created_at).map((a) => a.id).sort()
-      const got = (await read({ method: 'POST', url: '/audit_logs/query', payload: { start_time: pivot.created_at, page_limit: 100 } })).json().items.map((a: { id: string }) => a.id).sort()
+      const expected = all
+        .filter((a) => a.created_at >= pivot.created_at)
+        .map((a) => a.id)
+        .sort()
+      const got = (
+        await read({
+          method: 'POST',
+          url: '/audit_logs/query',
+          payload: { start_time: pivot.created_at, page_limit: 100 },
+        })
+      )
+        .json()
+        .items.map((a: { id: string }) => a.id)
+        .sort()
       expect(got).toEqual(expected)
     }
   })
 
   it('pages a query with its cursor', async () => {
     const read = t.as('aq', 'read')
-    const first = (await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4 } })).json()
+    const first = (
+      await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4 } })
+    ).json()
     expect(first.items).toHaveLength(4)
-    const second = (await read({ method: 'POST', url: '/audit_logs/query', payload: { resource_type: 'use_case', page_limit: 4, page_after: first.pagination.next_cursor } })).json()
+    const second = (
+      await read({
+        method: 'POST',
+        url: '/audit_logs/query',
+        payload: { resource_type: 'use_case', page_limit: 4, page_after: first.pagination.next_cursor },
+      })
+    ).json()
     expect(second.items).toHaveLength(3)
     expect(second.pagination.has_more).toBe(false)
   })
 
   it('exports NDJSON with the same filters', async () => {
-    const res = await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs/export?format=ndjson&resource_type=use_case' })
+    const res = await t.as(
+      'aq',
+      'read',
+    )({ method: 'GET', url: '/audit_logs/export?format=ndjson&resource_type=use_case' })
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toContain('application/x-ndjson')
     expect(res.headers['content-disposition']).toContain('audit-logs.ndjson')
-    const lines = res.body.trim().split('\n').map((l) => JSON.parse(l))
-    expect(lines.map((l) => l.action)).toEqual([...Array(5).fill('use_case.created'), 'use_case.updated', 'use_case.deleted'])
+    const lines = res.body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(lines.map((l) => l.action)).toEqual([
+      ...Array(5).fill('use_case.created'),
+      'use_case.updated',
+      'use_case.deleted',
+    ])
     const listed = (await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs?resource_type=use_case' })).json().items
     expect(lines).toEqual(listed)
   })
 
   it('exports CSV that quotes commas, quotes and newlines correctly', async () => {
-    const res = await t.as('aq', 'read')({ method: 'GET', url: '/audit_logs/export?format=csv&action=use_case.created' })
+    const res = await t.as(
+      'aq',
+      'read',
+    )({ method: 'GET', url: '/audit_logs/export?format=csv&action=use_case.created' })
     expect(res.headers['content-type']).toContain('text/csv')
     const rows = parseCsv(res.body)
     expect(rows[0][0]).toBe('id')
     const nameColumn = rows[0].indexOf('resource_name')
-    expect(rows.slice(1).map((r) => r[nameColumn])).toEqual(['Plain', 'Comma, inside', 'Quote "inside"', 'Line break', 'Ünïcødé ✓'])
+    expect(rows.slice(1).map((r) => r[nameColumn])).toEqual([
+      'Plain',
+      'Comma, inside',
+      'Quote "inside"',
+      'Line break',
+      'Ünïcødé ✓',
+    ])
     const changes = JSON.parse(rows[1][rows[0].indexOf('changes')])
     expect(changes.name).toEqual([null, 'Plain'])
     expect(csvField('a"b')).toBe('"a""b"')
@@ -146,11 +234,19 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
     const good = (await read({ method: 'GET', url: '/audit_logs/verify' })).json()
     expect(good.ok).toBe(true)
     expect(good.first_bad_id).toBeNull()
-    const total = await t.deps.database.db.selectFrom('audit_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', 'aq').executeTakeFirstOrThrow()
+    const total = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', 'aq')
+      .executeTakeFirstOrThrow()
     expect(good.checked).toBe(Number(total.n))
 
     const victim = (await read({ method: 'GET', url: `/audit_logs?resource_id=${ids[2]}` })).json().items[0]
-    await t.deps.database.db.updateTable('audit_logs').set({ resource_name: 'Forged' }).where('id', '=', victim.id).execute()
+    await t.deps.database.db
+      .updateTable('audit_logs')
+      .set({ resource_name: 'Forged' })
+      .where('id', '=', victim.id)
+      .execute()
     const bad = (await read({ method: 'GET', url: '/audit_logs/verify' })).json()
     expect(bad).toMatchObject({ ok: false, first_bad_id: victim.id })
     // Other tenants' chains are unaffected.
@@ -161,7 +257,12 @@ describeEachDialect('audit log query, export and verification', (dialect) => {
   it('notices records deleted from the end of the chain', async () => {
     const write = t.as('aq-tail', 'write')
     await write({ method: 'POST', url: '/use_cases', payload: { name: 'tail' } })
-    const last = await t.deps.database.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 'aq-tail').orderBy('seq', 'desc').executeTakeFirstOrThrow()
+    const last = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .select('id')
+      .where('tenant_id', '=', 'aq-tail')
+      .orderBy('seq', 'desc')
+      .executeTakeFirstOrThrow()
     await t.deps.database.db.deleteFrom('audit_logs').where('id', '=', last.id).execute()
     expect((await write({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(false)
   })
@@ -175,14 +276,25 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
   let all: { id: string; resource_name: string }[]
   beforeAll(async () => {
     t = await startTestApp(dialect)
-    await seed(t.deps.database, [], { tenant: 'many', useCases: USE_CASES, auditLogs: 2 * USE_CASES, progress: () => undefined })
-    const rows = await t.deps.database.db.selectFrom('audit_logs').select(['id', 'resource_name']).where('tenant_id', '=', 'many').orderBy('id').execute()
+    await seed(t.deps.database, [], {
+      tenant: 'many',
+      useCases: USE_CASES,
+      auditLogs: 2 * USE_CASES,
+      progress: () => undefined,
+    })
+    const rows = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .select(['id', 'resource_name'])
+      .where('tenant_id', '=', 'many')
+      .orderBy('id')
+      .execute()
     // Every seeded record is named.
     all = rows.map((r) => ({ id: r.id, resource_name: r.resource_name! }))
   }, 120_000)
   afterAll(async () => t?.close())
 
-  const query = (payload: Partial<AuditLogListQuery>) => createAuditLogsService(t.deps).list(systemCtx('many'), { page_limit: 50, ...payload } as AuditLogListQuery)
+  const query = (payload: Partial<AuditLogListQuery>) =>
+    createAuditLogsService(t.deps).list(systemCtx('many'), { page_limit: 50, ...payload } as AuditLogListQuery)
   const seededName = (i: number) => all[i].resource_name
 
   it('finds exactly the records holding q, whether q is common, rare with common pieces, or neither', async () => {
@@ -196,10 +308,19 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
       } while (after)
       return found
     }
-    const expected = (q: string) => all.filter((a) => a.resource_name?.toLowerCase().includes(q.toLowerCase())).map((a) => a.id)
+    const expected = (q: string) =>
+      all.filter((a) => a.resource_name?.toLowerCase().includes(q.toLowerCase())).map((a) => a.id)
     // Common; the whole name of one use case (its create and its update); a hundred names; two thousand names, none
     // among the oldest records (so not found by reading the first pages).
-    for (const q of ['SEEDED use', seededName(0).toUpperCase(), seededName(17), '-00001', '-0001', '00017', '-0000009']) {
+    for (const q of [
+      'SEEDED use',
+      seededName(0).toUpperCase(),
+      seededName(17),
+      '-00001',
+      '-0001',
+      '00017',
+      '-0000009',
+    ]) {
       const want = expected(q)
       expect(await search(q), q).toEqual(want)
       expect(want.length, q).toBeGreaterThan(0)
@@ -226,13 +347,20 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     const compiled = new Map<unknown, CompiledQuery>()
     const statements: CompiledQuery[] = []
     const capture: KyselyPlugin = {
-      transformQuery: ({ node, queryId }) => (compiled.set(queryId, db.getExecutor().compileQuery(node, queryId)), node),
+      transformQuery: ({ node, queryId }) => (
+        compiled.set(queryId, db.getExecutor().compileQuery(node, queryId)), node
+      ),
       transformResult: async ({ result, queryId }) => (statements.push(compiled.get(queryId)!), result),
     }
-    await createAuditLogsService({ ...t.deps, database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx('many'), { page_limit: 50, ...payload } as AuditLogListQuery)
+    await createAuditLogsService({ ...t.deps, database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(
+      systemCtx('many'),
+      { page_limit: 50, ...payload } as AuditLogListQuery,
+    )
     const explained: { sql: string; plan: PlanNode }[] = []
     for (const statement of statements) {
-      const { rows } = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(CompiledQuery.raw(`explain (analyze, buffers, format json) ${statement.sql}`, [...statement.parameters]))
+      const { rows } = await db.executeQuery<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        CompiledQuery.raw(`explain (analyze, buffers, format json) ${statement.sql}`, [...statement.parameters]),
+      )
       explained.push({ sql: statement.sql, plan: rows[0]['QUERY PLAN'][0].Plan })
     }
     return explained
@@ -240,8 +368,10 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
   /** Rows the statements of one query read from audit_logs. */
   const rowsRead = async (payload: Partial<AuditLogListQuery>) => {
     const count = (node: PlanNode): number =>
-      (node['Relation Name'] === 'audit_logs' ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * node['Actual Loops'] : 0) +
-      (node.Plans ?? []).reduce((sum, child) => sum + count(child), 0)
+      (node['Relation Name'] === 'audit_logs'
+        ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) *
+          node['Actual Loops']
+        : 0) + (node.Plans ?? []).reduce((sum, child) => sum + count(child), 0)
     return (await plans(payload)).reduce((sum, { plan }) => sum + count(plan), 0)
   }
 
@@ -266,15 +396,35 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
       return pages
     }
     const before = await pagesRead()
-    await seed(t.deps.database, [], { tenant: 'many-neighbour', useCases: 1000, auditLogs: 2000, progress: () => undefined })
+    await seed(t.deps.database, [], {
+      tenant: 'many-neighbour',
+      useCases: 1000,
+      auditLogs: 2000,
+      progress: () => undefined,
+    })
     // GIN's pending list held every tenant's new entries and each search read all of it (some 90 pages here).
     expect(await pagesRead()).toBeLessThan(before + 5)
   }, 60_000)
 
   it('gives every name the keys of the SQL functions the gram indexes were built with', async () => {
-    const names = [null, '', 'ab', 'abc', 'abcd', 'aaaaaaaaaa', 'Straße ÄÖÜ ñandú', 'a:b:c:d:e', '  spaced  out  ', 'x'.repeat(300), seededName(17)]
+    const names = [
+      null,
+      '',
+      'ab',
+      'abc',
+      'abcd',
+      'aaaaaaaaaa',
+      'Straße ÄÖÜ ñandú',
+      'a:b:c:d:e',
+      '  spaced  out  ',
+      'x'.repeat(300),
+      seededName(17),
+    ]
     const same = await t.deps.database.db.connection().execute(async (c) => {
-      for (const [fn, size] of [['trigrams', 3], ['five_grams', 5]] as const) {
+      for (const [fn, size] of [
+        ['trigrams', 3],
+        ['five_grams', 5],
+      ] as const) {
         await gramsAsSql(`pg_temp.sql_${fn}`, size).execute(c)
       }
       const { rows } = await sql<{ name: string | null; same: boolean }>`
@@ -290,7 +440,10 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
 
   it('records each name once, however many records carry it, and finds a renamed use case by either name', async () => {
     const { db } = t.deps.database
-    const names = async () => (await sql<{ resource_name: string }>`select resource_name from audit_names where tenant_id = 'many'`.execute(db)).rows.map((r) => r.resource_name)
+    const names = async () =>
+      (
+        await sql<{ resource_name: string }>`select resource_name from audit_names where tenant_id = 'many'`.execute(db)
+      ).rows.map((r) => r.resource_name)
     // The seed appends behind the service (the CLI): its records' names are there, once each.
     expect((await names()).sort()).toEqual([...new Set(all.map((a) => a.resource_name))].sort())
     const write = t.as('many', 'write')
@@ -298,15 +451,31 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     const created = await write({ method: 'POST', url: '/use_cases', payload: { name: first } })
     expect(created.statusCode, created.body).toBe(201)
     const id = created.json().id as string
-    for (let i = 0; i < 3; i++) expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: `pass ${i}` } })).statusCode).toBe(200)
-    expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { name: 'Renamed now' } })).statusCode).toBe(200)
-    expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'after the rename' } })).statusCode).toBe(200)
+    for (let i = 0; i < 3; i++)
+      expect(
+        (await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: `pass ${i}` } })).statusCode,
+      ).toBe(200)
+    expect(
+      (await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { name: 'Renamed now' } })).statusCode,
+    ).toBe(200)
+    expect(
+      (await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'after the rename' } }))
+        .statusCode,
+    ).toBe(200)
     await namesIndexed(t, 'many')
     const held = await names()
-    expect(held.filter((name) => name === first || name === 'Renamed now').sort()).toEqual(['Renamed now', first].sort())
-    const actions = async (q: string) => (await query({ q, resource_id: id, sort: 'created_at' })).items.map((a) => a.action)
+    expect(held.filter((name) => name === first || name === 'Renamed now').sort()).toEqual(
+      ['Renamed now', first].sort(),
+    )
+    const actions = async (q: string) =>
+      (await query({ q, resource_id: id, sort: 'created_at' })).items.map((a) => a.action)
     // Rare enough to be asked of the names' index (not within the first pages of records read in order).
-    expect(await actions(first.slice(0, 20))).toEqual(['use_case.created', 'use_case.updated', 'use_case.updated', 'use_case.updated'])
+    expect(await actions(first.slice(0, 20))).toEqual([
+      'use_case.created',
+      'use_case.updated',
+      'use_case.updated',
+      'use_case.updated',
+    ])
     expect(await actions('renamed now')).toEqual(['use_case.updated', 'use_case.updated'])
   })
 
@@ -320,12 +489,24 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
       try {
         await sql`lock table audit_names in share mode`.execute(holder)
         // Rare: asked of the names' index, not found within the first pages of records read in order.
-        for (const name of ['Quokka analytics', 'Quokka insights']) expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+        for (const name of ['Quokka analytics', 'Quokka insights'])
+          expect((await write({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
         // Another tenant behind at the same time: one round indexes both.
-        expect((await t.as('many-other', 'write')({ method: 'POST', url: '/vendors', payload: { name: 'Quokka elsewhere' } })).statusCode).toBe(201)
+        expect(
+          (
+            await t.as(
+              'many-other',
+              'write',
+            )({ method: 'POST', url: '/vendors', payload: { name: 'Quokka elsewhere' } })
+          ).statusCode,
+        ).toBe(201)
         // Past the indexer's delay: its round has started, and waits.
         await new Promise((r) => setTimeout(r, 300))
-        const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'many').executeTakeFirstOrThrow()
+        const pending = await t.deps.database.db
+          .selectFrom('tenants')
+          .select(['audit_seq', 'audit_names_seq'])
+          .where('id', '=', 'many')
+          .executeTakeFirstOrThrow()
         expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
         expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
       } finally {
@@ -335,8 +516,16 @@ describeEachDialect('audit queries over a tenant of thousands of records', (dial
     await namesIndexed(t, 'many')
     expect(await names('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
     await namesIndexed(t, 'many-other')
-    const held = await sql<{ tenant_id: string; n: number }>`select tenant_id, count(*)::int as n from audit_names where resource_name like 'Quokka%' group by tenant_id order by tenant_id`.execute(t.deps.database.db)
-    expect(held.rows).toEqual([{ tenant_id: 'many', n: 2 }, { tenant_id: 'many-other', n: 1 }])
+    const held = await sql<{
+      tenant_id: string
+      n: number
+    }>`select tenant_id, count(*)::int as n from audit_names where resource_name like 'Quokka%' group by tenant_id order by tenant_id`.execute(
+      t.deps.database.db,
+    )
+    expect(held.rows).toEqual([
+      { tenant_id: 'many', n: 2 },
+      { tenant_id: 'many-other', n: 1 },
+    ])
   })
 })
 
@@ -348,9 +537,15 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
   afterAll(async () => t?.close())
 
   const names = (tenant: string, q: string) =>
-    t.as(tenant, 'read')({ method: 'GET', url: `/audit_logs?action=vendor.created&page_limit=100&q=${encodeURIComponent(q)}` }).then((res) => res.json().items.map((a: { resource_name: string }) => a.resource_name))
+    t
+      .as(
+        tenant,
+        'read',
+      )({ method: 'GET', url: `/audit_logs?action=vendor.created&page_limit=100&q=${encodeURIComponent(q)}` })
+      .then((res) => res.json().items.map((a: { resource_name: string }) => a.resource_name))
   const addVendors = async (tenant: string, vendorNames: string[]) => {
-    for (const name of vendorNames) expect((await t.as(tenant, 'write')({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
+    for (const name of vendorNames)
+      expect((await t.as(tenant, 'write')({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
   }
 
   /** The tables the statements of one search by `tenant` read, from the SQL they run. */
@@ -361,13 +556,20 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
       transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId).sql), node),
       transformResult: async ({ result }) => result,
     }
-    await createAuditLogsService({ database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(systemCtx(tenant), { q } as never)
-    return new Set(statements.flatMap((s) => [...s.matchAll(/\bfrom\s+("[^"]+"|\w+)/gi)].map((m) => m[1].replaceAll('"', ''))))
+    await createAuditLogsService({ database: { ...t.deps.database, db: db.withPlugin(capture) } }).list(
+      systemCtx(tenant),
+      { q } as never,
+    )
+    return new Set(
+      statements.flatMap((s) => [...s.matchAll(/\bfrom\s+("[^"]+"|\w+)/gi)].map((m) => m[1].replaceAll('"', ''))),
+    )
   }
   const indexed = (tenant: string) => namesIndexed(t, tenant)
   /** The stored bytes of an FTS5 index (its segments and their b-tree). */
   const indexBytes = async (table: string) => {
-    const rows = async (shadow: string) => (await sql<Record<string, unknown>>`select * from ${sql.table(shadow)} order by 1`.execute(t.deps.database.db)).rows
+    const rows = async (shadow: string) =>
+      (await sql<Record<string, unknown>>`select * from ${sql.table(shadow)} order by 1`.execute(t.deps.database.db))
+        .rows
     return JSON.stringify([await rows(`${table}_data`), await rows(`${table}_idx`)])
   }
 
@@ -380,12 +582,18 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     const indexes = [...read].filter((table) => table.endsWith(':audit_name_search'))
     const before = await Promise.all(indexes.map(indexBytes))
     // Another tenant writes many records holding the very word searched for.
-    await addVendors('fts-b', Array.from({ length: 200 }, (_v, i) => `Shared word vendor ${i}`))
+    await addVendors(
+      'fts-b',
+      Array.from({ length: 200 }, (_v, i) => `Shared word vendor ${i}`),
+    )
     await indexed('fts-b')
     expect(await Promise.all(indexes.map(indexBytes))).toEqual(before)
     expect(await tablesRead('fts-a', 'word vendor')).toEqual(read)
     expect(await names('fts-a', 'word vendor')).toEqual(['Shared word vendor'])
-    expect(await names('fts-b', 'word vendor 19')).toEqual(['Shared word vendor 19', ...Array.from({ length: 10 }, (_v, i) => `Shared word vendor ${190 + i}`)])
+    expect(await names('fts-b', 'word vendor 19')).toEqual([
+      'Shared word vendor 19',
+      ...Array.from({ length: 10 }, (_v, i) => `Shared word vendor ${190 + i}`),
+    ])
     expect(await names('fts-b', 'alpha')).toEqual([])
   })
 
@@ -395,7 +603,11 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     await indexed('fts-fresh')
     // The indexer takes records 100 ms after their commit: a search right after the write reads them directly.
     await addVendors('fts-fresh', ['Quokka insights', 'Wombat analytics'])
-    const pending = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'fts-fresh').executeTakeFirstOrThrow()
+    const pending = await t.deps.database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_names_seq'])
+      .where('id', '=', 'fts-fresh')
+      .executeTakeFirstOrThrow()
     expect(pending.audit_names_seq).toBeLessThan(pending.audit_seq)
     expect(await search('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
     expect(await search('analytics')).toEqual(['Quokka analytics', 'Wombat analytics'])
@@ -403,7 +615,11 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     expect(await search('quokka')).toEqual(['Quokka analytics', 'Quokka insights'])
     expect(await search('analytics')).toEqual(['Quokka analytics', 'Wombat analytics'])
     // Each record went into the index once.
-    const entries = await sql<{ n: number }>`select count(*) as n from ${sql.table('fts-fresh:audit_name_search')} where ${sql.table('fts-fresh:audit_name_search')} match '"kka"'`.execute(t.deps.database.db)
+    const entries = await sql<{
+      n: number
+    }>`select count(*) as n from ${sql.table('fts-fresh:audit_name_search')} where ${sql.table('fts-fresh:audit_name_search')} match '"kka"'`.execute(
+      t.deps.database.db,
+    )
     expect(entries.rows).toEqual([{ n: 2 }])
   })
 
@@ -437,7 +653,11 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     await addVendors('fts-fine', ['Fine two'])
     await indexed('fts-fine')
     expect(await names('fts-fine', 'fine two')).toEqual(['Fine two'])
-    const broken = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', 'fts-broken').executeTakeFirstOrThrow()
+    const broken = await t.deps.database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_names_seq'])
+      .where('id', '=', 'fts-broken')
+      .executeTakeFirstOrThrow()
     expect(broken.audit_names_seq).toBeLessThan(broken.audit_seq)
   })
 
@@ -447,10 +667,17 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     const { db } = t.deps.database
     // Back to the shared index of earlier versions, then migrate as an upgraded installation does.
     await perTenantSearch.down(db)
-    expect((await sql`select count(*) as n from sqlite_master where name like '%:audit_name_search'`.execute(db)).rows).toEqual([{ n: 0 }])
-    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '2026-11-23T13b-audit-name-search-per-tenant' as never).execute()
+    expect(
+      (await sql`select count(*) as n from sqlite_master where name like '%:audit_name_search'`.execute(db)).rows,
+    ).toEqual([{ n: 0 }])
+    await db
+      .deleteFrom('kysely_migration' as never)
+      .where('name' as never, '=', '2026-11-23T13b-audit-name-search-per-tenant' as never)
+      .execute()
     expect(await migrateToLatest(t.deps.database)).toEqual(['2026-11-23T13b-audit-name-search-per-tenant'])
-    expect((await sql`select name from sqlite_master where name = 'audit_logs_name_search'`.execute(db)).rows).toEqual([])
+    expect((await sql`select name from sqlite_master where name = 'audit_logs_name_search'`.execute(db)).rows).toEqual(
+      [],
+    )
     expect(await names('fts-old-a', 'ledger')).toEqual(['Legacy ledger', 'Ledger two'])
     expect(await names('fts-old-b', 'ledger')).toEqual(['Ledger of b'])
     await addVendors('fts-old-a', ['Ledger three'])
@@ -464,7 +691,9 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
       },
     ])
     await expect(failing.create('fts-retry')).rejects.toThrow('provisioning failed')
-    expect((await sql`select name from sqlite_master where name like 'fts-retry:%'`.execute(t.deps.database.db)).rows).toEqual([])
+    expect(
+      (await sql`select name from sqlite_master where name like 'fts-retry:%'`.execute(t.deps.database.db)).rows,
+    ).toEqual([])
     await createTenantsService(t.deps.database).create('fts-retry')
     await addVendors('fts-retry', ['Second attempt'])
     expect(await names('fts-retry', 'attempt')).toEqual(['Second attempt'])

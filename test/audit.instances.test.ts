@@ -27,14 +27,22 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
   const createVendor = async (tenant: string, name: string) =>
     expect((await t.as(tenant, 'write')({ method: 'POST', url: '/vendors', payload: { name } })).statusCode).toBe(201)
   const noteFromOther = (tenant: string, note: string) =>
-    runMutation(other, systemCtx(tenant), async () => ({ result: undefined, audit: { action: 'tenant.noted', resourceType: 'tenant', resourceId: tenant, resourceName: note } }))
+    runMutation(other, systemCtx(tenant), async () => ({
+      result: undefined,
+      audit: { action: 'tenant.noted', resourceType: 'tenant', resourceId: tenant, resourceName: note },
+    }))
   /** The verdict of the chain check, and the chain it checked (the check's own read key is audited before it). */
   const verified = async (tenant: string) => {
     const verdict = (await t.as(tenant, 'read')({ method: 'GET', url: '/audit_logs/verify' })).json()
     return { verdict, records: await chain(tenant) }
   }
   const chain = (tenant: string) =>
-    t.deps.database.db.selectFrom('audit_logs').select(['seq', 'action', 'resource_name', 'prev_hash', 'hash']).where('tenant_id', '=', tenant).orderBy('seq').execute()
+    t.deps.database.db
+      .selectFrom('audit_logs')
+      .select(['seq', 'action', 'resource_name', 'prev_hash', 'hash'])
+      .where('tenant_id', '=', tenant)
+      .orderBy('seq')
+      .execute()
 
   it('appends after the other process has, at the head it left, and the chain verifies', async () => {
     const tenant = 'interleaved'
@@ -50,11 +58,17 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
     const { verdict, records } = await verified(tenant)
     expect(verdict).toMatchObject({ ok: true, first_bad_id: null, checked: records.length })
     // The tenant's own provisioning and its key came first.
-    const names = records.filter((r) => r.action === 'vendor.created' || r.action === 'tenant.noted').map((r) => r.resource_name)
+    const names = records
+      .filter((r) => r.action === 'vendor.created' || r.action === 'tenant.noted')
+      .map((r) => r.resource_name)
     expect(names).toEqual(['first', 'second', 'other one', 'third', 'fourth', 'other two', 'fifth'])
     expect(records.map((r) => Number(r.seq))).toEqual(records.map((_r, i) => i + 1))
     for (let i = 1; i < records.length; i++) expect(records[i].prev_hash).toBe(records[i - 1].hash)
-    const head = await t.deps.database.db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenant).executeTakeFirstOrThrow()
+    const head = await t.deps.database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_head'])
+      .where('id', '=', tenant)
+      .executeTakeFirstOrThrow()
     expect([Number(head.audit_seq), head.audit_head]).toEqual([records.length, records.at(-1)!.hash])
   })
 
@@ -64,10 +78,14 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
     const pg = createRequire(import.meta.url)('pg') as typeof pgTypes
     const sent = vi.spyOn(pg.Client.prototype, 'query')
     const statements = () => {
-      const texts = sent.mock.calls.map(([query]) => (typeof query === 'string' ? query : (query as { text: string }).text))
+      const texts = sent.mock.calls.map(([query]) =>
+        typeof query === 'string' ? query : (query as { text: string }).text,
+      )
       sent.mockClear()
       return {
-        headReads: texts.filter((text) => /^select "audit_seq", "audit_head" from "tenants" .* for no key update$/.test(text)).length,
+        headReads: texts.filter((text) =>
+          /^select "audit_seq", "audit_head" from "tenants" .* for no key update$/.test(text),
+        ).length,
         ifHead: texts.filter((text) => text.startsWith('with head as')).length,
         appends: texts.filter((text) => text.startsWith('with "appended" as')).length,
       }
@@ -86,8 +104,16 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
     }
     const { verdict, records } = await verified(tenant)
     expect(verdict).toMatchObject({ ok: true, first_bad_id: null, checked: records.length })
-    const names = records.filter((r) => r.action === 'vendor.created' || r.action === 'tenant.noted').map((r) => r.resource_name)
-    expect(names).toEqual(['learns the head', 'at the head it left', 'moved by the other', 'after the other', 'at the head it left again'])
+    const names = records
+      .filter((r) => r.action === 'vendor.created' || r.action === 'tenant.noted')
+      .map((r) => r.resource_name)
+    expect(names).toEqual([
+      'learns the head',
+      'at the head it left',
+      'moved by the other',
+      'after the other',
+      'at the head it left again',
+    ])
     for (let i = 1; i < records.length; i++) expect(records[i].prev_hash).toBe(records[i - 1].hash)
   })
 
@@ -101,7 +127,9 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
     await createVendor(tenant, 'end')
     const { verdict, records } = await verified(tenant)
     expect(verdict).toMatchObject({ ok: true, first_bad_id: null, checked: records.length })
-    expect(records.filter((r) => r.resource_name?.startsWith('ours ') || r.resource_name?.startsWith('theirs '))).toHaveLength(60)
+    expect(
+      records.filter((r) => r.resource_name?.startsWith('ours ') || r.resource_name?.startsWith('theirs ')),
+    ).toHaveLength(60)
     expect(records.map((r) => Number(r.seq))).toEqual(records.map((_r, i) => i + 1))
   })
 })

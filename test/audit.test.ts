@@ -21,7 +21,15 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
       fc.asyncProperty(
         fc.array(
           fc.record({
-            op: fc.constantFrom('create', 'create-dup', 'create-bad', 'update', 'update-bad', 'delete', 'delete-missing'),
+            op: fc.constantFrom(
+              'create',
+              'create-dup',
+              'create-bad',
+              'update',
+              'update-bad',
+              'delete',
+              'delete-missing',
+            ),
             pick: fc.nat(),
           }),
           { maxLength: 20 },
@@ -41,21 +49,38 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
               live.push(res.json())
               expected.push({ action: 'use_case.created', resource_id: res.json().id })
             } else if (op === 'create-dup' && target) {
-              expect((await req({ method: 'POST', url: '/use_cases', payload: { name: target.name.toUpperCase() } })).statusCode).toBe(422)
+              expect(
+                (await req({ method: 'POST', url: '/use_cases', payload: { name: target.name.toUpperCase() } }))
+                  .statusCode,
+              ).toBe(422)
             } else if (op === 'create-bad') {
               expect((await req({ method: 'POST', url: '/use_cases', payload: { name: '' } })).statusCode).toBe(422)
             } else if (op === 'update' && target) {
-              const res = await req({ method: 'PATCH', url: `/use_cases/${target.id}`, payload: { description: `d${n++}` } })
+              const res = await req({
+                method: 'PATCH',
+                url: `/use_cases/${target.id}`,
+                payload: { description: `d${n++}` },
+              })
               expect(res.statusCode).toBe(200)
               expected.push({ action: 'use_case.updated', resource_id: target.id })
             } else if (op === 'update-bad' && target) {
-              expect((await req({ method: 'PATCH', url: `/use_cases/${target.id}`, payload: { risk_category_level: 'huge' } })).statusCode).toBe(422)
+              expect(
+                (
+                  await req({
+                    method: 'PATCH',
+                    url: `/use_cases/${target.id}`,
+                    payload: { risk_category_level: 'huge' },
+                  })
+                ).statusCode,
+              ).toBe(422)
             } else if (op === 'delete' && target) {
               expect((await req({ method: 'DELETE', url: `/use_cases/${target.id}` })).statusCode).toBe(204)
               live.splice(live.indexOf(target), 1)
               expected.push({ action: 'use_case.deleted', resource_id: target.id })
             } else if (op === 'delete-missing') {
-              expect((await req({ method: 'DELETE', url: '/use_cases/uc_00000000000000000000000000' })).statusCode).toBe(404)
+              expect(
+                (await req({ method: 'DELETE', url: '/use_cases/uc_00000000000000000000000000' })).statusCode,
+              ).toBe(404)
             }
           }
           const rows = (await auditRows(tenant)).slice(before).filter((r) => r.resource_type === 'use_case')
@@ -71,15 +96,40 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     const ghost = systemCtx('no-such-tenant')
     await expect(
       runMutation(t.deps.database, ghost, async (tx) => {
-        await tx.insertInto('use_cases').values({
-          id: 'uc_0000000000000000000000000r', tenant_id: 'rollback', name: 'ghost', name_key: 'ghost', description: null, ai_type: null,
-          system_type: null, risk_category_level: null, regions: '[]', industries: '[]', source: null, owner_id: null, owner_type: null, workflow_stage_id: null,
-          workflow_stage_step: null, creator_id: null, created_at: new Date().toISOString(), updated_at: new Date().toISOString(),
-        }).execute()
-        return { result: null, audit: { action: 'use_case.created', resourceType: 'use_case', resourceId: 'uc_0000000000000000000000000r' } }
+        await tx
+          .insertInto('use_cases')
+          .values({
+            id: 'uc_0000000000000000000000000r',
+            tenant_id: 'rollback',
+            name: 'ghost',
+            name_key: 'ghost',
+            description: null,
+            ai_type: null,
+            system_type: null,
+            risk_category_level: null,
+            regions: '[]',
+            industries: '[]',
+            source: null,
+            owner_id: null,
+            owner_type: null,
+            workflow_stage_id: null,
+            workflow_stage_step: null,
+            creator_id: null,
+            created_at: new Date().toISOString(),
+            updated_at: new Date().toISOString(),
+          })
+          .execute()
+        return {
+          result: null,
+          audit: { action: 'use_case.created', resourceType: 'use_case', resourceId: 'uc_0000000000000000000000000r' },
+        }
       }),
     ).rejects.toThrow()
-    const row = await t.deps.database.db.selectFrom('use_cases').select('id').where('id', '=', 'uc_0000000000000000000000000r').executeTakeFirst()
+    const row = await t.deps.database.db
+      .selectFrom('use_cases')
+      .select('id')
+      .where('id', '=', 'uc_0000000000000000000000000r')
+      .executeTakeFirst()
     expect(row).toBeUndefined()
   })
 
@@ -110,13 +160,18 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     const req = t.as('filter-audit', 'write')
     const uc = (await req({ method: 'POST', url: '/use_cases', payload: { name: 'Filtered' } })).json()
     await req({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { description: 'changed' } })
-    const get = async (q: string) => (await req({ method: 'GET', url: `/audit_logs?${q}` })).json().items.map((a: { action: string }) => a.action)
+    const get = async (q: string) =>
+      (await req({ method: 'GET', url: `/audit_logs?${q}` })).json().items.map((a: { action: string }) => a.action)
     expect(await get(`resource_id=${uc.id}`)).toEqual(['use_case.created', 'use_case.updated'])
     expect(await get('action=use_case.updated')).toEqual(['use_case.updated'])
-    expect(await get('action=use_case.updated&action=use_case.created')).toEqual(['use_case.created', 'use_case.updated'])
+    expect(await get('action=use_case.updated&action=use_case.created')).toEqual([
+      'use_case.created',
+      'use_case.updated',
+    ])
     expect(await get('resource_type=use_case&sort=-created_at')).toEqual(['use_case.updated', 'use_case.created'])
     expect(await get('q=filtered')).toEqual(['use_case.created', 'use_case.updated'])
-    const theirs = (await t.as('chain', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}` })).json().items
+    const theirs = (await t.as('chain', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}` })).json()
+      .items
     expect(theirs).toEqual([])
     const [one] = (await req({ method: 'GET', url: `/audit_logs?resource_id=${uc.id}` })).json().items
     expect((await t.as('chain', 'read')({ method: 'GET', url: `/audit_logs/${one.id}` })).statusCode).toBe(404)

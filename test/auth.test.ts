@@ -19,7 +19,11 @@ describeEachDialect('authentication and API keys', (dialect) => {
   const exchange = (headers: Record<string, string>, payload?: unknown) =>
     t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers, payload: payload as object })
   const ping = (token: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'GET', url: `${PREFIX}/system/ping`, headers: { authorization: `Bearer ${token}`, ...headers } })
+    t.app.inject({
+      method: 'GET',
+      url: `${PREFIX}/system/ping`,
+      headers: { authorization: `Bearer ${token}`, ...headers },
+    })
 
   it('exchanges a key from headers with no body, exactly as the original clients do', async () => {
     const key = await t.apiKey('acme', 'write')
@@ -70,18 +74,46 @@ describeEachDialect('authentication and API keys', (dialect) => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString())
     const key = new TextEncoder().encode(SECRET)
     const sign = (extra: Record<string, unknown>, secret = key) =>
-      new SignJWT({ tenant: 'acme', role: 'admin', ...extra }).setProtectedHeader({ alg: 'HS256' }).setIssuer(TOKEN_ISSUER)
-        .setAudience(TOKEN_AUDIENCE).setSubject(claims.sub).setIssuedAt().setExpirationTime('1h').setJti('x').sign(secret)
+      new SignJWT({ tenant: 'acme', role: 'admin', ...extra })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setSubject(claims.sub)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .setJti('x')
+        .sign(secret)
     const tokens = {
       changedPayload: `${header}.${b64({ ...claims, role: 'admin' })}.${signature}`,
       algNone: `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
       wrongSecret: await sign({}, new TextEncoder().encode('another-secret-that-is-at-least-32-bytes')),
-      expired: await new SignJWT({ tenant: 'acme', role: 'read' }).setProtectedHeader({ alg: 'HS256' }).setIssuer(TOKEN_ISSUER)
-        .setAudience(TOKEN_AUDIENCE).setSubject(claims.sub).setIssuedAt(1_600_000_000).setExpirationTime(1_600_000_100).setJti('y').sign(key),
-      wrongAudience: await new SignJWT({ tenant: 'acme', role: 'read' }).setProtectedHeader({ alg: 'HS256' }).setIssuer(TOKEN_ISSUER)
-        .setAudience('someone-else').setSubject(claims.sub).setIssuedAt().setExpirationTime('1h').setJti('z').sign(key),
-      hs512: await new SignJWT({ tenant: 'acme', role: 'read' }).setProtectedHeader({ alg: 'HS512' }).setIssuer(TOKEN_ISSUER)
-        .setAudience(TOKEN_AUDIENCE).setSubject(claims.sub).setIssuedAt().setExpirationTime('1h').setJti('w').sign(key),
+      expired: await new SignJWT({ tenant: 'acme', role: 'read' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setSubject(claims.sub)
+        .setIssuedAt(1_600_000_000)
+        .setExpirationTime(1_600_000_100)
+        .setJti('y')
+        .sign(key),
+      wrongAudience: await new SignJWT({ tenant: 'acme', role: 'read' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience('someone-else')
+        .setSubject(claims.sub)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .setJti('z')
+        .sign(key),
+      hs512: await new SignJWT({ tenant: 'acme', role: 'read' })
+        .setProtectedHeader({ alg: 'HS512' })
+        .setIssuer(TOKEN_ISSUER)
+        .setAudience(TOKEN_AUDIENCE)
+        .setSubject(claims.sub)
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .setJti('w')
+        .sign(key),
       garbage: 'abc.def.ghi',
     }
     for (const [name, token] of Object.entries(tokens)) {
@@ -90,7 +122,10 @@ describeEachDialect('authentication and API keys', (dialect) => {
       expect(res.headers['content-type']).toContain('application/problem+json')
     }
     expect((await ping(tokens.expired)).json().detail).toBe('the access token has expired')
-    expect((await t.app.inject({ method: 'GET', url: `${PREFIX}/system/ping`, headers: { authorization: 'Basic abc' } })).statusCode).toBe(401)
+    expect(
+      (await t.app.inject({ method: 'GET', url: `${PREFIX}/system/ping`, headers: { authorization: 'Basic abc' } }))
+        .statusCode,
+    ).toBe(401)
   })
 
   it('answers 403 when X-Tenant does not match the token', async () => {
@@ -107,7 +142,9 @@ describeEachDialect('authentication and API keys', (dialect) => {
     expect((await read({ method: 'POST', url: '/use_cases', payload: { name: 'x' } })).statusCode).toBe(403)
     expect((await write({ method: 'POST', url: '/use_cases', payload: { name: 'x' } })).statusCode).toBe(201)
     expect((await write({ method: 'GET', url: '/api_keys' })).statusCode).toBe(403)
-    expect((await write({ method: 'POST', url: '/api_keys', payload: { name: 'k', role: 'read' } })).statusCode).toBe(403)
+    expect((await write({ method: 'POST', url: '/api_keys', payload: { name: 'k', role: 'read' } })).statusCode).toBe(
+      403,
+    )
     expect((await admin({ method: 'GET', url: '/api_keys' })).statusCode).toBe(200)
   })
 
@@ -119,12 +156,22 @@ describeEachDialect('authentication and API keys', (dialect) => {
     expect(key.key).toMatch(/^sk_[0-9A-Za-z]{43}$/)
     expect(created.headers.location).toBe(`${PREFIX}/api_keys/${key.id}`)
 
-    const listed = (await admin({ method: 'GET', url: '/api_keys' })).json().items.find((k: { id: string }) => k.id === key.id)
+    const listed = (await admin({ method: 'GET', url: '/api_keys' }))
+      .json()
+      .items.find((k: { id: string }) => k.id === key.id)
     expect(listed).toMatchObject({ id: key.id, name: 'jira-intake', role: 'write', key_prefix: key.key.slice(0, 9) })
     expect(JSON.stringify(listed)).not.toContain(key.key)
-    const stored = await t.deps.database.db.selectFrom('api_keys').selectAll().where('id', '=', key.id).executeTakeFirstOrThrow()
+    const stored = await t.deps.database.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow()
     expect(JSON.stringify(stored)).not.toContain(key.key)
-    const audit = await t.deps.database.db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', 'keys').execute()
+    const audit = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .selectAll()
+      .where('tenant_id', '=', 'keys')
+      .execute()
     expect(JSON.stringify(audit)).not.toContain(key.key)
 
     const token = (await exchange({ 'x-api-key': key.key, 'x-tenant': 'keys' })).json().access_token
@@ -135,23 +182,47 @@ describeEachDialect('authentication and API keys', (dialect) => {
     expect((await admin({ method: 'DELETE', url: `/api_keys/${key.id}` })).statusCode).toBe(409)
     const revokedList = (await admin({ method: 'GET', url: '/api_keys?include_revoked=true' })).json().items
     expect(revokedList.find((k: { id: string }) => k.id === key.id).revoked_at).not.toBeNull()
-    expect((await admin({ method: 'GET', url: '/api_keys' })).json().items.map((k: { id: string }) => k.id)).not.toContain(key.id)
+    expect(
+      (await admin({ method: 'GET', url: '/api_keys' })).json().items.map((k: { id: string }) => k.id),
+    ).not.toContain(key.id)
   })
 
   it('refuses expired keys and keys of another tenant', async () => {
     const admin = t.as('keys', 'admin')
-    expect((await admin({ method: 'POST', url: '/api_keys', payload: { name: 'old', role: 'read', expires_at: '2020-01-01T00:00:00Z' } })).statusCode).toBe(422)
+    expect(
+      (
+        await admin({
+          method: 'POST',
+          url: '/api_keys',
+          payload: { name: 'old', role: 'read', expires_at: '2020-01-01T00:00:00Z' },
+        })
+      ).statusCode,
+    ).toBe(422)
     const other = (await t.as('globex', 'admin')({ method: 'GET', url: '/api_keys' })).json().items[0]
     expect((await admin({ method: 'GET', url: `/api_keys/${other.id}` })).statusCode).toBe(404)
     expect((await admin({ method: 'DELETE', url: `/api_keys/${other.id}` })).statusCode).toBe(404)
-    const soon = (await admin({ method: 'POST', url: '/api_keys', payload: { name: 'soon', role: 'read', expires_at: '2099-01-01T00:00:00Z' } })).json()
+    const soon = (
+      await admin({
+        method: 'POST',
+        url: '/api_keys',
+        payload: { name: 'soon', role: 'read', expires_at: '2099-01-01T00:00:00Z' },
+      })
+    ).json()
     expect((await exchange({ 'x-api-key': soon.key, 'x-tenant': 'keys' })).statusCode).toBe(200)
-    await t.deps.database.db.updateTable('api_keys').set({ expires_at: '2020-01-01T00:00:00.000Z' }).where('id', '=', soon.id).execute()
+    await t.deps.database.db
+      .updateTable('api_keys')
+      .set({ expires_at: '2020-01-01T00:00:00.000Z' })
+      .where('id', '=', soon.id)
+      .execute()
     expect((await exchange({ 'x-api-key': soon.key, 'x-tenant': 'keys' })).statusCode).toBe(401)
   })
 
   it('audits token issue, key creation and revocation', async () => {
-    const rows = await t.deps.database.db.selectFrom('audit_logs').select(['action']).where('tenant_id', '=', 'keys').execute()
+    const rows = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .select(['action'])
+      .where('tenant_id', '=', 'keys')
+      .execute()
     const actions = rows.map((r) => r.action)
     expect(actions).toContain('api_key.created')
     expect(actions).toContain('api_key.revoked')

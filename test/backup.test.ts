@@ -9,7 +9,14 @@ import { runCli, startServiceProcess, type ServiceProcess } from './helpers/proc
 const API_KEY = 'sk_backupbackupbackupbackupbackupbackup012345'
 
 async function session(service: ServiceProcess) {
-  const token = (await (await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'x-tenant': 'default' } })).json()).access_token as string
+  const token = (
+    await (
+      await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+        method: 'POST',
+        headers: { 'x-api-key': API_KEY, 'x-tenant': 'default' },
+      })
+    ).json()
+  ).access_token as string
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${service.baseUrl}${PREFIX}${path}`, {
       method,
@@ -30,7 +37,8 @@ describe('aigov backup', () => {
     const service = await startServiceProcess(env)
     try {
       const call = await session(service)
-      for (const name of ['Alpha', 'Beta', 'Gamma']) expect((await call('POST', '/use_cases', { name })).status).toBe(201)
+      for (const name of ['Alpha', 'Beta', 'Gamma'])
+        expect((await call('POST', '/use_cases', { name })).status).toBe(201)
       // Writes keep arriving while the copy is taken.
       const writing = (async () => {
         for (let i = 0; i < 20; i++) await call('POST', '/use_cases', { name: `during ${i}` })
@@ -54,9 +62,15 @@ describe('aigov backup', () => {
       expect(verified.checked).toBeGreaterThanOrEqual(4)
       // The copy is a working database: it takes writes, and the tenant's own search index came along.
       expect((await call('POST', '/use_cases', { name: 'After restore' })).status).toBe(201)
-      const found = (await call('GET', '/audit_logs?action=use_case.created&q=after%20res')).body.items.map((a: { resource_name: string }) => a.resource_name)
+      const found = (await call('GET', '/audit_logs?action=use_case.created&q=after%20res')).body.items.map(
+        (a: { resource_name: string }) => a.resource_name,
+      )
       expect(found).toEqual(['After restore'])
-      expect((await call('GET', '/audit_logs?action=use_case.created&q=gamma')).body.items.map((a: { resource_name: string }) => a.resource_name)).toEqual(['Gamma'])
+      expect(
+        (await call('GET', '/audit_logs?action=use_case.created&q=gamma')).body.items.map(
+          (a: { resource_name: string }) => a.resource_name,
+        ),
+      ).toEqual(['Gamma'])
     } finally {
       await restored.stop()
       await db.drop()

@@ -32,7 +32,9 @@ describeEachDialect('bounds: worst-case answers at the production heap cap', (di
 
   const api = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${service.baseUrl}${P}${path}`, {
-      method, headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body),
+      method,
+      headers: { ...auth(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
     })
     const text = await res.text()
     if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`)
@@ -41,11 +43,14 @@ describeEachDialect('bounds: worst-case answers at the production heap cap', (di
   /** Runs `task` for 0..n-1, `width` at a time. */
   const inParallel = async (n: number, width: number, task: (i: number) => Promise<unknown>) => {
     let next = 0
-    await Promise.all(Array.from({ length: width }, async () => {
-      while (next < n) await task(next++)
-    }))
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        while (next < n) await task(next++)
+      }),
+    )
   }
-  const peakRssMb = () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) / 1024
+  const peakRssMb = () =>
+    Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${service.child.pid}/status`, 'utf8'))![1]) / 1024
   const live = async () => (await fetch(`${service.baseUrl}/livez`, { signal: AbortSignal.timeout(5000) })).status
 
   /** A client that asks and never reads its answer: the server must not buffer the answer for it without a bound. */
@@ -58,23 +63,37 @@ describeEachDialect('bounds: worst-case answers at the production heap cap', (di
   }
   /** `PARALLEL` readers of `path`, each reading the whole answer; resolves with the bytes of each full answer. */
   const readAll = (path: string, readers: number, refusedWith?: string) =>
-    Promise.all(Array.from({ length: readers }, async () => {
-      const res = await fetch(`${service.baseUrl}${P}${path}`, { headers: auth() })
-      if (refusedWith && res.status === 429) {
-        expect(((await res.json()) as { code: string }).code).toBe(refusedWith)
-        return null
-      }
-      expect(res.status, path).toBe(200)
-      return (await res.arrayBuffer()).byteLength
-    })).then((sizes) => sizes.filter((size) => size !== null))
+    Promise.all(
+      Array.from({ length: readers }, async () => {
+        const res = await fetch(`${service.baseUrl}${P}${path}`, { headers: auth() })
+        if (refusedWith && res.status === 429) {
+          expect(((await res.json()) as { code: string }).code).toBe(refusedWith)
+          return null
+        }
+        expect(res.status, path).toBe(200)
+        return (await res.arrayBuffer()).byteLength
+      }),
+    ).then((sizes) => sizes.filter((size) => size !== null))
 
   beforeAll(async () => {
     db = await freshDatabase(dialect)
-    service = await startServiceProcess({
-      ...db.env, SERVICE_JWT_SECRET: 'bounds-memory-secret-0123456789abcdefghij', SERVICE_API_KEY: KEY, SERVICE_TENANT: TENANT,
-      SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_TOKEN_PER_MINUTE: '1000',
-    }, undefined, HEAP_CAP)
-    const res = await fetch(`${service.baseUrl}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': TENANT } })
+    service = await startServiceProcess(
+      {
+        ...db.env,
+        SERVICE_JWT_SECRET: 'bounds-memory-secret-0123456789abcdefghij',
+        SERVICE_API_KEY: KEY,
+        SERVICE_TENANT: TENANT,
+        SERVICE_STARTER_LIBRARY: 'false',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        RATE_LIMIT_TOKEN_PER_MINUTE: '1000',
+      },
+      undefined,
+      HEAP_CAP,
+    )
+    const res = await fetch(`${service.baseUrl}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'x-tenant': TENANT },
+    })
     token = ((await res.json()) as { access_token: string }).access_token
 
     // Worst cases, seeded through the API: one use case with 600 linked models of 99 KB summaries (so also 600 audit
@@ -84,7 +103,9 @@ describeEachDialect('bounds: worst-case answers at the production heap cap', (di
       const model = await api('POST', '/models', { name: `model ${i}`, summary: `${i} ${'s'.repeat(LONG)}` })
       await api('POST', `/use_cases/${useCaseId}/models`, { id: model.id })
     })
-    await inParallel(100, 8, (i) => api('POST', '/use_cases', { name: `long ${i}`, description: `${i} ${'d'.repeat(LONG)}` }))
+    await inParallel(100, 8, (i) =>
+      api('POST', '/use_cases', { name: `long ${i}`, description: `${i} ${'d'.repeat(LONG)}` }),
+    )
   }, 240_000)
   afterAll(async () => {
     for (const socket of stalled) socket.destroy()
@@ -121,14 +142,17 @@ describeEachDialect('bounds: worst-case answers at the production heap cap', (di
   }
 
   it('the audit query (POST) at its largest page, with an Idempotency-Key (its answer is kept for replay)', async () => {
-    await Promise.all(Array.from({ length: PARALLEL }, async (_, i) => {
-      const res = await fetch(`${service.baseUrl}${P}/audit_logs/query`, {
-        method: 'POST', headers: { ...auth(), 'content-type': 'application/json', 'idempotency-key': `bounds-${i}` },
-        body: JSON.stringify({ action: ['model.created'], page_limit: 100 }),
-      })
-      expect([200, 201]).toContain(res.status)
-      await res.arrayBuffer()
-    }))
+    await Promise.all(
+      Array.from({ length: PARALLEL }, async (_, i) => {
+        const res = await fetch(`${service.baseUrl}${P}/audit_logs/query`, {
+          method: 'POST',
+          headers: { ...auth(), 'content-type': 'application/json', 'idempotency-key': `bounds-${i}` },
+          body: JSON.stringify({ action: ['model.created'], page_limit: 100 }),
+        })
+        expect([200, 201]).toContain(res.status)
+        await res.arrayBuffer()
+      }),
+    )
     expect(await live()).toBe(200)
     expect(peakRssMb()).toBeLessThan(PEAK_RSS_MB)
   }, 60_000)

@@ -15,7 +15,16 @@ describeEachDialect('aigov CLI', (dialect) => {
   it('prints help for the program and for each command', () => {
     const help = runCli(['--help'], env)
     expect(help.code).toBe(0)
-    for (const word of ['serve', 'migrate', 'tenants create', 'tenants list', 'keys create', 'keys list', 'keys revoke']) expect(help.stdout).toContain(word)
+    for (const word of [
+      'serve',
+      'migrate',
+      'tenants create',
+      'tenants list',
+      'keys create',
+      'keys list',
+      'keys revoke',
+    ])
+      expect(help.stdout).toContain(word)
     const keysHelp = runCli(['keys', 'create', '--help'], env)
     expect(keysHelp.code).toBe(0)
     expect(keysHelp.stdout).toContain('--role read|write|admin')
@@ -32,7 +41,7 @@ describeEachDialect('aigov CLI', (dialect) => {
     expect(runCli(['keys', 'create', '--tenant', 't', '--role', 'god', '--name', 'x'], env).code).toBe(2)
   })
 
-  it('prints its version, lists a group\'s commands, names valid options, and keeps help within 100 columns', () => {
+  it("prints its version, lists a group's commands, names valid options, and keeps help within 100 columns", () => {
     const version = runCli(['--version'], env)
     expect(version.code).toBe(0)
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
@@ -73,7 +82,10 @@ describeEachDialect('aigov CLI', (dialect) => {
     expect(listed.stdout.split('\n')[0]).toBe('ID\tROLE\tPREFIX\tNAME\tCREATED_AT')
     expect(listed.stdout).toContain(id)
     expect(listed.stdout).not.toContain(secret)
-    const json = runCli(['keys', 'list', '--tenant', 'acme', '--json'], env).stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const json = runCli(['keys', 'list', '--tenant', 'acme', '--json'], env)
+      .stdout.trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(json).toContainEqual(expect.objectContaining({ id, role: 'write', name: 'ci' }))
     expect(JSON.stringify(json)).not.toContain(secret)
     expect(runCli(['keys', 'create', '--tenant', 'nobody', '--role', 'read', '--name', 'x'], env).code).toBe(1)

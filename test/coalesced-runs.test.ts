@@ -31,12 +31,15 @@ describe('coalesced runs', () => {
     let runs = 0
     let active = 0
     let mostAtOnce = 0
-    const loop = new CoalescedRuns(async () => {
-      mostAtOnce = Math.max(mostAtOnce, ++active)
-      if (++runs < 3) loop.request()
-      await tick(5)
-      active--
-    }, () => 0)
+    const loop = new CoalescedRuns(
+      async () => {
+        mostAtOnce = Math.max(mostAtOnce, ++active)
+        if (++runs < 3) loop.request()
+        await tick(5)
+        active--
+      },
+      () => 0,
+    )
     loop.request()
     await tick(80)
     expect(runs).toBe(3)

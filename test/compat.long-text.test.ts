@@ -17,15 +17,25 @@ describeEachDialect('long names and descriptions', (dialect) => {
     expect(longName).toHaveLength(512)
     expect(longDescription).toHaveLength(100_000)
     const write = t.as('acme', 'write')
-    const res = await write({ method: 'POST', url: '/use_cases', payload: { name: longName, description: longDescription } })
+    const res = await write({
+      method: 'POST',
+      url: '/use_cases',
+      payload: { name: longName, description: longDescription },
+    })
     expect(res.statusCode, res.body).toBe(201)
     const id = res.json().id
     const read = (await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json()
     expect(read.name).toBe(longName)
     expect(read.description).toBe(longDescription)
 
-    const ndjson = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs/export?format=ndjson&resource_id=${id}` })
-    const [created] = ndjson.body.trim().split('\n').map((line) => JSON.parse(line))
+    const ndjson = await t.as(
+      'acme',
+      'read',
+    )({ method: 'GET', url: `/audit_logs/export?format=ndjson&resource_id=${id}` })
+    const [created] = ndjson.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(created).toMatchObject({ action: 'use_case.created', resource_name: longName })
     expect(created.changes.description).toEqual([null, longDescription])
     const csv = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs/export?format=csv&resource_id=${id}` })
@@ -50,7 +60,11 @@ describeEachDialect('long names and descriptions', (dialect) => {
       expect(res.json().name).toBe(longName)
     }
     const uc = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'short' } })).json()
-    const renamed = await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { name: `${longName.slice(0, 511)}!` } })
+    const renamed = await write({
+      method: 'PATCH',
+      url: `/use_cases/${uc.id}`,
+      payload: { name: `${longName.slice(0, 511)}!` },
+    })
     expect(renamed.statusCode, renamed.body.slice(0, 300)).toBe(200)
   })
 
@@ -59,9 +73,14 @@ describeEachDialect('long names and descriptions', (dialect) => {
     const name = await write({ method: 'POST', url: '/use_cases', payload: { name: 'n'.repeat(513) } })
     expect(name.statusCode).toBe(422)
     expect(name.json().errors).toEqual([{ field: 'name', message: expect.stringContaining('512') }])
-    const description = await write({ method: 'POST', url: '/vendors', payload: { name: 'ok', description: 'd'.repeat(100_001) } })
+    const description = await write({
+      method: 'POST',
+      url: '/vendors',
+      payload: { name: 'ok', description: 'd'.repeat(100_001) },
+    })
     expect(description.statusCode).toBe(422)
     expect(description.json().errors).toEqual([{ field: 'description', message: expect.stringContaining('100000') }])
-    for (const url of ['/use_cases', '/vendors']) expect((await t.as('limits', 'read')({ method: 'GET', url })).json().items).toEqual([])
+    for (const url of ['/use_cases', '/vendors'])
+      expect((await t.as('limits', 'read')({ method: 'GET', url })).json().items).toEqual([])
   })
 })

@@ -5,10 +5,28 @@ import { ConfigError, loadConfig } from '../src/config.js'
 describe('settings', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({})).toMatchObject({
-      port: 8080, host: '0.0.0.0', databaseUrl: 'sqlite:./data/service.db', redisUrl: undefined, tokenTtlSeconds: 3600,
-      bootstrapTenant: 'default', debug: false, enableMcp: false, mcpReadOnly: false, rateLimitPerMinute: 600,
-      rateLimitTokenPerMinute: 30, workers: 1, starterLibrary: true, readCacheBytes: 16 * 1024 * 1024, recordCacheBytes: 16 * 1024 * 1024, logLevel: 'info',
-      corsOrigins: [], shutdownTimeoutMs: 10_000, databaseConnectTimeoutSeconds: 30, databasePoolSize: 2 * availableParallelism() + 1, metricsToken: undefined, metricsPort: undefined,
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: 'sqlite:./data/service.db',
+      redisUrl: undefined,
+      tokenTtlSeconds: 3600,
+      bootstrapTenant: 'default',
+      debug: false,
+      enableMcp: false,
+      mcpReadOnly: false,
+      rateLimitPerMinute: 600,
+      rateLimitTokenPerMinute: 30,
+      workers: 1,
+      starterLibrary: true,
+      readCacheBytes: 16 * 1024 * 1024,
+      recordCacheBytes: 16 * 1024 * 1024,
+      logLevel: 'info',
+      corsOrigins: [],
+      shutdownTimeoutMs: 10_000,
+      databaseConnectTimeoutSeconds: 30,
+      databasePoolSize: 2 * availableParallelism() + 1,
+      metricsToken: undefined,
+      metricsPort: undefined,
     })
   })
 
@@ -50,14 +68,22 @@ describe('settings', () => {
 
   it('reads the DNS servers webhooks ask, by default those of the system', () => {
     expect(loadConfig({})).toMatchObject({ webhookDnsServers: undefined, webhookDnsTimeoutMs: 2000 })
-    expect(loadConfig({ WEBHOOK_DNS_SERVERS: ' 10.0.0.2, 10.0.0.3:5353,[2001:db8::53]:53, 2001:db8::54 ', WEBHOOK_DNS_TIMEOUT_MS: '500' })).toMatchObject({
+    expect(
+      loadConfig({
+        WEBHOOK_DNS_SERVERS: ' 10.0.0.2, 10.0.0.3:5353,[2001:db8::53]:53, 2001:db8::54 ',
+        WEBHOOK_DNS_TIMEOUT_MS: '500',
+      }),
+    ).toMatchObject({
       webhookDnsServers: ['10.0.0.2', '10.0.0.3:5353', '[2001:db8::53]:53', '2001:db8::54'],
       webhookDnsTimeoutMs: 500,
     })
   })
 
   it('reads a list of CORS origins', () => {
-    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ,' }).corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173'])
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:5173 ,' }).corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ])
     expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*'])
   })
 
@@ -67,7 +93,16 @@ describe('settings', () => {
   })
 
   it('reads booleans and trims the upstream URL', () => {
-    const config = loadConfig({ SERVICE_DEBUG: 'true', MCP_READ_ONLY: '1', SERVICE_SERVER_BASE_URL: 'http://up.example/' })
-    expect(config).toMatchObject({ debug: true, mcpReadOnly: true, upstreamBaseUrl: 'http://up.example', logLevel: 'debug' })
+    const config = loadConfig({
+      SERVICE_DEBUG: 'true',
+      MCP_READ_ONLY: '1',
+      SERVICE_SERVER_BASE_URL: 'http://up.example/',
+    })
+    expect(config).toMatchObject({
+      debug: true,
+      mcpReadOnly: true,
+      upstreamBaseUrl: 'http://up.example',
+      logLevel: 'debug',
+    })
   })
 })

@@ -16,7 +16,9 @@ describeEachDialect('custom fields: shared contract', (dialect) => {
   })
 })
 
-describeEachDialect('custom fields: names', (dialect) => namedRecordTests(dialect, { collection: '/custom_fields', writer: 'admin' }))
+describeEachDialect('custom fields: names', (dialect) =>
+  namedRecordTests(dialect, { collection: '/custom_fields', writer: 'admin' }),
+)
 
 describeEachDialect('custom fields and their values', (dialect) => {
   const suite = suiteApp(dialect)
@@ -24,7 +26,15 @@ describeEachDialect('custom fields and their values', (dialect) => {
   const field = (payload: object) => post('/custom_fields', payload)
 
   it('defaults the element to the type and checks that a definition hangs together (422)', async () => {
-    expect(await field({ name: 'Plain' })).toMatchObject({ type: 'string', element_type: 'input', options: [], multiple: false, required: false, entity_types: [], archived: false })
+    expect(await field({ name: 'Plain' })).toMatchObject({
+      type: 'string',
+      element_type: 'input',
+      options: [],
+      multiple: false,
+      required: false,
+      entity_types: [],
+      archived: false,
+    })
     expect(await field({ name: 'Approver', type: 'user' })).toMatchObject({ element_type: 'select' })
     expect(await field({ name: 'Reviewed on', type: 'datetime' })).toMatchObject({ element_type: 'datepicker' })
     const bad = async (payload: object) => {
@@ -35,7 +45,9 @@ describeEachDialect('custom fields and their values', (dialect) => {
     expect(await bad({ name: 'No options', element_type: 'select' })).toBe('options')
     expect(await bad({ name: 'Stray options', options: ['a'] })).toBe('options')
     expect(await bad({ name: 'Checkbox text', element_type: 'checkbox' })).toBe('element_type')
-    expect(await bad({ name: 'Bad number options', type: 'number', element_type: 'select', options: ['1', 'two'] })).toBe('options/1')
+    expect(
+      await bad({ name: 'Bad number options', type: 'number', element_type: 'select', options: ['1', 'two'] }),
+    ).toBe('options/1')
     expect(await bad({ name: 'Bad type', type: 'color' })).toBe('type')
     expect(await bad({ name: 'Bad entity', entity_types: ['risk_type'] })).toBe('entity_types/0')
   })
@@ -52,11 +64,17 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const modelOnly = await field({ name: 'Azure resource id', entity_types: ['model'] })
     const gone = await field({ name: 'Old field' })
     await admin({ method: 'PATCH', url: `/custom_fields/${gone.id}`, payload: { archived: true } })
-    const stranger = (await suite.t.as('globex', 'admin')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })).json()
+    const stranger = (
+      await suite.t.as('globex', 'admin')({ method: 'POST', url: '/custom_fields', payload: { name: 'Theirs' } })
+    ).json()
 
     const value = (custom_field_id: string, v: unknown) => ({ custom_field_id, value: v })
     const rejected = async (values: object[], member: string) => {
-      const res = await write({ method: 'POST', url: '/use_cases', payload: { name: `Rejected ${member}`, custom_fields: values } })
+      const res = await write({
+        method: 'POST',
+        url: '/use_cases',
+        payload: { name: `Rejected ${member}`, custom_fields: values },
+      })
       expect(res.statusCode, res.body).toBe(422)
       expect(res.json().errors.map((e: { field: string }) => e.field)).toContain(member)
     }
@@ -78,14 +96,24 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const uc = await post('/use_cases', {
       name: 'Valued',
       custom_fields: [
-        value(text.id, 'CC-1'), value(num.id, 12.5), value(flag.id, true), value(when.id, '2027-01-02T03:04:05+01:00'),
-        value(who.id, user.id), value(unit.id, 'Retail'), value(tags.id, ['a', 'b']),
+        value(text.id, 'CC-1'),
+        value(num.id, 12.5),
+        value(flag.id, true),
+        value(when.id, '2027-01-02T03:04:05+01:00'),
+        value(who.id, user.id),
+        value(unit.id, 'Retail'),
+        value(tags.id, ['a', 'b']),
       ],
     })
     const byName = Object.fromEntries(uc.custom_fields.map((v: { name: string; value: unknown }) => [v.name, v.value]))
     expect(byName).toEqual({
-      'Cost centre': 'CC-1', Headcount: 12.5, 'Customer facing': true, 'Next review': '2027-01-02T02:04:05.000Z',
-      Reviewer: user.id, 'Business unit': 'Retail', Tags: ['a', 'b'],
+      'Cost centre': 'CC-1',
+      Headcount: 12.5,
+      'Customer facing': true,
+      'Next review': '2027-01-02T02:04:05.000Z',
+      Reviewer: user.id,
+      'Business unit': 'Retail',
+      Tags: ['a', 'b'],
     })
     expect(uc.custom_fields[0]).toEqual({ custom_field_id: text.id, name: 'Cost centre', value: 'CC-1' })
     expect((await write({ method: 'GET', url: `/use_cases/${uc.id}` })).json()).toEqual(uc)
@@ -94,17 +122,45 @@ describeEachDialect('custom fields and their values', (dialect) => {
   it('updates named values only, clears with null, audits custom_fields.<name>, and keeps the rest', async () => {
     const a = await field({ name: 'Region code' })
     const b = await field({ name: 'Tier', type: 'number' })
-    const model = await post('/models', { name: 'Valued model', custom_fields: [{ custom_field_id: a.id, value: 'EU-1' }, { custom_field_id: b.id, value: 1 }] })
-    const patched = await write({ method: 'PATCH', url: `/models/${model.id}`, payload: { custom_fields: [{ custom_field_id: b.id, value: 2 }] } })
+    const model = await post('/models', {
+      name: 'Valued model',
+      custom_fields: [
+        { custom_field_id: a.id, value: 'EU-1' },
+        { custom_field_id: b.id, value: 1 },
+      ],
+    })
+    const patched = await write({
+      method: 'PATCH',
+      url: `/models/${model.id}`,
+      payload: { custom_fields: [{ custom_field_id: b.id, value: 2 }] },
+    })
     expect(patched.statusCode, patched.body).toBe(200)
     expect(patched.json().custom_fields.map((v: { value: unknown }) => v.value)).toEqual(['EU-1', 2])
-    const cleared = (await write({ method: 'PATCH', url: `/models/${model.id}`, payload: { custom_fields: [{ custom_field_id: a.id, value: null }] } })).json()
+    const cleared = (
+      await write({
+        method: 'PATCH',
+        url: `/models/${model.id}`,
+        payload: { custom_fields: [{ custom_field_id: a.id, value: null }] },
+      })
+    ).json()
     expect(cleared.custom_fields).toEqual([{ custom_field_id: b.id, name: 'Tier', value: 2 }])
     // Sending the same value again changes nothing and writes no audit record.
-    await write({ method: 'PATCH', url: `/models/${model.id}`, payload: { custom_fields: [{ custom_field_id: b.id, value: 2 }] } })
+    await write({
+      method: 'PATCH',
+      url: `/models/${model.id}`,
+      payload: { custom_fields: [{ custom_field_id: b.id, value: 2 }] },
+    })
     const audit = (await write({ method: 'GET', url: `/audit_logs?resource_id=${model.id}` })).json().items
     expect(audit.map((r: { action: string; changes: unknown }) => [r.action, r.changes])).toEqual([
-      ['model.created', { name: [null, 'Valued model'], status: [null, 'none'], 'custom_fields.Region code': [null, 'EU-1'], 'custom_fields.Tier': [null, 1] }],
+      [
+        'model.created',
+        {
+          name: [null, 'Valued model'],
+          status: [null, 'none'],
+          'custom_fields.Region code': [null, 'EU-1'],
+          'custom_fields.Tier': [null, 1],
+        },
+      ],
       ['model.updated', { 'custom_fields.Tier': [1, 2] }],
       ['model.updated', { 'custom_fields.Region code': ['EU-1', null] }],
     ])
@@ -114,21 +170,34 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const req = await field({ name: 'Risk owner code', required: true, entity_types: ['vendor'] })
     const missing = await write({ method: 'POST', url: '/vendors', payload: { name: 'No code' } })
     expect(missing.statusCode).toBe(422)
-    expect(missing.json().errors).toContainEqual({ field: 'custom_fields', message: 'the custom field "Risk owner code" is required' })
+    expect(missing.json().errors).toContainEqual({
+      field: 'custom_fields',
+      message: 'the custom field "Risk owner code" is required',
+    })
     expect(missing.json().detail).toBe('custom_fields: the custom field "Risk owner code" is required')
     // Use cases are not its entity type: they need no value.
     expect((await write({ method: 'POST', url: '/use_cases', payload: { name: 'Not a vendor' } })).statusCode).toBe(201)
     const vendor = await post('/vendors', { name: 'Coded', custom_fields: [{ custom_field_id: req.id, value: 'R-7' }] })
-    const clear = await write({ method: 'PATCH', url: `/vendors/${vendor.id}`, payload: { custom_fields: [{ custom_field_id: req.id, value: null }] } })
+    const clear = await write({
+      method: 'PATCH',
+      url: `/vendors/${vendor.id}`,
+      payload: { custom_fields: [{ custom_field_id: req.id, value: null }] },
+    })
     expect(clear.statusCode).toBe(422)
     expect(clear.json().errors[0].field).toBe('custom_fields/0/value')
 
     expect((await admin({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(409)
-    expect((await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { type: 'number' } })).statusCode).toBe(409)
-    expect((await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { archived: true } })).statusCode).toBe(200)
+    expect(
+      (await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { type: 'number' } })).statusCode,
+    ).toBe(409)
+    expect(
+      (await admin({ method: 'PATCH', url: `/custom_fields/${req.id}`, payload: { archived: true } })).statusCode,
+    ).toBe(200)
     // Archived: no longer required, its value still shown.
     expect((await write({ method: 'POST', url: '/vendors', payload: { name: 'After archive' } })).statusCode).toBe(201)
-    expect((await write({ method: 'GET', url: `/vendors/${vendor.id}` })).json().custom_fields).toEqual([{ custom_field_id: req.id, name: 'Risk owner code', value: 'R-7' }])
+    expect((await write({ method: 'GET', url: `/vendors/${vendor.id}` })).json().custom_fields).toEqual([
+      { custom_field_id: req.id, name: 'Risk owner code', value: 'R-7' },
+    ])
     // Deleting the vendor takes its values; then the field can go.
     expect((await write({ method: 'DELETE', url: `/vendors/${vendor.id}` })).statusCode).toBe(204)
     expect((await admin({ method: 'DELETE', url: `/custom_fields/${req.id}` })).statusCode).toBe(204)
@@ -138,22 +207,50 @@ describeEachDialect('custom fields and their values', (dialect) => {
     const rid = await field({ name: 'Resource id', entity_types: ['model'] })
     const size = await field({ name: 'Size', type: 'number' })
     for (let i = 0; i < 5; i++) {
-      await post('/models', { name: `Synced ${i}`, custom_fields: [{ custom_field_id: rid.id, value: i % 2 === 0 ? 'res-even' : `res-${i}` }, { custom_field_id: size.id, value: 10 }] })
+      await post('/models', {
+        name: `Synced ${i}`,
+        custom_fields: [
+          { custom_field_id: rid.id, value: i % 2 === 0 ? 'res-even' : `res-${i}` },
+          { custom_field_id: size.id, value: 10 },
+        ],
+      })
     }
     const read = suite.t.as('acme', 'read')
-    const names = async (query: string) => (await read({ method: 'GET', url: `/models?${query}` })).json().items.map((m: { name: string }) => m.name)
+    const names = async (query: string) =>
+      (await read({ method: 'GET', url: `/models?${query}` })).json().items.map((m: { name: string }) => m.name)
     expect(await names(`custom_field_id=${rid.id}&custom_field_value=res-3`)).toEqual(['Synced 3'])
     expect(await names(`custom_field_id=${rid.id}&custom_field_value=RES-3`)).toEqual([])
-    expect(await names(`custom_field_id=${size.id}&custom_field_value=10.0&q=synced&sort=-name&page_limit=2`)).toEqual(['Synced 4', 'Synced 3'])
-    const first = (await read({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-even&page_limit=2` })).json()
+    expect(await names(`custom_field_id=${size.id}&custom_field_value=10.0&q=synced&sort=-name&page_limit=2`)).toEqual([
+      'Synced 4',
+      'Synced 3',
+    ])
+    const first = (
+      await read({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-even&page_limit=2` })
+    ).json()
     expect(first.items.map((m: { name: string }) => m.name)).toEqual(['Synced 0', 'Synced 2'])
-    const second = (await read({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-even&page_limit=2&page_after=${first.pagination.next_cursor}` })).json()
+    const second = (
+      await read({
+        method: 'GET',
+        url: `/models?custom_field_id=${rid.id}&custom_field_value=res-even&page_limit=2&page_after=${first.pagination.next_cursor}`,
+      })
+    ).json()
     expect(second.items.map((m: { name: string }) => m.name)).toEqual(['Synced 4'])
     expect(second.pagination).toEqual({ has_more: false, next_cursor: null })
     expect((await read({ method: 'GET', url: `/models?custom_field_id=${rid.id}` })).statusCode).toBe(400)
-    expect((await read({ method: 'GET', url: `/models?custom_field_id=${size.id}&custom_field_value=ten` })).statusCode).toBe(400)
-    expect((await read({ method: 'GET', url: '/models?custom_field_id=cf_nope&custom_field_value=x' })).statusCode).toBe(400)
+    expect(
+      (await read({ method: 'GET', url: `/models?custom_field_id=${size.id}&custom_field_value=ten` })).statusCode,
+    ).toBe(400)
+    expect(
+      (await read({ method: 'GET', url: '/models?custom_field_id=cf_nope&custom_field_value=x' })).statusCode,
+    ).toBe(400)
     // Another tenant's field is unknown here.
-    expect((await suite.t.as('globex', 'read')({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-3` })).statusCode).toBe(400)
+    expect(
+      (
+        await suite.t.as(
+          'globex',
+          'read',
+        )({ method: 'GET', url: `/models?custom_field_id=${rid.id}&custom_field_value=res-3` })
+      ).statusCode,
+    ).toBe(400)
   })
 })

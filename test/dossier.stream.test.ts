@@ -16,20 +16,55 @@ describeEachDialect('dossier streamed', (dialect) => {
     const write = t.as('acme', 'write')
     const keys: { key: string }[] = []
     for (let i = 0; i < 23; i++) {
-      await publishedControl(t, 'acme', `C${String(i).padStart(2, '0')}`, { name: `Control ${i}`, evidence_requirements: [{ type: 'file', description: 'Proof', required: true }] })
+      await publishedControl(t, 'acme', `C${String(i).padStart(2, '0')}`, {
+        name: `Control ${i}`,
+        evidence_requirements: [{ type: 'file', description: 'Proof', required: true }],
+      })
       keys.push({ key: `C${String(i).padStart(2, '0')}` })
     }
-    expect((await write({ method: 'POST', url: '/policy_packs', payload: { key: 'BIG', name: 'Big', controls: keys } })).statusCode).toBe(201)
-    useCaseId = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'Many links', description: 'd'.repeat(5000) } })).json().id
-    expect((await write({ method: 'POST', url: `/use_cases/${useCaseId}/policy_packs`, payload: { key: 'BIG' } })).statusCode).toBe(201)
+    expect(
+      (await write({ method: 'POST', url: '/policy_packs', payload: { key: 'BIG', name: 'Big', controls: keys } }))
+        .statusCode,
+    ).toBe(201)
+    useCaseId = (
+      await write({ method: 'POST', url: '/use_cases', payload: { name: 'Many links', description: 'd'.repeat(5000) } })
+    ).json().id
+    expect(
+      (await write({ method: 'POST', url: `/use_cases/${useCaseId}/policy_packs`, payload: { key: 'BIG' } }))
+        .statusCode,
+    ).toBe(201)
     for (let i = 0; i < 27; i++) {
-      const model = (await write({ method: 'POST', url: '/models', payload: { name: `Model ${i}`, summary: `"quoted" \\ ${'é'.repeat(i * 10)}` } })).json()
-      expect((await write({ method: 'POST', url: `/use_cases/${useCaseId}/models`, payload: { id: model.id } })).statusCode).toBe(201)
+      const model = (
+        await write({
+          method: 'POST',
+          url: '/models',
+          payload: { name: `Model ${i}`, summary: `"quoted" \\ ${'é'.repeat(i * 10)}` },
+        })
+      ).json()
+      expect(
+        (await write({ method: 'POST', url: `/use_cases/${useCaseId}/models`, payload: { id: model.id } })).statusCode,
+      ).toBe(201)
     }
-    const controls = (await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${useCaseId}/controls?page_limit=100` })).json().items
+    const controls = (
+      await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${useCaseId}/controls?page_limit=100` })
+    ).json().items
     for (const [i, control] of controls.slice(0, 12).entries()) {
-      const ev = (await write({ method: 'POST', url: '/evidence', payload: { kind: 'link', url: `https://proof.example.com/${i}`, title: `Proof ${i}` } })).json()
-      expect((await write({ method: 'POST', url: `/use_cases/${useCaseId}/controls/${control.id}/evidence`, payload: { evidence_id: ev.id, requirement: 0 } })).statusCode).toBe(201)
+      const ev = (
+        await write({
+          method: 'POST',
+          url: '/evidence',
+          payload: { kind: 'link', url: `https://proof.example.com/${i}`, title: `Proof ${i}` },
+        })
+      ).json()
+      expect(
+        (
+          await write({
+            method: 'POST',
+            url: `/use_cases/${useCaseId}/controls/${control.id}/evidence`,
+            payload: { evidence_id: ev.id, requirement: 0 },
+          })
+        ).statusCode,
+      ).toBe(201)
     }
   })
   afterAll(async () => t?.close())
@@ -43,10 +78,26 @@ describeEachDialect('dossier streamed', (dialect) => {
     const whole = await createServices(t.deps).dossier.get(systemCtx('acme'), useCaseId)
     expect({ ...streamed, generated_at: null }).toEqual(JSON.parse(JSON.stringify({ ...whole, generated_at: null })))
     expect(streamed.models).toHaveLength(27)
-    expect(streamed.controls.map((c: { control_key: string }) => c.control_key)).toEqual([...Array(23).keys()].map((i) => `C${String(i).padStart(2, '0')}`))
+    expect(streamed.controls.map((c: { control_key: string }) => c.control_key)).toEqual(
+      [...Array(23).keys()].map((i) => `C${String(i).padStart(2, '0')}`),
+    )
     expect(streamed.evidence).toHaveLength(12)
     expect(streamed.controls.filter((c: { evidence: unknown[] }) => c.evidence.length === 1)).toHaveLength(12)
-    expect(Object.keys(streamed)).toEqual(['generated_at', 'use_case', 'workflow', 'workflow_history', 'workflow_stage_names', 'models', 'vendors', 'risk_scenarios', 'policy_packs', 'controls', 'questionnaires', 'evidence', 'gaps'])
+    expect(Object.keys(streamed)).toEqual([
+      'generated_at',
+      'use_case',
+      'workflow',
+      'workflow_history',
+      'workflow_stage_names',
+      'models',
+      'vendors',
+      'risk_scenarios',
+      'policy_packs',
+      'controls',
+      'questionnaires',
+      'evidence',
+      'gaps',
+    ])
   })
 
   it('writes the page with every record of every page', async () => {
@@ -63,10 +114,17 @@ describeEachDialect('dossier streamed', (dialect) => {
     const big = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'Too big to hold' } })).json().id
     const count = Math.ceil(WHOLE_DOSSIER_CHARS / 99_000) + 2
     for (let i = 0; i < count; i++) {
-      const model = (await write({ method: 'POST', url: '/models', payload: { name: `Big ${i}`, summary: 'b'.repeat(99_000) } })).json()
+      const model = (
+        await write({ method: 'POST', url: '/models', payload: { name: `Big ${i}`, summary: 'b'.repeat(99_000) } })
+      ).json()
       await write({ method: 'POST', url: `/use_cases/${big}/models`, payload: { id: model.id } })
     }
-    const refused = await createServices(t.deps).dossier.get(systemCtx('acme'), big).then(() => null, (err: unknown) => err)
+    const refused = await createServices(t.deps)
+      .dossier.get(systemCtx('acme'), big)
+      .then(
+        () => null,
+        (err: unknown) => err,
+      )
     expect(refused).toBeInstanceOf(AppError)
     expect((refused as AppError).code).toBe('response_too_large')
     expect((refused as AppError).status).toBe(422)

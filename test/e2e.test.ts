@@ -20,16 +20,25 @@ describeEachDialect('a real service process, used as the original clients use it
     const printed = /^ {2}(sk_[0-9A-Za-z]{43})$/m.exec(service.output())
     expect(printed, service.output()).not.toBeNull()
     const key = printed![1]
-    expect(service.output()).toContain(`curl -s -X POST http://localhost:${service.port}${P}/auth/token -H 'X-API-Key: ${key}' -H 'X-Tenant: default'`)
+    expect(service.output()).toContain(
+      `curl -s -X POST http://localhost:${service.port}${P}/auth/token -H 'X-API-Key: ${key}' -H 'X-Tenant: default'`,
+    )
 
-    const tokenRes = await fetch(`${service.baseUrl}${P}/auth/token`, { method: 'POST', headers: { 'X-API-Key': key, 'X-Tenant': 'default' } })
+    const tokenRes = await fetch(`${service.baseUrl}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'X-Tenant': 'default' },
+    })
     expect(tokenRes.status).toBe(200)
     const token = await tokenRes.json()
     expect(token).toMatchObject({ token_type: 'Bearer', expires_in: 3600 })
 
     const created = await fetch(`${service.baseUrl}${P}/use_cases`, {
       method: 'POST',
-      headers: { Authorization: `Bearer ${token.access_token}`, 'X-Tenant': 'default', 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: `Bearer ${token.access_token}`,
+        'X-Tenant': 'default',
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify({ name: 'Resume screening', description: 'Ranks job applicants' }),
     })
     expect(created.status).toBe(201)
@@ -40,7 +49,10 @@ describeEachDialect('a real service process, used as the original clients use it
     expect(created.headers.get('x-request-id')).toBeTruthy()
 
     // The key appears once, in the first-run message, and never in a log line.
-    const logLines = service.output().split('\n').filter((l) => l.startsWith('{'))
+    const logLines = service
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
     expect(logLines.length).toBeGreaterThan(0)
     for (const line of logLines) {
       expect(line).not.toContain(key)
@@ -57,8 +69,14 @@ describeEachDialect('a real service process, used as the original clients use it
   it('uses SERVICE_API_KEY as the bootstrap admin key when set', async () => {
     await service.stop()
     const key = 'sk_bootstrap_key_for_the_e2e_test_0123456789'
-    service = await startServiceProcess({ ...db.env, SERVICE_STARTER_LIBRARY: 'false', SERVICE_API_KEY: key, SERVICE_TENANT: 'team-a' }, service.port)
-    const res = await fetch(`${service.baseUrl}${P}/auth/token`, { method: 'POST', headers: { 'X-API-Key': key, 'X-Tenant': 'team-a' } })
+    service = await startServiceProcess(
+      { ...db.env, SERVICE_STARTER_LIBRARY: 'false', SERVICE_API_KEY: key, SERVICE_TENANT: 'team-a' },
+      service.port,
+    )
+    const res = await fetch(`${service.baseUrl}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'X-Tenant': 'team-a' },
+    })
     expect(res.status).toBe(200)
   })
 

@@ -20,17 +20,24 @@ const SLOW_CLIENT_MS = 2000
 const PEAK_RSS_BOUND_MIB = 220
 
 /** The process's resident set high-water mark (VmHWM), or its resident set now (VmRSS), in MiB (Linux). */
-const rssMiB = (pid: number, which = 'VmHWM') => Number(new RegExp(`${which}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+const rssMiB = (pid: number, which = 'VmHWM') =>
+  Number(new RegExp(`${which}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const within = <T>(promise: Promise<T>, ms: number) => Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`not within ${ms} ms`)))])
+const within = <T>(promise: Promise<T>, ms: number) =>
+  Promise.race([promise, sleep(ms).then(() => Promise.reject(new Error(`not within ${ms} ms`)))])
 
 /** The tenant's audit record ids after `afterId`, in commit order, read from the database itself. */
 async function auditIdsAfter(env: Record<string, string>, afterId: string): Promise<string[]> {
-  const sqlText = 'select id from audit_logs where tenant_id = $1 and seq > (select seq from audit_logs where tenant_id = $1 and id = $2) order by seq'
+  const sqlText =
+    'select id from audit_logs where tenant_id = $1 and seq > (select seq from audit_logs where tenant_id = $1 and id = $2) order by seq'
   if (env.DATABASE_URL.startsWith('sqlite:')) {
     const db = new Sqlite(env.DATABASE_URL.slice('sqlite:'.length), { readonly: true })
     try {
-      return (db.prepare(sqlText.replaceAll('$1', '@t').replaceAll('$2', '@a')).all({ t: TENANT, a: afterId }) as { id: string }[]).map((r) => r.id)
+      return (
+        db.prepare(sqlText.replaceAll('$1', '@t').replaceAll('$2', '@a')).all({ t: TENANT, a: afterId }) as {
+          id: string
+        }[]
+      ).map((r) => r.id)
     } finally {
       db.close()
     }
@@ -45,16 +52,24 @@ async function auditIdsAfter(env: Record<string, string>, afterId: string): Prom
 }
 
 /** A raw stream request on a socket of its own; what the server sends waits in the kernel until someone reads it. */
-function rawStream(port: number, token: string, after: string): { socket: Socket; bytes: number; closed: Promise<void> } {
+function rawStream(
+  port: number,
+  token: string,
+  after: string,
+): { socket: Socket; bytes: number; closed: Promise<void> } {
   const socket = connect(port, '127.0.0.1')
   socket.on('error', () => undefined)
-  socket.write(`GET ${PREFIX}/events?after=${after} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`)
+  socket.write(
+    `GET ${PREFIX}/events?after=${after} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+  )
   return { socket, bytes: 0, closed: new Promise<void>((resolve) => socket.on('close', () => resolve())) }
 }
 
 /** Reads a stream over fetch until the event `until`, keeping the ids of the complete events. */
 async function readEvents(base: string, token: string, lastEventId: string, until: string, ids: string[]) {
-  const res = await fetch(`${base}${PREFIX}/events`, { headers: { authorization: `Bearer ${token}`, 'last-event-id': lastEventId } }).catch(() => undefined)
+  const res = await fetch(`${base}${PREFIX}/events`, {
+    headers: { authorization: `Bearer ${token}`, 'last-event-id': lastEventId },
+  }).catch(() => undefined)
   if (res?.status !== 200) return `refused: ${res?.status ?? 'unreachable'}`
   const reader = res.body!.getReader()
   const decoder = new TextDecoder()
@@ -87,10 +102,21 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
   let service: ServiceProcess
   let admin: string
   const call = (path: string, init: RequestInit = {}, token = admin) =>
-    fetch(`${service.baseUrl}${PREFIX}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } })
+    fetch(`${service.baseUrl}${PREFIX}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+    })
   const readToken = async () => {
-    const key = (await (await call('/api_keys', { method: 'POST', body: JSON.stringify({ name: `reader-${Math.random()}`, role: 'read' }) })).json()) as { key: string }
-    const res = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': key.key, 'x-tenant': TENANT } })
+    const key = (await (
+      await call('/api_keys', {
+        method: 'POST',
+        body: JSON.stringify({ name: `reader-${Math.random()}`, role: 'read' }),
+      })
+    ).json()) as { key: string }
+    const res = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': key.key, 'x-tenant': TENANT },
+    })
     return ((await res.json()) as { access_token: string }).access_token
   }
 
@@ -98,13 +124,23 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
     db = await freshDatabase(dialect)
     service = await startServiceProcess(
       {
-        ...db.env, MALLOC_ARENA_MAX: '2', SERVICE_JWT_SECRET: 'events-heap-cap-secret-0123456789abcdefghij', SERVICE_API_KEY: KEY, SERVICE_TENANT: TENANT,
-        SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_TOKEN_PER_MINUTE: '1000000', EVENTS_SLOW_CLIENT_MS: String(SLOW_CLIENT_MS),
+        ...db.env,
+        MALLOC_ARENA_MAX: '2',
+        SERVICE_JWT_SECRET: 'events-heap-cap-secret-0123456789abcdefghij',
+        SERVICE_API_KEY: KEY,
+        SERVICE_TENANT: TENANT,
+        SERVICE_STARTER_LIBRARY: 'false',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
+        EVENTS_SLOW_CLIENT_MS: String(SLOW_CLIENT_MS),
       },
       undefined,
       ['--max-old-space-size=160', '--max-semi-space-size=8'],
     )
-    const res = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': TENANT } })
+    const res = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'x-tenant': TENANT },
+    })
     admin = ((await res.json()) as { access_token: string }).access_token
   }, 30_000)
   afterAll(async () => {
@@ -113,8 +149,11 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
   })
 
   it(`keeps ${USE_CASES} large use cases’ streams bounded: non-readers are cut, the process stays up, a resuming reader misses nothing`, async () => {
-    const marker = (await (await call('/use_cases', { method: 'POST', body: JSON.stringify({ name: 'Marker' }) })).json()) as { id: string }
-    const early = ((await (await call(`/audit_logs?resource_id=${marker.id}`)).json()) as { items: { id: string }[] }).items[0].id
+    const marker = (await (
+      await call('/use_cases', { method: 'POST', body: JSON.stringify({ name: 'Marker' }) })
+    ).json()) as { id: string }
+    const early = ((await (await call(`/audit_logs?resource_id=${marker.id}`)).json()) as { items: { id: string }[] })
+      .items[0].id
 
     // A write key's worth of large records: creates, then one update of each (its audit record holds before and after).
     const text = (i: number, v: string) => `${v}${i} `.padEnd(DESCRIPTION_CHARS, 'abcdefghij ')
@@ -123,7 +162,10 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
     const writer = async () => {
       while (next < USE_CASES) {
         const i = next++
-        const res = await call('/use_cases', { method: 'POST', body: JSON.stringify({ name: `Large ${i}`, description: text(i, 'a') }) })
+        const res = await call('/use_cases', {
+          method: 'POST',
+          body: JSON.stringify({ name: `Large ${i}`, description: text(i, 'a') }),
+        })
         expect(res.status).toBe(201)
         ids[i] = ((await res.json()) as { id: string }).id
       }
@@ -133,21 +175,33 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
     const updater = async () => {
       while (next < USE_CASES) {
         const i = next++
-        const res = await call(`/use_cases/${ids[i]}`, { method: 'PATCH', body: JSON.stringify({ description: text(i, 'b') }) })
+        const res = await call(`/use_cases/${ids[i]}`, {
+          method: 'PATCH',
+          body: JSON.stringify({ description: text(i, 'b') }),
+        })
         expect(res.status).toBe(200)
         await res.arrayBuffer()
       }
     }
     await Promise.all(Array.from({ length: 6 }, updater))
 
-    const [stuckToken, slowToken, resumingToken, fastToken] = [await readToken(), await readToken(), await readToken(), await readToken()]
+    const [stuckToken, slowToken, resumingToken, fastToken] = [
+      await readToken(),
+      await readToken(),
+      await readToken(),
+      await readToken(),
+    ]
     const expected = await auditIdsAfter(db.env, early)
     const last = expected.at(-1)!
     expect(expected.length).toBeGreaterThanOrEqual(2 * USE_CASES)
 
     const started = Date.now()
     const before = { peak: rssMiB(service.child.pid!), now: rssMiB(service.child.pid!, 'VmRSS') }
-    const exited = new Promise<string>((resolve) => service.child.once('exit', (code, signal) => resolve(`service exited (${code ?? signal}): ${service.output().slice(-2000)}`)))
+    const exited = new Promise<string>((resolve) =>
+      service.child.once('exit', (code, signal) =>
+        resolve(`service exited (${code ?? signal}): ${service.output().slice(-2000)}`),
+      ),
+    )
     // A reader that stops reading (from the start: the kernel grows a socket's receive buffer, here up to 32 MiB, only
     // for a reader that keeps up), is cut off, and resumes with Last-Event-ID. First in line for the streams' budget.
     const resuming = rawStream(service.port, resumingToken, early)
@@ -169,7 +223,10 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
     const prober = (async () => {
       while (probing) {
         try {
-          const [live, list] = await Promise.all([fetch(`${service.baseUrl}/livez`), call('/use_cases?page_limit=1', {}, slowToken)])
+          const [live, list] = await Promise.all([
+            fetch(`${service.baseUrl}/livez`),
+            call('/use_cases?page_limit=1', {}, slowToken),
+          ])
           await list.arrayBuffer()
           if (live.status !== 200 || list.status !== 200) probeFailures.push(`${live.status} ${list.status}`)
         } catch (err) {
@@ -206,11 +263,16 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
     expect(resumed.firstConnection).toBeLessThan(expected.length)
     expect(resumed.outcomes.at(-1)).toBe('complete')
     expect(resumed.received).toEqual(expected)
-    for (const reader of await Promise.all(fast)) expect(reader).toEqual({ outcome: 'complete', count: expected.length })
+    for (const reader of await Promise.all(fast))
+      expect(reader).toEqual({ outcome: 'complete', count: expected.length })
 
     // The streams that never read were cut: all of their key's slots are free again.
     await sleep(SLOW_CLIENT_MS)
-    const again = await Promise.all(stuck.map(() => fetch(`${service.baseUrl}${PREFIX}/events`, { headers: { authorization: `Bearer ${stuckToken}` } })))
+    const again = await Promise.all(
+      stuck.map(() =>
+        fetch(`${service.baseUrl}${PREFIX}/events`, { headers: { authorization: `Bearer ${stuckToken}` } }),
+      ),
+    )
     expect(again.map((res) => res.status)).toEqual(stuck.map(() => 200))
     for (const res of again) await res.body!.cancel()
     clearInterval(slowReads)
@@ -231,7 +293,9 @@ describeEachDialect('GET /events under npm start’s heap cap', (dialect) => {
 
     expect(service.child.exitCode).toBeNull()
     const rss = rssMiB(service.child.pid!)
-    console.log(`events at the heap cap [${dialect}]: peak RSS ${rss.toFixed(0)} MiB (before the streams: ${before.now.toFixed(0)} MiB, peak ${before.peak.toFixed(0)} MiB), ${expected.length} events, ${resumed.firstConnection} events before the cut and ${resumed.outcomes.length} more connections for the resuming reader, ${probes} probes, ${Date.now() - started} ms of streams`)
+    console.log(
+      `events at the heap cap [${dialect}]: peak RSS ${rss.toFixed(0)} MiB (before the streams: ${before.now.toFixed(0)} MiB, peak ${before.peak.toFixed(0)} MiB), ${expected.length} events, ${resumed.firstConnection} events before the cut and ${resumed.outcomes.length} more connections for the resuming reader, ${probes} probes, ${Date.now() - started} ms of streams`,
+    )
     expect(rss).toBeLessThan(PEAK_RSS_BOUND_MIB)
   }, 120_000)
 })

@@ -25,7 +25,10 @@ interface Sse {
 /** Opens a real event stream over a socket and parses what arrives. */
 async function openStream(base: string, token: string, query = '', headers: Record<string, string> = {}): Promise<Sse> {
   const abort = new AbortController()
-  const res = await fetch(`${base}${PREFIX}/events${query}`, { headers: { authorization: `Bearer ${token}`, ...headers }, signal: abort.signal })
+  const res = await fetch(`${base}${PREFIX}/events${query}`, {
+    headers: { authorization: `Bearer ${token}`, ...headers },
+    signal: abort.signal,
+  })
   const events: Sse['events'] = []
   const comments: string[] = []
   let body = ''
@@ -41,8 +44,18 @@ async function openStream(base: string, token: string, query = '', headers: Reco
           while ((end = buffer.indexOf('\n\n')) >= 0) {
             const block = buffer.slice(0, end)
             buffer = buffer.slice(end + 2)
-            comments.push(...block.split('\n').filter((l) => l.startsWith(': ')).map((l) => l.slice(2)))
-            const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':') && l.includes(': ')).map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]))
+            comments.push(
+              ...block
+                .split('\n')
+                .filter((l) => l.startsWith(': '))
+                .map((l) => l.slice(2)),
+            )
+            const fields = Object.fromEntries(
+              block
+                .split('\n')
+                .filter((l) => !l.startsWith(':') && l.includes(': '))
+                .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]),
+            )
             if (fields.data) events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) })
           }
         }
@@ -78,7 +91,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /** What `promise` resolves with, or a failure when it takes longer than `ms`. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms)))
+  const late = new Promise<never>(
+    (_r, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms)),
+  )
   try {
     return await Promise.race([promise, late])
   } finally {
@@ -88,19 +103,25 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** An access token for an API key secret of tenant acme. */
 async function exchange(app: FastifyInstance, key: string): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': 'acme' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: `${PREFIX}/auth/token`,
+    headers: { 'x-api-key': key, 'x-tenant': 'acme' },
+  })
   expect(res.statusCode).toBe(200)
   return res.json().access_token
 }
 
 /** A token's `exp`, in ms since the epoch. */
-const expiryOf = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number }).exp * 1000
+const expiryOf = (token: string) =>
+  (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { exp: number }).exp * 1000
 
 describeEachDialect('GET /events', (dialect) => {
   let t: TestApp
   let base: string
   let token: string
-  const create = async (name: string) => (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name } })).json() as { id: string }
+  const create = async (name: string) =>
+    (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name } })).json() as { id: string }
 
   beforeAll(async () => {
     // Heartbeats every 100 ms instead of 15 s, so that a test can see them; openStream skips them.
@@ -116,22 +137,34 @@ describeEachDialect('GET /events', (dialect) => {
     expect(stream.status).toBe(200)
     const uc = await create('During the stream')
     const [event] = await stream.until(1)
-    expect(event).toMatchObject({ event: 'use_case.created', data: { resource_id: uc.id, resource_name: 'During the stream', action: 'use_case.created' } })
+    expect(event).toMatchObject({
+      event: 'use_case.created',
+      data: { resource_id: uc.id, resource_name: 'During the stream', action: 'use_case.created' },
+    })
     expect(event.id).toBe(event.data.id)
     stream.close()
   })
 
   it('sends a comment line every EVENTS_HEARTBEAT_MS while nothing happens', async () => {
     const abort = new AbortController()
-    const res = await fetch(`${base}${PREFIX}/events?action=nothing.happens`, { headers: { authorization: `Bearer ${token}` }, signal: abort.signal })
+    const res = await fetch(`${base}${PREFIX}/events?action=nothing.happens`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: abort.signal,
+    })
     const reader = res.body!.getReader()
     const decoder = new TextDecoder()
     const heartbeats: number[] = []
     const started = Date.now()
     try {
       while (heartbeats.length < 3) {
-        const read = await Promise.race([reader.read(), new Promise<never>((_r, reject) => setTimeout(() => reject(new Error(`${heartbeats.length} heartbeats in 2 s`)), 2000))])
-        for (const _beat of decoder.decode(read.value, { stream: true }).matchAll(/^: heartbeat$/gm)) heartbeats.push(Date.now() - started)
+        const read = await Promise.race([
+          reader.read(),
+          new Promise<never>((_r, reject) =>
+            setTimeout(() => reject(new Error(`${heartbeats.length} heartbeats in 2 s`)), 2000),
+          ),
+        ])
+        for (const _beat of decoder.decode(read.value, { stream: true }).matchAll(/^: heartbeat$/gm))
+          heartbeats.push(Date.now() - started)
       }
     } finally {
       abort.abort()
@@ -187,7 +220,13 @@ describeEachDialect('GET /events', (dialect) => {
 
   it('bounds the streams one API key holds open', async () => {
     const key = await t.apiKey('acme', 'read')
-    const bounded = (await t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': 'acme' } })).json().access_token
+    const bounded = (
+      await t.app.inject({
+        method: 'POST',
+        url: `${PREFIX}/auth/token`,
+        headers: { 'x-api-key': key, 'x-tenant': 'acme' },
+      })
+    ).json().access_token
     const streams = await Promise.all(Array.from({ length: 5 }, () => openStream(base, bounded)))
     expect(streams.map((s) => s.status)).toEqual([200, 200, 200, 200, 200])
     const refused = await openStream(base, bounded)
@@ -202,10 +241,20 @@ describeEachDialect('GET /events', (dialect) => {
   })
 
   it('bounds the streams one tenant holds open, whatever its keys, and leaves other tenants theirs', async () => {
-    const tokenOf = async (tenant: string) => (await t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': await t.apiKey(tenant, 'read'), 'x-tenant': tenant } })).json().access_token as string
-    const tokens = await Promise.all(Array.from({ length: STREAMS_PER_TENANT / STREAMS_PER_KEY + 1 }, () => tokenOf('initech')))
+    const tokenOf = async (tenant: string) =>
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `${PREFIX}/auth/token`,
+          headers: { 'x-api-key': await t.apiKey(tenant, 'read'), 'x-tenant': tenant },
+        })
+      ).json().access_token as string
+    const tokens = await Promise.all(
+      Array.from({ length: STREAMS_PER_TENANT / STREAMS_PER_KEY + 1 }, () => tokenOf('initech')),
+    )
     const streams: Sse[] = []
-    for (const token of tokens.slice(0, -1)) for (let i = 0; i < STREAMS_PER_KEY; i++) streams.push(await openStream(base, token))
+    for (const token of tokens.slice(0, -1))
+      for (let i = 0; i < STREAMS_PER_KEY; i++) streams.push(await openStream(base, token))
     expect(streams.map((s) => s.status)).toEqual(Array(STREAMS_PER_TENANT).fill(200))
     const refused = await openStream(base, tokens.at(-1)!)
     expect(refused.status).toBe(429)
@@ -221,7 +270,12 @@ describeEachDialect('GET /events', (dialect) => {
   })
 
   it('ends a stream at once when its API key is revoked, as every other request of its token gets 401', async () => {
-    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked mid-stream', role: 'read' } })).json()
+    const { id, key } = (
+      await t.as(
+        'acme',
+        'admin',
+      )({ method: 'POST', url: '/api_keys', payload: { name: 'revoked mid-stream', role: 'read' } })
+    ).json()
     const bearer = await exchange(t.app, key)
     const stream = await openStream(base, bearer)
     const seen = await create('Seen before the revocation')
@@ -252,7 +306,12 @@ describeEachDialect('GET /events ends with its credentials', (dialect) => {
   })
   afterAll(async () => t?.close())
   // Tokens here live for 3 s: every call takes a fresh one.
-  const asAdmin = async (opts: InjectOptions & { url: string }) => t.app.inject({ ...opts, url: PREFIX + opts.url, headers: { authorization: `Bearer ${await exchange(t.app, adminKey)}` } })
+  const asAdmin = async (opts: InjectOptions & { url: string }) =>
+    t.app.inject({
+      ...opts,
+      url: PREFIX + opts.url,
+      headers: { authorization: `Bearer ${await exchange(t.app, adminKey)}` },
+    })
 
   it('ends a stream when its access token expires, and no sooner', async () => {
     const bearer = await exchange(t.app, await t.apiKey('acme', 'read'))
@@ -264,12 +323,18 @@ describeEachDialect('GET /events ends with its credentials', (dialect) => {
     const endedAt = await within(stream.ended, TTL_S * 1000 + 2000)
     expect(endedAt).toBeGreaterThanOrEqual(exp - 5)
     expect(endedAt - exp).toBeLessThan(500)
-    expect(stream.comments).toContain('stream ended: its access token has expired; resume with Last-Event-ID and a new one')
+    expect(stream.comments).toContain(
+      'stream ended: its access token has expired; resume with Last-Event-ID and a new one',
+    )
   })
 
   it('ends a stream when its API key expires, before its token does', async () => {
     const expiresAt = Date.now() + 1200
-    const created = await asAdmin({ method: 'POST', url: '/api_keys', payload: { name: 'expiring', role: 'read', expires_at: new Date(expiresAt).toISOString() } })
+    const created = await asAdmin({
+      method: 'POST',
+      url: '/api_keys',
+      payload: { name: 'expiring', role: 'read', expires_at: new Date(expiresAt).toISOString() },
+    })
     expect(created.statusCode).toBe(201)
     const bearer = await exchange(t.app, created.json().key)
     expect(expiryOf(bearer)).toBeGreaterThan(expiresAt + 500)
@@ -281,72 +346,90 @@ describeEachDialect('GET /events ends with its credentials', (dialect) => {
   })
 })
 
-describe.skipIf(!POSTGRES_URL)(`GET /events across instances without Redis${POSTGRES_URL ? '' : ' — skipped: needs PostgreSQL'}`, () => {
-  let t: TestApp
-  let second: { app: FastifyInstance; deps: Deps; base: string }
+describe.skipIf(!POSTGRES_URL)(
+  `GET /events across instances without Redis${POSTGRES_URL ? '' : ' — skipped: needs PostgreSQL'}`,
+  () => {
+    let t: TestApp
+    let second: { app: FastifyInstance; deps: Deps; base: string }
 
-  beforeAll(async () => {
-    t = await startTestApp('postgres')
-    const log = createLogger(t.config)
-    const deps = await createDeps(t.config, log, openDatabase(t.config, log))
-    const app = await buildApp(deps)
-    second = { app, deps, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
-  })
-  afterAll(async () => {
-    await second?.app.close()
-    if (second) await closeDeps(second.deps)
-    await t?.close()
-  })
+    beforeAll(async () => {
+      t = await startTestApp('postgres')
+      const log = createLogger(t.config)
+      const deps = await createDeps(t.config, log, openDatabase(t.config, log))
+      const app = await buildApp(deps)
+      second = { app, deps, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
+    })
+    afterAll(async () => {
+      await second?.app.close()
+      if (second) await closeDeps(second.deps)
+      await t?.close()
+    })
 
-  it('a key revoked on instance A ends its stream on instance B within the time B trusts a key’s status', async () => {
-    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })).json()
-    const stream = await openStream(second.base, await exchange(t.app, key))
-    expect(stream.status).toBe(200)
-    const revokedAt = Date.now()
-    expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
-    const endedAt = await within(stream.ended, 3 * KEY_STATUS_TTL_MS)
-    expect(endedAt - revokedAt).toBeLessThan(2 * KEY_STATUS_TTL_MS + 500)
-    expect(stream.comments).toContain('stream ended: its API key has been revoked')
-  })
-})
+    it('a key revoked on instance A ends its stream on instance B within the time B trusts a key’s status', async () => {
+      const { id, key } = (
+        await t.as(
+          'acme',
+          'admin',
+        )({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })
+      ).json()
+      const stream = await openStream(second.base, await exchange(t.app, key))
+      expect(stream.status).toBe(200)
+      const revokedAt = Date.now()
+      expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
+      const endedAt = await within(stream.ended, 3 * KEY_STATUS_TTL_MS)
+      expect(endedAt - revokedAt).toBeLessThan(2 * KEY_STATUS_TTL_MS + 500)
+      expect(stream.comments).toContain('stream ended: its API key has been revoked')
+    })
+  },
+)
 
-describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`GET /events across instances${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`, () => {
-  let t: TestApp
-  let second: { app: FastifyInstance; deps: Deps; base: string }
+describe.skipIf(!(POSTGRES_URL && REDIS_URL))(
+  `GET /events across instances${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`,
+  () => {
+    let t: TestApp
+    let second: { app: FastifyInstance; deps: Deps; base: string }
 
-  beforeAll(async () => {
-    t = await startTestApp('postgres', { REDIS_URL: REDIS_URL! })
-    const log = createLogger(t.config)
-    const deps = await createDeps(t.config, log, openDatabase(t.config, log))
-    const app = await buildApp(deps)
-    second = { app, deps, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
-  })
-  afterAll(async () => {
-    await second?.app.close()
-    if (second) await closeDeps(second.deps)
-    await t?.close()
-  })
+    beforeAll(async () => {
+      t = await startTestApp('postgres', { REDIS_URL: REDIS_URL! })
+      const log = createLogger(t.config)
+      const deps = await createDeps(t.config, log, openDatabase(t.config, log))
+      const app = await buildApp(deps)
+      second = { app, deps, base: await app.listen({ port: 0, host: '127.0.0.1' }) }
+    })
+    afterAll(async () => {
+      await second?.app.close()
+      if (second) await closeDeps(second.deps)
+      await t?.close()
+    })
 
-  it('a write on instance A reaches a stream on instance B at once, through Redis', async () => {
-    await t.token('acme', 'write')
-    const stream = await openStream(second.base, await t.token('acme', 'read'))
-    // Streams on B poll the log only every 5 s when Redis is configured: arriving within 1 s means Redis woke it.
-    const uc = (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Written on A' } })).json()
-    const [event] = await stream.until(1, 1000)
-    expect(event.data.resource_id).toBe(uc.id)
-    stream.close()
-  })
+    it('a write on instance A reaches a stream on instance B at once, through Redis', async () => {
+      await t.token('acme', 'write')
+      const stream = await openStream(second.base, await t.token('acme', 'read'))
+      // Streams on B poll the log only every 5 s when Redis is configured: arriving within 1 s means Redis woke it.
+      const uc = (
+        await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Written on A' } })
+      ).json()
+      const [event] = await stream.until(1, 1000)
+      expect(event.data.resource_id).toBe(uc.id)
+      stream.close()
+    })
 
-  it('a key revoked on instance A ends its stream on instance B at once, through Redis', async () => {
-    const { id, key } = (await t.as('acme', 'admin')({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })).json()
-    const stream = await openStream(second.base, await exchange(t.app, key))
-    expect(stream.status).toBe(200)
-    // Revoked as soon as the stream is open: B's own next look at the key comes KEY_STATUS_TTL_MS later, so an end
-    // within 500 ms is Redis's doing.
-    const revokedAt = Date.now()
-    expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
-    const endedAt = await within(stream.ended, 2000)
-    expect(endedAt - revokedAt).toBeLessThan(500)
-    expect(stream.comments).toContain('stream ended: its API key has been revoked')
-  })
-})
+    it('a key revoked on instance A ends its stream on instance B at once, through Redis', async () => {
+      const { id, key } = (
+        await t.as(
+          'acme',
+          'admin',
+        )({ method: 'POST', url: '/api_keys', payload: { name: 'revoked on A', role: 'read' } })
+      ).json()
+      const stream = await openStream(second.base, await exchange(t.app, key))
+      expect(stream.status).toBe(200)
+      // Revoked as soon as the stream is open: B's own next look at the key comes KEY_STATUS_TTL_MS later, so an end
+      // within 500 ms is Redis's doing.
+      const revokedAt = Date.now()
+      expect((await t.as('acme', 'admin')({ method: 'DELETE', url: `/api_keys/${id}` })).statusCode).toBe(204)
+      const endedAt = await within(stream.ended, 2000)
+      expect(endedAt - revokedAt).toBeLessThan(500)
+      expect(stream.comments).toContain('stream ended: its API key has been revoked')
+    })
+  },
+)

@@ -21,7 +21,10 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
   let other: { app: FastifyInstance; deps: Deps }
   beforeAll(async () => {
     t = await startTestApp(dialect, {
-      EVIDENCE_MAX_MB: '1', EVIDENCE_TENANT_QUOTA_MB: '2', EVIDENCE_UPLOAD_MB_PER_MINUTE: '4', ...(REDIS_URL ? { REDIS_URL } : {}),
+      EVIDENCE_MAX_MB: '1',
+      EVIDENCE_TENANT_QUOTA_MB: '2',
+      EVIDENCE_UPLOAD_MB_PER_MINUTE: '4',
+      ...(REDIS_URL ? { REDIS_URL } : {}),
     })
     base = await t.app.listen({ port: 0, host: '127.0.0.1' })
     const log = createLogger(t.config)
@@ -35,18 +38,38 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
     await t?.close()
   })
 
-  const form = (data: Buffer) => multipart([{ name: 'file', value: data, filename: 'f.bin', type: 'application/octet-stream' }])
+  const form = (data: Buffer) =>
+    multipart([{ name: 'file', value: data, filename: 'f.bin', type: 'application/octet-stream' }])
   const upload = async (tenant: string, data: Buffer, app: FastifyInstance = t.app) => {
     const { body, contentType } = form(data)
     const token = await t.token(tenant, 'write')
-    return app.inject({ method: 'POST', url: `${PREFIX}/evidence`, payload: body, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } })
+    return app.inject({
+      method: 'POST',
+      url: `${PREFIX}/evidence`,
+      payload: body,
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+    })
   }
-  const usage = async (tenant: string) => (await t.as(tenant, 'write')({ method: 'GET', url: '/evidence/usage' })).json()
+  const usage = async (tenant: string) =>
+    (await t.as(tenant, 'write')({ method: 'GET', url: '/evidence/usage' })).json()
   const stored = async (tenant: string) => {
     const db = t.deps.database.db
-    const blobs = await db.selectFrom('evidence_blobs').select(['size', 'sha256']).where('tenant_id', '=', tenant).execute()
-    const chunks = await db.selectFrom('evidence_chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenant).executeTakeFirstOrThrow()
-    return { blobs: blobs.length, incomplete: blobs.filter((b) => b.sha256 === null).length, bytes: blobs.reduce((n, b) => n + Number(b.size), 0), chunks: Number(chunks.n) }
+    const blobs = await db
+      .selectFrom('evidence_blobs')
+      .select(['size', 'sha256'])
+      .where('tenant_id', '=', tenant)
+      .execute()
+    const chunks = await db
+      .selectFrom('evidence_chunks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirstOrThrow()
+    return {
+      blobs: blobs.length,
+      incomplete: blobs.filter((b) => b.sha256 === null).length,
+      bytes: blobs.reduce((n, b) => n + Number(b.size), 0),
+      chunks: Number(chunks.n),
+    }
   }
 
   /** Sends an upload over a socket, a piece at a time, until the answer comes; reports how much of the body went out. */
@@ -68,25 +91,43 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
       socket.on('error', () => resolve())
     })
     const length = options.declareLength ? `content-length: ${body.length}` : 'transfer-encoding: chunked'
-    socket.write(`POST ${PREFIX}/evidence HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: ${contentType}\r\n${length}\r\n\r\n`)
+    socket.write(
+      `POST ${PREFIX}/evidence HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${token}\r\ncontent-type: ${contentType}\r\n${length}\r\n\r\n`,
+    )
     let sent = 0
     for (let at = 0; at < body.length && !answered && !socket.destroyed; at += 32 * KB) {
       const piece = body.subarray(at, at + 32 * KB)
-      socket.write(options.declareLength ? piece : Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]))
+      socket.write(
+        options.declareLength
+          ? piece
+          : Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]),
+      )
       sent += piece.length
       await new Promise((r) => setTimeout(r, 15))
     }
     await done
     socket.destroy()
     const status = Number(/^HTTP\/1\.1 (\d+)/.exec(answer)?.[1])
-    return { status, problem: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/, '')), sent, total: body.length }
+    return {
+      status,
+      problem: JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4).replace(/^[0-9a-f]+\r\n/, '')),
+      sent,
+      total: body.length,
+    }
   }
 
   it('counts a deduplicated file once, refuses an upload past the quota with 413 saying what is left, and keeps none of it', async () => {
     const a = randomBytes(FILE)
     expect((await upload('quota', a)).statusCode).toBe(201)
     expect((await upload('quota', a)).statusCode).toBe(201) // the same content again: stored once
-    expect(await usage('quota')).toMatchObject({ used_bytes: FILE, quota_bytes: 2048 * KB, remaining_bytes: 2048 * KB - FILE, files: 1, uploads_in_progress: 0, max_file_bytes: 1024 * KB })
+    expect(await usage('quota')).toMatchObject({
+      used_bytes: FILE,
+      quota_bytes: 2048 * KB,
+      remaining_bytes: 2048 * KB - FILE,
+      files: 1,
+      uploads_in_progress: 0,
+      max_file_bytes: 1024 * KB,
+    })
     expect((await upload('quota', randomBytes(FILE))).statusCode).toBe(201)
     const before = await stored('quota')
     expect(before).toMatchObject({ blobs: 2, bytes: 2 * FILE, incomplete: 0 })
@@ -95,7 +136,11 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
     expect(refused.statusCode, refused.body).toBe(413)
     expect(refused.headers['content-type']).toContain('application/problem+json')
     expect(refused.json()).toMatchObject({
-      code: 'quota_exceeded', limit_name: 'evidence_tenant_quota', limit_bytes: 2048 * KB, used_bytes: 2 * FILE, remaining_bytes: 2048 * KB - 2 * FILE,
+      code: 'quota_exceeded',
+      limit_name: 'evidence_tenant_quota',
+      limit_bytes: 2048 * KB,
+      used_bytes: 2 * FILE,
+      remaining_bytes: 2048 * KB - 2 * FILE,
       detail: expect.stringContaining('EVIDENCE_TENANT_QUOTA_MB'),
     })
     expect(await stored('quota')).toEqual(before)
@@ -104,9 +149,13 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
     expect((await upload('quota-other', randomBytes(FILE))).statusCode).toBe(201)
 
     // Deleting evidence gives its bytes back.
-    const list = (await t.as('quota', 'read')({ method: 'GET', url: '/evidence' })).json().items as { id: string; sha256: string }[]
+    const list = (await t.as('quota', 'read')({ method: 'GET', url: '/evidence' })).json().items as {
+      id: string
+      sha256: string
+    }[]
     const last = list.filter((e) => e.sha256 !== list[0].sha256)
-    for (const e of last) expect((await t.as('quota', 'write')({ method: 'DELETE', url: `/evidence/${e.id}` })).statusCode).toBe(204)
+    for (const e of last)
+      expect((await t.as('quota', 'write')({ method: 'DELETE', url: `/evidence/${e.id}` })).statusCode).toBe(204)
     expect((await usage('quota')).used_bytes).toBe(FILE)
     expect((await upload('quota', randomBytes(FILE))).statusCode).toBe(201)
   })
@@ -114,7 +163,10 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
   it('lets two parallel uploads on two instances pass the quota together never: exactly one of them is stored', async () => {
     expect((await upload('race', randomBytes(FILE))).statusCode).toBe(201)
     // 1148 KiB left: either upload fits, both do not (each declares at least 672 KiB of file by its Content-Length).
-    const results = await Promise.all([upload('race', randomBytes(800 * KB)), upload('race', randomBytes(800 * KB), other.app)])
+    const results = await Promise.all([
+      upload('race', randomBytes(800 * KB)),
+      upload('race', randomBytes(800 * KB), other.app),
+    ])
     expect(results.map((r) => r.statusCode).sort()).toEqual([201, 413])
     expect(await stored('race')).toMatchObject({ blobs: 2, incomplete: 0, bytes: FILE + 800 * KB })
     expect((await usage('race')).used_bytes).toBe(FILE + 800 * KB)
@@ -146,24 +198,45 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
   it('limits the bytes one key uploads per minute (429 with retry_after and what is left), on every instance', async () => {
     const data = randomBytes(FILE)
     // Stored once (deduplicated), yet each upload's bytes count against the key's budget of 4 MiB a minute.
-    for (let i = 0; i < 4; i++) expect((await upload('budget', data, REDIS_URL && i % 2 ? other.app : t.app)).statusCode).toBe(201)
+    for (let i = 0; i < 4; i++)
+      expect((await upload('budget', data, REDIS_URL && i % 2 ? other.app : t.app)).statusCode).toBe(201)
     const refused = await upload('budget', data, REDIS_URL ? other.app : t.app)
     expect(refused.statusCode, refused.body).toBe(429)
     expect(refused.headers['retry-after']).toMatch(/^\d+$/)
     const problem = refused.json()
     expect(problem).toMatchObject({
-      code: 'rate_limited', limit_name: 'evidence_upload_budget', limit_bytes: 4096 * KB, used_bytes: 4 * FILE, remaining_bytes: 4096 * KB - 4 * FILE,
-      retry_after: expect.any(Number), detail: expect.stringContaining('EVIDENCE_UPLOAD_MB_PER_MINUTE'),
+      code: 'rate_limited',
+      limit_name: 'evidence_upload_budget',
+      limit_bytes: 4096 * KB,
+      used_bytes: 4 * FILE,
+      remaining_bytes: 4096 * KB - 4 * FILE,
+      retry_after: expect.any(Number),
+      detail: expect.stringContaining('EVIDENCE_UPLOAD_MB_PER_MINUTE'),
     })
     expect(problem.retry_after).toBeGreaterThan(0)
     expect(problem.retry_after).toBeLessThanOrEqual(60)
     expect(await stored('budget')).toMatchObject({ blobs: 1, incomplete: 0 })
-    expect((await usage('budget')).upload_budget).toMatchObject({ limit_bytes: 4096 * KB, used_bytes: 4 * FILE, remaining_bytes: 4096 * KB - 4 * FILE })
+    expect((await usage('budget')).upload_budget).toMatchObject({
+      limit_bytes: 4096 * KB,
+      used_bytes: 4 * FILE,
+      remaining_bytes: 4096 * KB - 4 * FILE,
+    })
     // Another key of the tenant has its own budget.
     const key = await t.apiKey('budget', 'write')
-    const token = (await t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': 'budget' } })).json().access_token
+    const token = (
+      await t.app.inject({
+        method: 'POST',
+        url: `${PREFIX}/auth/token`,
+        headers: { 'x-api-key': key, 'x-tenant': 'budget' },
+      })
+    ).json().access_token
     const { body, contentType } = form(data)
-    const fresh = await t.app.inject({ method: 'POST', url: `${PREFIX}/evidence`, payload: body, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } })
+    const fresh = await t.app.inject({
+      method: 'POST',
+      url: `${PREFIX}/evidence`,
+      payload: body,
+      headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+    })
     expect(fresh.statusCode).toBe(201)
   })
 
@@ -171,19 +244,43 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
     expect((await upload('migrated', randomBytes(FILE))).statusCode).toBe(201)
     const { db } = t.deps.database
     // An upload a process died in, as earlier versions left it: chunks, and a blob whose size says 0.
-    await db.insertInto('evidence_blobs').values({ id: 'evb_unfinished', tenant_id: 'migrated', sha256: null, size: 0, chunk_size: 256 * KB, chunks: 0, created_at: new Date().toISOString() }).execute()
-    await db.insertInto('evidence_chunks').values({ tenant_id: 'migrated', blob_id: 'evb_unfinished', seq: 0, data: randomBytes(1000) }).execute()
+    await db
+      .insertInto('evidence_blobs')
+      .values({
+        id: 'evb_unfinished',
+        tenant_id: 'migrated',
+        sha256: null,
+        size: 0,
+        chunk_size: 256 * KB,
+        chunks: 0,
+        created_at: new Date().toISOString(),
+      })
+      .execute()
+    await db
+      .insertInto('evidence_chunks')
+      .values({ tenant_id: 'migrated', blob_id: 'evb_unfinished', seq: 0, data: randomBytes(1000) })
+      .execute()
     await evidenceUsage.down(db)
-    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', '2026-12-01T10-evidence-usage' as never).execute()
+    await db
+      .deleteFrom('kysely_migration' as never)
+      .where('name' as never, '=', '2026-12-01T10-evidence-usage' as never)
+      .execute()
     expect(await migrateToLatest(t.deps.database)).toEqual(['2026-12-01T10-evidence-usage'])
     expect((await usage('migrated')).used_bytes).toBe(FILE + 1000)
-    expect(await db.selectFrom('evidence_blobs').select('size').where('id', '=', 'evb_unfinished').executeTakeFirst()).toEqual({ size: 1000 })
+    expect(
+      await db.selectFrom('evidence_blobs').select('size').where('id', '=', 'evb_unfinished').executeTakeFirst(),
+    ).toEqual({ size: 1000 })
   })
 
   it('refuses a budget below the largest file at start', async () => {
     const { loadConfig } = await import('../src/config.js')
-    expect(() => loadConfig({ EVIDENCE_MAX_MB: '25', EVIDENCE_UPLOAD_MB_PER_MINUTE: '10' })).toThrow(/EVIDENCE_UPLOAD_MB_PER_MINUTE/)
+    expect(() => loadConfig({ EVIDENCE_MAX_MB: '25', EVIDENCE_UPLOAD_MB_PER_MINUTE: '10' })).toThrow(
+      /EVIDENCE_UPLOAD_MB_PER_MINUTE/,
+    )
     expect(() => loadConfig({ EVIDENCE_TENANT_QUOTA_MB: '0' })).toThrow(/EVIDENCE_TENANT_QUOTA_MB/)
-    expect(loadConfig({})).toMatchObject({ evidenceTenantQuotaBytes: 1024 * 1024 * 1024, evidenceUploadBytesPerMinute: 100 * 1024 * 1024 })
+    expect(loadConfig({})).toMatchObject({
+      evidenceTenantQuotaBytes: 1024 * 1024 * 1024,
+      evidenceUploadBytesPerMinute: 100 * 1024 * 1024,
+    })
   })
 })

@@ -6,7 +6,14 @@ import type { Database } from '../src/db/create-db.js'
 import { createEvidenceService } from '../src/modules/evidence/evidence.service.js'
 import { createLogger, openDatabase } from '../src/main.js'
 import { multipart } from './helpers/governance.js'
-import { describeEachDialect, freshDatabase, PREFIX, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
+import {
+  describeEachDialect,
+  freshDatabase,
+  PREFIX,
+  startTestApp,
+  type TestApp,
+  type TestDatabase,
+} from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 
 // Issue 52, F9: after kill -9 during uploads, the chunks of the unfinished ones stayed until the same tenant uploaded again.
@@ -20,22 +27,39 @@ async function startUpload(baseUrl: string, token: string, bytes: number): Promi
   const boundary = 'crashBoundary'
   const file = randomBytes(5 * 1024 * 1024)
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="unfinished.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-    file, Buffer.from(`\r\n--${boundary}--\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="unfinished.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    file,
+    Buffer.from(`\r\n--${boundary}--\r\n`),
   ])
   const url = new URL(baseUrl)
   const socket = connect(Number(url.port), url.hostname)
   socket.on('error', () => undefined)
   await new Promise<void>((resolve) => socket.once('connect', resolve))
-  socket.write(`POST ${PREFIX}/evidence HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`)
+  socket.write(
+    `POST ${PREFIX}/evidence HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`,
+  )
   await new Promise<void>((resolve) => socket.write(body.subarray(0, bytes), () => resolve()))
   return { socket, rest: body.subarray(bytes) }
 }
 
 async function stored(database: Database, tenant: string) {
-  const blobs = await database.db.selectFrom('evidence_blobs').select(['id', 'sha256', 'size']).where('tenant_id', '=', tenant).execute()
-  const chunks = await database.db.selectFrom('evidence_chunks').select('blob_id').where('tenant_id', '=', tenant).execute()
-  const usage = await database.db.selectFrom('evidence_usage').select('bytes').where('tenant_id', '=', tenant).executeTakeFirst()
+  const blobs = await database.db
+    .selectFrom('evidence_blobs')
+    .select(['id', 'sha256', 'size'])
+    .where('tenant_id', '=', tenant)
+    .execute()
+  const chunks = await database.db
+    .selectFrom('evidence_chunks')
+    .select('blob_id')
+    .where('tenant_id', '=', tenant)
+    .execute()
+  const usage = await database.db
+    .selectFrom('evidence_usage')
+    .select('bytes')
+    .where('tenant_id', '=', tenant)
+    .executeTakeFirst()
   const complete = new Set(blobs.filter((b) => b.sha256 !== null).map((b) => b.id))
   return {
     incomplete: blobs.length - complete.size,
@@ -58,8 +82,13 @@ describeEachDialect('fault: SIGKILL during evidence uploads', (dialect) => {
   it('sweeps the chunks of the uploads cut off at the restart, and every acknowledged file stays intact', async () => {
     db = await freshDatabase(dialect)
     const env = {
-      ...db.env, SERVICE_JWT_SECRET: 'crash-uploads-secret-0123456789abcdefgh', SERVICE_API_KEY: KEY, SERVICE_TENANT: TENANT,
-      SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', EVIDENCE_UPLOAD_TIMEOUT_S: '1',
+      ...db.env,
+      SERVICE_JWT_SECRET: 'crash-uploads-secret-0123456789abcdefgh',
+      SERVICE_API_KEY: KEY,
+      SERVICE_TENANT: TENANT,
+      SERVICE_STARTER_LIBRARY: 'false',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      EVIDENCE_UPLOAD_TIMEOUT_S: '1',
     }
     service = await startServiceProcess(env)
     const config = loadConfig(env)
@@ -69,13 +98,21 @@ describeEachDialect('fault: SIGKILL during evidence uploads', (dialect) => {
     const acknowledged = new Map<string, string>() // evidence id -> sha256
     for (let i = 0; i < 3; i++) {
       const data = randomBytes(600_000 + i)
-      const { body, contentType } = multipart([{ name: 'file', value: data, filename: `kept-${i}.bin`, type: 'application/octet-stream' }])
-      const res = await fetch(`${service.baseUrl}${PREFIX}/evidence`, { method: 'POST', body, headers: { authorization: `Bearer ${token}`, 'content-type': contentType } })
+      const { body, contentType } = multipart([
+        { name: 'file', value: data, filename: `kept-${i}.bin`, type: 'application/octet-stream' },
+      ])
+      const res = await fetch(`${service.baseUrl}${PREFIX}/evidence`, {
+        method: 'POST',
+        body,
+        headers: { authorization: `Bearer ${token}`, 'content-type': contentType },
+      })
       expect(res.status).toBe(201)
       acknowledged.set(((await res.json()) as { id: string }).id, sha(data))
     }
     const uploads = await Promise.all([1, 2, 3].map(() => startUpload(service!.baseUrl, token, 1024 * 1024)))
-    await expect.poll(async () => (await stored(database!, TENANT)).orphanChunks, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(9)
+    await expect
+      .poll(async () => (await stored(database!, TENANT)).orphanChunks, { timeout: 10_000, interval: 50 })
+      .toBeGreaterThanOrEqual(9)
     service.child.kill('SIGKILL')
     await new Promise((resolve) => service!.child.once('exit', resolve))
     for (const upload of uploads) upload.socket.destroy()
@@ -85,18 +122,28 @@ describeEachDialect('fault: SIGKILL during evidence uploads', (dialect) => {
     // Past twice the upload timeout no instance can still be receiving them: the restart's first sweep takes them.
     await new Promise((r) => setTimeout(r, 2500))
     service = await startServiceProcess(env)
-    await expect.poll(async () => (await stored(database!, TENANT)).incomplete, { timeout: 10_000, interval: 100 }).toBe(0)
+    await expect
+      .poll(async () => (await stored(database!, TENANT)).incomplete, { timeout: 10_000, interval: 100 })
+      .toBe(0)
     const after = await stored(database, TENANT)
     expect(after.orphanChunks).toBe(0)
     expect(after.usage).toBe(after.completeBytes)
 
     const again = await tokenFor(service.baseUrl)
     for (const [id, hash] of acknowledged) {
-      const res = await fetch(`${service.baseUrl}${PREFIX}/evidence/${id}/content`, { headers: { authorization: `Bearer ${again}` } })
+      const res = await fetch(`${service.baseUrl}${PREFIX}/evidence/${id}/content`, {
+        headers: { authorization: `Bearer ${again}` },
+      })
       expect(res.status).toBe(200)
       expect(sha(Buffer.from(await res.arrayBuffer()))).toBe(hash)
     }
-    expect((await (await fetch(`${service.baseUrl}${PREFIX}/evidence/usage`, { headers: { authorization: `Bearer ${again}` } })).json()).uploads_in_progress).toBe(0)
+    expect(
+      (
+        await (
+          await fetch(`${service.baseUrl}${PREFIX}/evidence/usage`, { headers: { authorization: `Bearer ${again}` } })
+        ).json()
+      ).uploads_in_progress,
+    ).toBe(0)
   }, 60_000)
 })
 
@@ -110,7 +157,9 @@ describeEachDialect('evidence sweep with uploads in progress', (dialect) => {
     const sweeper = createEvidenceService(t.deps)
     const token = await t.token('sweep-live', 'write')
     const upload = await startUpload(base, token, 1024 * 1024)
-    await expect.poll(async () => (await stored(t!.deps.database, 'sweep-live')).orphanChunks, { timeout: 5000, interval: 50 }).toBeGreaterThanOrEqual(3)
+    await expect
+      .poll(async () => (await stored(t!.deps.database, 'sweep-live')).orphanChunks, { timeout: 5000, interval: 50 })
+      .toBeGreaterThanOrEqual(3)
     expect(await sweeper.sweepAbandoned()).toBe(0)
     expect((await stored(t.deps.database, 'sweep-live')).incomplete).toBe(1)
 
@@ -130,12 +179,24 @@ describeEachDialect('evidence sweep with uploads in progress', (dialect) => {
     const uploads = []
     for (const tenant of ['sweep-a', 'sweep-b']) {
       uploads.push(await startUpload(base, await t.token(tenant, 'write'), 512 * 1024))
-      await expect.poll(async () => (await stored(t!.deps.database, tenant)).orphanChunks, { timeout: 5000, interval: 50 }).toBeGreaterThanOrEqual(1)
+      await expect
+        .poll(async () => (await stored(t!.deps.database, tenant)).orphanChunks, { timeout: 5000, interval: 50 })
+        .toBeGreaterThanOrEqual(1)
     }
     // As if their process had died a while ago: begun long before the sweep's cutoff.
-    await t.deps.database.db.updateTable('evidence_blobs').set({ created_at: '2000-01-01T00:00:00.000Z' }).where('sha256', 'is', null).execute()
+    await t.deps.database.db
+      .updateTable('evidence_blobs')
+      .set({ created_at: '2000-01-01T00:00:00.000Z' })
+      .where('sha256', 'is', null)
+      .execute()
     expect(await sweeper.sweepAbandoned()).toBe(2)
-    for (const tenant of ['sweep-a', 'sweep-b']) expect(await stored(t.deps.database, tenant)).toEqual({ incomplete: 0, orphanChunks: 0, usage: 0, completeBytes: 0 })
+    for (const tenant of ['sweep-a', 'sweep-b'])
+      expect(await stored(t.deps.database, tenant)).toEqual({
+        incomplete: 0,
+        orphanChunks: 0,
+        usage: 0,
+        completeBytes: 0,
+      })
 
     let answer = ''
     uploads[0].socket.on('data', (d) => (answer += d.toString()))
@@ -143,13 +204,21 @@ describeEachDialect('evidence sweep with uploads in progress', (dialect) => {
     await expect.poll(() => answer, { timeout: 10_000, interval: 50 }).toMatch(/\}$/)
     expect(answer).toMatch(/^HTTP\/1\.1 408/)
     for (const upload of uploads) upload.socket.destroy()
-    expect(await stored(t.deps.database, 'sweep-a')).toEqual({ incomplete: 0, orphanChunks: 0, usage: 0, completeBytes: 0 })
+    expect(await stored(t.deps.database, 'sweep-a')).toEqual({
+      incomplete: 0,
+      orphanChunks: 0,
+      usage: 0,
+      completeBytes: 0,
+    })
     expect((await t.as('sweep-a', 'read')({ method: 'GET', url: '/evidence' })).json().items).toEqual([])
   }, 30_000)
 })
 
 async function tokenFor(baseUrl: string): Promise<string> {
-  const res = await fetch(`${baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': TENANT } })
+  const res = await fetch(`${baseUrl}${PREFIX}/auth/token`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'x-tenant': TENANT },
+  })
   expect(res.status).toBe(200)
   return ((await res.json()) as { access_token: string }).access_token
 }

@@ -21,8 +21,13 @@ describeEachDialect('fault: SIGKILL under concurrent creates', (dialect) => {
   it('keeps every acknowledged create with exactly one audit record and leaves nothing half-written', async () => {
     db = await freshDatabase(dialect)
     const env = {
-      ...db.env, SERVICE_JWT_SECRET: 'crash-test-secret-0123456789abcdefghijkl', SERVICE_API_KEY: KEY, SERVICE_TENANT: TENANT,
-      SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_TOKEN_PER_MINUTE: '1000',
+      ...db.env,
+      SERVICE_JWT_SECRET: 'crash-test-secret-0123456789abcdefghijkl',
+      SERVICE_API_KEY: KEY,
+      SERVICE_TENANT: TENANT,
+      SERVICE_STARTER_LIBRARY: 'false',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '1000',
     }
     service = await startServiceProcess(env)
     const token = await tokenFor(service.baseUrl)
@@ -95,7 +100,10 @@ describeEachDialect('fault: SIGKILL under concurrent creates', (dialect) => {
 })
 
 async function tokenFor(baseUrl: string): Promise<string> {
-  const res = await fetch(`${baseUrl}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': TENANT } })
+  const res = await fetch(`${baseUrl}${P}/auth/token`, {
+    method: 'POST',
+    headers: { 'x-api-key': KEY, 'x-tenant': TENANT },
+  })
   expect(res.status).toBe(200)
   return ((await res.json()) as { access_token: string }).access_token
 }

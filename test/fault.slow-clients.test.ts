@@ -37,10 +37,18 @@ describe('fault: slow, endless and oversized clients', () => {
   beforeAll(async () => {
     db = await freshDatabase('sqlite')
     service = await startServiceProcess({
-      ...db.env, SERVICE_JWT_SECRET: 'slow-clients-secret-0123456789abcdefghij', SERVICE_API_KEY: KEY, SERVICE_TENANT: TENANT,
-      SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
+      ...db.env,
+      SERVICE_JWT_SECRET: 'slow-clients-secret-0123456789abcdefghij',
+      SERVICE_API_KEY: KEY,
+      SERVICE_TENANT: TENANT,
+      SERVICE_STARTER_LIBRARY: 'false',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      RATE_LIMIT_TOKEN_PER_MINUTE: '1000000',
     })
-    const res = await fetch(`${service.baseUrl}${P}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': TENANT } })
+    const res = await fetch(`${service.baseUrl}${P}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'x-tenant': TENANT },
+    })
     token = ((await res.json()) as { access_token: string }).access_token
   }, 30_000)
   afterAll(async () => {

@@ -21,7 +21,9 @@ describe('HTML answers', () => {
   afterAll(async () => t?.close())
 
   it('the dossier page has its policy as a header and in the page, on a fresh and on a cached answer', async () => {
-    const uc = (await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Printable <b>' } })).json()
+    const uc = (
+      await t.as('acme', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Printable <b>' } })
+    ).json()
     for (const attempt of ['rendered', 'cached']) {
       const res = await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${uc.id}/dossier?format=html` })
       expect(res.statusCode, attempt).toBe(200)
@@ -43,9 +45,12 @@ describe('HTML answers', () => {
     expect(res.statusCode).toBe(200)
     expectPageHeaders(res.headers)
     const policy = String(res.headers['content-security-policy'])
-    const inline = [...res.body.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].filter((m) => !m[1].includes('src='))
+    const inline = [...res.body.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].filter(
+      (m) => !m[1].includes('src='),
+    )
     expect(inline.length).toBeGreaterThan(0)
-    for (const script of inline) expect(policy).toContain(`'sha256-${createHash('sha256').update(script[2]).digest('base64')}'`)
+    for (const script of inline)
+      expect(policy).toContain(`'sha256-${createHash('sha256').update(script[2]).digest('base64')}'`)
     expect(policy).toMatch(/default-src 'none'/)
     expect(policy).not.toMatch(/unsafe-eval|https?:|\*/)
     expect(policy).not.toMatch(/script-src[^;]*'unsafe-inline'/)

@@ -13,7 +13,8 @@ function idempotencySuite(dialect: DialectName, env: Record<string, string>) {
   afterAll(async () => t.close())
 
   const count = async () => (await write({ method: 'GET', url: '/use_cases?page_limit=100' })).json().items.length
-  const post = (key: string, payload: object) => write({ method: 'POST', url: '/use_cases', headers: { 'idempotency-key': key }, payload })
+  const post = (key: string, payload: object) =>
+    write({ method: 'POST', url: '/use_cases', headers: { 'idempotency-key': key }, payload })
 
   it('replays the first response to a retry and creates nothing', async () => {
     const first = await post('key-1', { name: 'Idempotent', description: 'a' })
@@ -57,7 +58,12 @@ function idempotencySuite(dialect: DialectName, env: Record<string, string>) {
 
   it('scopes keys to the API key, and rejects malformed keys', async () => {
     const other = t.as(tenant, 'admin')
-    const res = await other({ method: 'POST', url: '/use_cases', headers: { 'idempotency-key': 'key-1' }, payload: { name: 'Other caller' } })
+    const res = await other({
+      method: 'POST',
+      url: '/use_cases',
+      headers: { 'idempotency-key': 'key-1' },
+      payload: { name: 'Other caller' },
+    })
     expect(res.statusCode).toBe(201)
     expect(res.headers['idempotent-replayed']).toBeUndefined()
     expect((await post('x'.repeat(256), { name: 'Too long key' })).statusCode).toBe(400)
@@ -67,6 +73,9 @@ function idempotencySuite(dialect: DialectName, env: Record<string, string>) {
 
 describeEachDialect('Idempotency-Key (records in the database)', (dialect) => idempotencySuite(dialect, {}))
 
-describe.skipIf(!REDIS_URL)(`Idempotency-Key (records in Redis)${REDIS_URL ? '' : ' — skipped: REDIS_URL is not set'}`, () => {
-  idempotencySuite('sqlite', { REDIS_URL: REDIS_URL ?? '' })
-})
+describe.skipIf(!REDIS_URL)(
+  `Idempotency-Key (records in Redis)${REDIS_URL ? '' : ' — skipped: REDIS_URL is not set'}`,
+  () => {
+    idempotencySuite('sqlite', { REDIS_URL: REDIS_URL ?? '' })
+  },
+)

@@ -35,8 +35,11 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
   const readEverywhere = async (collection: string, ids: string[]) => {
     const seen = []
     for (const t of [a, b, plain]) {
-      const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json().items as { id: string }[]
-      const gets = await Promise.all(ids.map(async (id) => (await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${id}` })).json()))
+      const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json()
+        .items as { id: string }[]
+      const gets = await Promise.all(
+        ids.map(async (id) => (await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${id}` })).json()),
+      )
       seen.push({ page: page.filter((r) => ids.includes(r.id)), gets })
     }
     expect(seen[1]).toEqual(seen[0])
@@ -51,27 +54,52 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     for (const collection of ['/use_cases', '/models', '/vendors']) {
       const ids: string[] = []
       for (let i = 0; i < 3; i++) {
-        ids.push((await post(collection, { name: `Kept ${collection} ${i}`, owner: { owner_id: ada.id }, custom_fields: [{ custom_field_id: field.id, value: `t${i}` }] })).id)
+        ids.push(
+          (
+            await post(collection, {
+              name: `Kept ${collection} ${i}`,
+              owner: { owner_id: ada.id },
+              custom_fields: [{ custom_field_id: field.id, value: `t${i}` }],
+            })
+          ).id,
+        )
       }
       await readEverywhere(collection, ids)
 
       // A record's own change: that record is forgotten, the others stay as they were.
       await write({ method: 'PATCH', url: `${collection}/${ids[1]}`, payload: { name: `Renamed ${collection}` } })
-      expect((await readEverywhere(collection, ids)).map((r) => r.name)).toEqual([`Kept ${collection} 0`, `Renamed ${collection}`, `Kept ${collection} 2`])
+      expect((await readEverywhere(collection, ids)).map((r) => r.name)).toEqual([
+        `Kept ${collection} 0`,
+        `Renamed ${collection}`,
+        `Kept ${collection} 2`,
+      ])
 
       // What other records hold: the owner's name and the custom field's name show in every record.
       await write({ method: 'PATCH', url: `/users/${ada.id}`, payload: { name: `Ada of ${collection}` } })
-      expect((await readEverywhere(collection, ids)).map((r) => r.owner.name)).toEqual(ids.map(() => `Ada of ${collection}`))
+      expect((await readEverywhere(collection, ids)).map((r) => r.owner.name)).toEqual(
+        ids.map(() => `Ada of ${collection}`),
+      )
       await admin({ method: 'PATCH', url: `/custom_fields/${field.id}`, payload: { name: `Tier of ${collection}` } })
-      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].name)).toEqual(ids.map(() => `Tier of ${collection}`))
+      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].name)).toEqual(
+        ids.map(() => `Tier of ${collection}`),
+      )
 
-      await write({ method: 'PATCH', url: `${collection}/${ids[2]}`, payload: { custom_fields: [{ custom_field_id: field.id, value: 'changed' }] } })
-      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].value)).toEqual(['t0', 't1', 'changed'])
+      await write({
+        method: 'PATCH',
+        url: `${collection}/${ids[2]}`,
+        payload: { custom_fields: [{ custom_field_id: field.id, value: 'changed' }] },
+      })
+      expect((await readEverywhere(collection, ids)).map((r) => r.custom_fields[0].value)).toEqual([
+        't0',
+        't1',
+        'changed',
+      ])
 
       expect((await write({ method: 'DELETE', url: `${collection}/${ids[0]}` })).statusCode).toBe(204)
       for (const t of [a, b]) {
         expect((await t.as('acme', 'read')({ method: 'GET', url: `${collection}/${ids[0]}` })).statusCode).toBe(404)
-        const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json().items as { id: string }[]
+        const page = (await t.as('acme', 'read')({ method: 'GET', url: `${collection}?page_limit=100` })).json()
+          .items as { id: string }[]
         expect(page.map((r) => r.id)).not.toContain(ids[0])
       }
     }
@@ -82,9 +110,18 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const [before] = await readEverywhere('/use_cases', [uc.id])
     expect((await write({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })).statusCode).toBe(200)
     const [after] = await readEverywhere('/use_cases', [uc.id])
-    expect([after.workflow_stage_id, after.workflow_stage_step]).not.toEqual([before.workflow_stage_id, before.workflow_stage_step])
+    expect([after.workflow_stage_id, after.workflow_stage_step]).not.toEqual([
+      before.workflow_stage_id,
+      before.workflow_stage_step,
+    ])
 
-    const sections = [{ id: 's1', title: 'Purpose', questions: [{ id: 'purpose', question: 'What does it decide?', evidence_type: 'text' }] }]
+    const sections = [
+      {
+        id: 's1',
+        title: 'Purpose',
+        questions: [{ id: 'purpose', question: 'What does it decide?', evidence_type: 'text' }],
+      },
+    ]
     await post('/questionnaires', { key: 'KEPT', name: 'Kept questionnaire', target: 'use_case', sections })
     await write({ method: 'PATCH', url: `/use_cases/${uc.id}`, payload: { questionnaire_ids: ['KEPT+1'] } })
     expect((await readEverywhere('/use_cases', [uc.id]))[0].questionnaire_ids).toEqual(['KEPT+1'])
@@ -95,7 +132,15 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const field = await post('/custom_fields', { name: 'Page tier', entity_types: ['use_case'] })
     const ids: string[] = []
     for (let i = 0; i < 4; i++) {
-      ids.push((await post('/use_cases', { name: `Paged ${i}`, risk_category_level: 'high', custom_fields: [{ custom_field_id: field.id, value: 'gold' }] })).id)
+      ids.push(
+        (
+          await post('/use_cases', {
+            name: `Paged ${i}`,
+            risk_category_level: 'high',
+            custom_fields: [{ custom_field_id: field.id, value: 'gold' }],
+          })
+        ).id,
+      )
     }
     const lists = [
       '/use_cases?page_limit=2&risk_category_level=high',
@@ -108,21 +153,27 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const readLists = async () => {
       const seen: Record<string, [string, string | null][]> = {}
       for (const url of lists) {
-        const pages = await Promise.all([a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).json()))
+        const pages = await Promise.all(
+          [a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).json()),
+        )
         expect(pages[0], url).toEqual(pages[2])
         expect(pages[1], url).toEqual(pages[2])
         seen[url] = pages[2].items.map((r: { id: string; description: string | null }) => [r.id, r.description])
       }
       return seen
     }
-    const patch = async (id: string, payload: object) => expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload })).statusCode).toBe(200)
+    const patch = async (id: string, payload: object) =>
+      expect((await write({ method: 'PATCH', url: `/use_cases/${id}`, payload })).statusCode).toBe(200)
     const first = await readLists()
     expect(first[lists[0]].map(([id]) => id)).toEqual(ids.slice(0, 2))
 
     // Unlisted fields: the same records, in the same order, with the new content (updated_at sorts move it up).
     await patch(ids[1], { description: 'kept page' })
     const kept = await readLists()
-    expect(kept[lists[0]]).toEqual([[ids[0], null], [ids[1], 'kept page']])
+    expect(kept[lists[0]]).toEqual([
+      [ids[0], null],
+      [ids[1], 'kept page'],
+    ])
     expect(kept[lists[2]][0]).toEqual([ids[1], 'kept page'])
 
     // Fields lists read: the pages change.
@@ -145,23 +196,37 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     for (let i = 0; i < 5; i++) ids.push((await post('/vendors', { name: `Busy vendor ${i}` })).id)
     await readEverywhere('/vendors', ids)
     // More changes between two reads than the cache reads one by one: it forgets the tenant's records.
-    for (let i = 0; i < 210; i++) await write({ method: 'PATCH', url: `/vendors/${ids[i % 5]}`, payload: { description: `pass ${i}` } })
-    expect((await readEverywhere('/vendors', ids)).map((r) => r.description)).toEqual(['pass 205', 'pass 206', 'pass 207', 'pass 208', 'pass 209'])
+    for (let i = 0; i < 210; i++)
+      await write({ method: 'PATCH', url: `/vendors/${ids[i % 5]}`, payload: { description: `pass ${i}` } })
+    expect((await readEverywhere('/vendors', ids)).map((r) => r.description)).toEqual([
+      'pass 205',
+      'pass 206',
+      'pass 207',
+      'pass 208',
+      'pass 209',
+    ])
     // Another tenant's writes forget nothing of this one's.
     await a.as('globex', 'write')({ method: 'POST', url: '/vendors', payload: { name: 'Elsewhere' } })
     expect((await readEverywhere('/vendors', ids)).map((r) => r.name)).toEqual(ids.map((_id, i) => `Busy vendor ${i}`))
     // Sanity of the premise: the records' audit trail is what the second instance learns from.
-    const { rows } = await sql<{ n: number }>`select count(*) as n from audit_logs where tenant_id = 'acme' and resource_type = 'vendor'`.execute(a.deps.database.db)
+    const { rows } = await sql<{
+      n: number
+    }>`select count(*) as n from audit_logs where tenant_id = 'acme' and resource_type = 'vendor'`.execute(
+      a.deps.database.db,
+    )
     expect(Number(rows[0].n)).toBeGreaterThan(210)
   })
 
   it('sends a kept page again only while every record on it is unchanged', async () => {
     const owner = await post('/users', { email: 'body@example.com', name: 'Body owner' })
     const ids: string[] = []
-    for (let i = 0; i < 3; i++) ids.push((await post('/use_cases', { name: `Body ${i}`, owner: { owner_id: owner.id } })).id)
+    for (let i = 0; i < 3; i++)
+      ids.push((await post('/use_cases', { name: `Body ${i}`, owner: { owner_id: owner.id } })).id)
     const url = `/use_cases?owner_id=${owner.id}&page_limit=2`
     const page = async () => {
-      const bodies = await Promise.all([a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).body))
+      const bodies = await Promise.all(
+        [a, b, plain].map(async (t) => (await t.as('acme', 'read')({ method: 'GET', url })).body),
+      )
       expect(bodies[0]).toBe(bodies[2])
       expect(bodies[1]).toBe(bodies[2])
       return JSON.parse(bodies[0]).items as { id: string; description: string | null; owner: { name: string } }[]
@@ -181,7 +246,8 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
   it("moves on past its own instance's writes without reading them back, and reads the others' from the log", async () => {
     const id = (await post('/vendors', { name: 'Local vendor' })).id
     await readEverywhere('/vendors', [id])
-    const logReads = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('from "audit_logs"')).length
+    const logReads = (spy: { mock: { calls: unknown[][] } }) =>
+      spy.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('from "audit_logs"')).length
     const queries = vi.spyOn(a.deps.database.db, 'executeQuery')
     try {
       await write({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'written here' } })
@@ -190,7 +256,9 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
       expect(logReads(queries)).toBe(0)
       // A write of the other instance: this one learns of it from the log.
       await b.as('acme', 'write')({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'written there' } })
-      expect((await a.as('acme', 'read')({ method: 'GET', url: `/vendors/${id}` })).json().description).toBe('written there')
+      expect((await a.as('acme', 'read')({ method: 'GET', url: `/vendors/${id}` })).json().description).toBe(
+        'written there',
+      )
       expect(logReads(queries)).toBe(1)
     } finally {
       queries.mockRestore()
@@ -199,9 +267,18 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
   })
 
   it("files a rendering made before other records' writes, and never one made before its own record's write", async () => {
-    const [kept, changed, other] = await Promise.all(['Slow read', 'Changed meanwhile', 'Busy neighbour'].map(async (name) => (await post('/vendors', { name })).id))
+    const [kept, changed, other] = await Promise.all(
+      ['Slow read', 'Changed meanwhile', 'Busy neighbour'].map(async (name) => (await post('/vendors', { name })).id),
+    )
     const cache = b.deps.itemCache!
-    const head = async () => (await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()).audit_seq
+    const head = async () =>
+      (
+        await b.deps.database.db
+          .selectFrom('tenants')
+          .select('audit_seq')
+          .where('id', '=', 'acme')
+          .executeTakeFirstOrThrow()
+      ).audit_seq
     // Reads that took their view, then rendered while writes of the tenant committed (here: on the other instance).
     const before = await cache.view('acme', await head())
     await write({ method: 'PATCH', url: `/vendors/${other}`, payload: { description: 'a neighbour changed' } })
@@ -217,7 +294,11 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const later = await cache.view('acme', await head())
     cache.put(after, 'vendor', other, 'v1', itemText('{"rendered":"before the user was made"}'))
     expect(cache.get(later, 'vendor', other)).toBeUndefined()
-    expect((await readEverywhere('/vendors', [kept, changed, other])).map((v) => v.description)).toEqual([null, 'changed after the view', 'a neighbour changed'])
+    expect((await readEverywhere('/vendors', [kept, changed, other])).map((v) => v.description)).toEqual([
+      null,
+      'changed after the view',
+      'a neighbour changed',
+    ])
   })
 
   it("keeps the rendering its own update's statement made, and renders the record again after another instance's", async () => {
@@ -225,19 +306,29 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const field = await post('/custom_fields', { name: 'Written field', type: 'string', entity_types: ['use_case'] })
     const id = (await post('/use_cases', { name: 'Written through', owner: { owner_id: owner.id } })).id
     await readEverywhere('/use_cases', [id])
-    const renders = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.filter(([query]) => /^select .*from "use_cases"/s.test((query as CompiledQuery).sql)).length
+    const renders = (spy: { mock: { calls: unknown[][] } }) =>
+      spy.mock.calls.filter(([query]) => /^select .*from "use_cases"/s.test((query as CompiledQuery).sql)).length
     const queries = vi.spyOn(a.deps.database.db, 'executeQuery')
     try {
       // Owner and custom field values are written before the record's own update: its rendering shows them.
-      const res = await write({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'written here', custom_fields: [{ custom_field_id: field.id, value: 'kept' }] } })
+      const res = await write({
+        method: 'PATCH',
+        url: `/use_cases/${id}`,
+        payload: { description: 'written here', custom_fields: [{ custom_field_id: field.id, value: 'kept' }] },
+      })
       expect(res.statusCode, res.body).toBe(200)
       queries.mockClear()
       const read = (await a.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json()
       expect(read.description).toBe('written here')
       expect(read.custom_fields).toEqual([{ custom_field_id: field.id, name: 'Written field', value: 'kept' }])
       expect(renders(queries)).toBe(0)
-      await b.as('acme', 'write')({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'written there' } })
-      expect((await a.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe('written there')
+      await b.as(
+        'acme',
+        'write',
+      )({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'written there' } })
+      expect((await a.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe(
+        'written there',
+      )
       expect(renders(queries)).toBe(1)
     } finally {
       queries.mockRestore()
@@ -246,9 +337,21 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
   })
 
   it('reads a record once for the requests that miss it at once, unless it changed in between', async () => {
-    const [id, neighbour] = await Promise.all(['Wanted at once', 'Its neighbour'].map(async (name) => (await post('/vendors', { name })).id))
+    const [id, neighbour] = await Promise.all(
+      ['Wanted at once', 'Its neighbour'].map(async (name) => (await post('/vendors', { name })).id),
+    )
     const cache = b.deps.itemCache!
-    const view = async () => cache.view('acme', (await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()).audit_seq)
+    const view = async () =>
+      cache.view(
+        'acme',
+        (
+          await b.deps.database.db
+            .selectFrom('tenants')
+            .select('audit_seq')
+            .where('id', '=', 'acme')
+            .executeTakeFirstOrThrow()
+        ).audit_seq,
+      )
     let reads = 0
     // Each read answers once let go: the renderings stay under way for as long as the test needs.
     let letGo = () => {}
@@ -261,8 +364,10 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
       letGo()
       return rendering
     }
-    const render = (at: Awaited<ReturnType<typeof view>>, json: string) => cache.render(at, 'vendor', [id], slowRead(json))
-    const patch = (target: string, description: string) => write({ method: 'PATCH', url: `/vendors/${target}`, payload: { description } })
+    const render = (at: Awaited<ReturnType<typeof view>>, json: string) =>
+      cache.render(at, 'vendor', [id], slowRead(json))
+    const patch = (target: string, description: string) =>
+      write({ method: 'PATCH', url: `/vendors/${target}`, payload: { description } })
 
     await patch(id, 'first')
     const first = await view()
@@ -293,11 +398,17 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     await readEverywhere('/vendors', [id])
     await write({ method: 'PATCH', url: `/vendors/${id}`, payload: { description: 'moved once' } })
     // As requests come: each with the head the read cache read for it.
-    const { audit_seq: head } = await b.deps.database.db.selectFrom('tenants').select('audit_seq').where('id', '=', 'acme').executeTakeFirstOrThrow()
+    const { audit_seq: head } = await b.deps.database.db
+      .selectFrom('tenants')
+      .select('audit_seq')
+      .where('id', '=', 'acme')
+      .executeTakeFirstOrThrow()
     const queries = vi.spyOn(b.deps.database.db, 'executeQuery')
     try {
       const views = await Promise.all(Array.from({ length: 5 }, () => b.deps.itemCache!.view('acme', head)))
-      expect(queries.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('audit_logs'))).toHaveLength(1)
+      expect(queries.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('audit_logs'))).toHaveLength(
+        1,
+      )
       expect(new Set(views.map((view) => view.seq)).size).toBe(1)
     } finally {
       queries.mockRestore()

@@ -18,7 +18,14 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
     t = await startTestApp(dialect)
     services = createServices(t.deps)
     // The tenant is made on its first request; the rolled-back member below copies this field.
-    expect((await t.as('acme', 'admin')({ method: 'POST', url: '/custom_fields', payload: { name: 'Optional', type: 'string' } })).statusCode).toBe(201)
+    expect(
+      (
+        await t.as(
+          'acme',
+          'admin',
+        )({ method: 'POST', url: '/custom_fields', payload: { name: 'Optional', type: 'string' } })
+      ).statusCode,
+    ).toBe(201)
   })
   afterAll(async () => t?.close())
 
@@ -38,12 +45,30 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
   it('forgets what a member rolled back to its savepoint had written', async () => {
     const { database } = t.deps
     const count = (tx: Parameters<Parameters<typeof database.transaction>[0]>[0]) =>
-      keptRead(tx, 'custom_fields', 'acme', async () => (await tx.selectFrom('custom_fields').select('id').where('tenant_id', '=', 'acme').execute()).length)
+      keptRead(
+        tx,
+        'custom_fields',
+        'acme',
+        async () =>
+          (await tx.selectFrom('custom_fields').select('id').where('tenant_id', '=', 'acme').execute()).length,
+      )
     const results = await Promise.allSettled([
       database.transaction(count, { group: 'acme' }),
       database.transaction(
         async (tx) => {
-          await tx.insertInto('custom_fields').values({ ...(await tx.selectFrom('custom_fields').selectAll().where('tenant_id', '=', 'acme').executeTakeFirstOrThrow()), id: 'cf_rolled_back', name: 'Gone', name_key: 'gone' }).execute()
+          await tx
+            .insertInto('custom_fields')
+            .values({
+              ...(await tx
+                .selectFrom('custom_fields')
+                .selectAll()
+                .where('tenant_id', '=', 'acme')
+                .executeTakeFirstOrThrow()),
+              id: 'cf_rolled_back',
+              name: 'Gone',
+              name_key: 'gone',
+            })
+            .execute()
           forgetReads(tx, 'custom_fields')
           throw new Error(`saw ${await count(tx)}`)
         },
@@ -52,7 +77,9 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
       database.transaction(count, { group: 'acme' }),
     ])
     const [first, failed, last] = results
-    expect((failed as PromiseRejectedResult).reason.message).toBe(`saw ${(first as PromiseFulfilledResult<number>).value + 1}`)
+    expect((failed as PromiseRejectedResult).reason.message).toBe(
+      `saw ${(first as PromiseFulfilledResult<number>).value + 1}`,
+    )
     expect((last as PromiseFulfilledResult<number>).value).toBe((first as PromiseFulfilledResult<number>).value)
   })
 })

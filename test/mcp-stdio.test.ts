@@ -16,7 +16,13 @@ async function startStdio(baseUrl: string, apiKey: string, env: Record<string, s
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, 'mcp', '--stdio'],
-    env: { PATH: process.env.PATH ?? '', SERVICE_API_URL: baseUrl, SERVICE_API_KEY: apiKey, SERVICE_TENANT: TENANT, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      SERVICE_API_URL: baseUrl,
+      SERVICE_API_KEY: apiKey,
+      SERVICE_TENANT: TENANT,
+      ...env,
+    },
     stderr: 'pipe',
   })
   let stderr = ''
@@ -26,7 +32,8 @@ async function startStdio(baseUrl: string, apiKey: string, env: Record<string, s
   return { client, stderr: () => stderr }
 }
 
-const call = (client: Client, name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<Result>
+const call = (client: Client, name: string, args: Record<string, unknown> = {}) =>
+  client.callTool({ name, arguments: args }) as Promise<Result>
 
 describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a running service)', () => {
   let db: TestDatabase
@@ -57,9 +64,18 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
   })
 
   it('creates, lists and pages through tools in snake_case, audited with source mcp', async () => {
-    const created = await call(mcp.client, 'create_use_case', { name: 'Stdio credit scoring', risk_category_level: 'high', regions: ['EU'] })
+    const created = await call(mcp.client, 'create_use_case', {
+      name: 'Stdio credit scoring',
+      risk_category_level: 'high',
+      regions: ['EU'],
+    })
     expect(created.isError).toBeFalsy()
-    expect(created.structuredContent).toMatchObject({ name: 'Stdio credit scoring', risk_category_level: 'high', regions: ['EU'], workflow_stage_step: expect.any(String) })
+    expect(created.structuredContent).toMatchObject({
+      name: 'Stdio credit scoring',
+      risk_category_level: 'high',
+      regions: ['EU'],
+      workflow_stage_step: expect.any(String),
+    })
     const id = created.structuredContent.id as string
 
     for (let i = 0; i < 3; i++) await call(mcp.client, 'create_model', { name: `stdio model ${i}`, model_type: 'llm' })
@@ -78,11 +94,14 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     const audit = await call(mcp.client, 'query_audit_logs', { use_case_id: id, sort: 'created_at' })
     const records = audit.structuredContent.items as any[]
     expect(records.map((r) => r.action)).toEqual(['use_case.created', 'use_case.model_linked'])
-    for (const record of records) expect(record).toMatchObject({ source: 'mcp', actor: { type: 'api_key' }, request_id: expect.any(String) })
+    for (const record of records)
+      expect(record).toMatchObject({ source: 'mcp', actor: { type: 'api_key' }, request_id: expect.any(String) })
     // The audit record's free-form changes keep the wire's field names.
     expect(records[0].changes).toHaveProperty('risk_category_level')
 
-    const overview = JSON.parse(((await mcp.client.readResource({ uri: `governance://use_cases/${id}` })).contents[0] as { text: string }).text)
+    const overview = JSON.parse(
+      ((await mcp.client.readResource({ uri: `governance://use_cases/${id}` })).contents[0] as { text: string }).text,
+    )
     expect(overview.use_case.id).toBe(id)
     expect(overview.models).toHaveLength(1)
 
@@ -95,21 +114,43 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     expect(missing.isError).toBe(true)
     expect(missing.structuredContent).toMatchObject({ code: 'not_found', status: 404, request_id: expect.any(String) })
     const invalid = await call(mcp.client, 'create_vendor', { website: 'https://vendor.example.com' })
-    expect(invalid.structuredContent).toMatchObject({ code: 'validation_failed', errors: [{ field: 'name', message: 'is required' }] })
+    expect(invalid.structuredContent).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'name', message: 'is required' }],
+    })
   })
 
   it('refuses writes for a read key (the service answers 403), naming the tool as /mcp does, and hides writers when read-only', async () => {
-    const token = (await (await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': ADMIN_KEY, 'x-tenant': TENANT } })).json()).access_token
-    const keyOf = async (role: string) => (await (await fetch(`${service.baseUrl}${PREFIX}/api_keys`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `stdio ${role}`, role }),
-    })).json()).key as string
+    const token = (
+      await (
+        await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+          method: 'POST',
+          headers: { 'x-api-key': ADMIN_KEY, 'x-tenant': TENANT },
+        })
+      ).json()
+    ).access_token
+    const keyOf = async (role: string) =>
+      (
+        await (
+          await fetch(`${service.baseUrl}${PREFIX}/api_keys`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: `stdio ${role}`, role }),
+          })
+        ).json()
+      ).key as string
     const reader = await startStdio(service.baseUrl, await keyOf('read'))
     try {
       const refused = await call(reader.client, 'create_use_case', { name: 'Not allowed' })
       expect(refused.isError).toBe(true)
       // The same message, and instance, as over /mcp (test/mcp.test.ts): the tool, not the HTTP route behind it.
       expect(refused.structuredContent).toMatchObject({
-        code: 'forbidden', status: 403, instance: 'tools/create_use_case', role: 'read', required_role: 'write', request_id: expect.any(String),
+        code: 'forbidden',
+        status: 403,
+        instance: 'tools/create_use_case',
+        role: 'read',
+        required_role: 'write',
+        request_id: expect.any(String),
         detail: 'this API key has role "read"; create_use_case changes data and needs "write"',
       })
       expect((await call(reader.client, 'list_use_cases')).isError).toBeFalsy()
@@ -118,12 +159,18 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     }
     const writer = await startStdio(service.baseUrl, await keyOf('write'))
     try {
-      const refused = await call(writer.client, 'create_custom_field', { name: 'Not a writer\'s to define', required: true })
-      expect(refused.structuredContent).toMatchObject({
-        code: 'forbidden', status: 403, instance: 'tools/create_custom_field',
-        detail: 'this API key has role "write"; create_custom_field changes the tenant\'s definitions and needs "admin"',
+      const refused = await call(writer.client, 'create_custom_field', {
+        name: "Not a writer's to define",
+        required: true,
       })
-      expect((await call(writer.client, 'create_vendor', { name: 'A writer\'s vendor' })).isError).toBeFalsy()
+      expect(refused.structuredContent).toMatchObject({
+        code: 'forbidden',
+        status: 403,
+        instance: 'tools/create_custom_field',
+        detail:
+          'this API key has role "write"; create_custom_field changes the tenant\'s definitions and needs "admin"',
+      })
+      expect((await call(writer.client, 'create_vendor', { name: "A writer's vendor" })).isError).toBeFalsy()
     } finally {
       await writer.client.close()
     }

@@ -7,7 +7,8 @@ const KEY = 'sk_mcp_sessions_test_key_0123456789abcdefABCDEF'
 const SESSIONS = 5000
 
 /** The process's resident set high-water mark, in MiB (Linux). */
-const peakRssMiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
+const peakRssMiB = (pid: number) =>
+  Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024
 
 // A read key opening MCP sessions in a loop used to grow the heap until V8 aborted (about 1 300 sessions under a 160 MB cap).
 describe('MCP over HTTP under npm start’s heap cap', () => {
@@ -18,12 +19,26 @@ describe('MCP over HTTP under npm start’s heap cap', () => {
   beforeAll(async () => {
     db = await freshDatabase('sqlite')
     service = await startServiceProcess(
-      { ...db.env, ENABLE_MCP_SERVER: 'true', SERVICE_API_KEY: KEY, SERVICE_STARTER_LIBRARY: 'false', RATE_LIMIT_PER_MINUTE: '1000000', SERVICE_JWT_SECRET: 'mcp-sessions-test-secret-of-32-bytes-or-more' },
+      {
+        ...db.env,
+        ENABLE_MCP_SERVER: 'true',
+        SERVICE_API_KEY: KEY,
+        SERVICE_STARTER_LIBRARY: 'false',
+        RATE_LIMIT_PER_MINUTE: '1000000',
+        SERVICE_JWT_SECRET: 'mcp-sessions-test-secret-of-32-bytes-or-more',
+      },
       undefined,
       ['--max-old-space-size=160'],
     )
-    const token = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': KEY, 'x-tenant': 'default' } })
-    headers = { authorization: `Bearer ${(await token.json()).access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+    const token = await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY, 'x-tenant': 'default' },
+    })
+    headers = {
+      authorization: `Bearer ${(await token.json()).access_token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    }
   })
   afterAll(async () => {
     await service?.stop()
@@ -31,7 +46,12 @@ describe('MCP over HTTP under npm start’s heap cap', () => {
   })
 
   it(`answers ${SESSIONS} initializes and stays up, keeping nothing per session`, async () => {
-    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'loop', version: '1' } } })
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'loop', version: '1' } },
+    })
     let next = 0
     const statuses = new Map<number, number>()
     const sessionIds = new Set<string>()
@@ -57,7 +77,12 @@ describe('MCP over HTTP under npm start’s heap cap', () => {
     const call = await fetch(`${service.baseUrl}/mcp`, {
       method: 'POST',
       headers: { ...headers, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_use_cases', arguments: { page_limit: 1 } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'list_use_cases', arguments: { page_limit: 1 } },
+      }),
     })
     expect(call.status).toBe(200)
     expect((await call.json()).result.structuredContent.items).toEqual([])

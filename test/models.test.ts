@@ -27,7 +27,15 @@ describeEachDialect('models: fields', (dialect) => {
     const write = t.as('acme', 'write')
     const plain = await write({ method: 'POST', url: '/models', payload: { name: 'Plain', summary: null } })
     expect(plain.statusCode).toBe(201)
-    expect(plain.json()).toMatchObject({ name: 'Plain', status: 'none', summary: null, provider: null, model_type: null, version: null, source: null })
+    expect(plain.json()).toMatchObject({
+      name: 'Plain',
+      status: 'none',
+      summary: null,
+      provider: null,
+      model_type: null,
+      version: null,
+      source: null,
+    })
     const bad = await write({ method: 'POST', url: '/models', payload: { name: 'Bad', status: 'deployed' } })
     expect(bad.statusCode).toBe(422)
     expect(bad.json().errors.map((e: { field: string }) => e.field)).toContain('status')
@@ -39,15 +47,35 @@ describeEachDialect('models: fields', (dialect) => {
 
   it('PATCH: null clears (status back to none), absent fields stay, changes are audited as [before, after]', async () => {
     const write = t.as('acme', 'write')
-    const m = (await write({ method: 'POST', url: '/models', payload: { name: 'Patchy', provider: 'openai', version: '1', status: 'retired' } })).json()
-    const res = await write({ method: 'PATCH', url: `/models/${m.id}`, payload: { provider: null, status: null, model_type: 'llm' } })
+    const m = (
+      await write({
+        method: 'POST',
+        url: '/models',
+        payload: { name: 'Patchy', provider: 'openai', version: '1', status: 'retired' },
+      })
+    ).json()
+    const res = await write({
+      method: 'PATCH',
+      url: `/models/${m.id}`,
+      payload: { provider: null, status: null, model_type: 'llm' },
+    })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ provider: null, status: 'none', model_type: 'llm', version: '1' })
-    const audit = (await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${m.id}&action=model.updated` })).json().items
+    const audit = (
+      await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${m.id}&action=model.updated` })
+    ).json().items
     expect(audit).toHaveLength(1)
-    expect(audit[0].changes).toEqual({ provider: ['openai', null], status: ['retired', 'none'], model_type: [null, 'llm'] })
+    expect(audit[0].changes).toEqual({
+      provider: ['openai', null],
+      status: ['retired', 'none'],
+      model_type: [null, 'llm'],
+    })
     // A PATCH that changes nothing writes no audit record.
     await write({ method: 'PATCH', url: `/models/${m.id}`, payload: { version: '1' } })
-    expect((await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${m.id}&action=model.updated` })).json().items).toHaveLength(1)
+    expect(
+      (
+        await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${m.id}&action=model.updated` })
+      ).json().items,
+    ).toHaveLength(1)
   })
 })

@@ -28,10 +28,12 @@ describeEachDialect('name_key backfill migration', (dialect) => {
     } finally {
       process.off('warning', onWarning)
     }
-    return warnings.filter((w) => (w as Error & { code?: string }).code === 'AIGOV_NAME_KEY_COLLISION').map((w) => w.message)
+    return warnings
+      .filter((w) => (w as Error & { code?: string }).code === 'AIGOV_NAME_KEY_COLLISION')
+      .map((w) => w.message)
   }
 
-  it('recomputes every family\'s name_key; of names that now collide the oldest keeps the key, the others get it suffixed; nothing fails', async () => {
+  it("recomputes every family's name_key; of names that now collide the oldest keeps the key, the others get it suffixed; nothing fails", async () => {
     const { db } = t.deps.database
     const create = async (url: string, payload: object, tenant = 'acme') => {
       const res = await t.as(tenant, 'admin')({ method: 'POST', url, payload })
@@ -39,14 +41,25 @@ describeEachDialect('name_key backfill migration', (dialect) => {
       return res.json().id as string
     }
     // Records made through the API, then given the names and keys that rows made before the change have.
-    const oldRow = async (table: 'use_cases' | 'teams' | 'models' | 'users' | 'custom_fields', id: string, name: string) => {
-      await db.updateTable(table).set({ name, name_key: oldKey(name) }).where('id', '=', id).execute()
+    const oldRow = async (
+      table: 'use_cases' | 'teams' | 'models' | 'users' | 'custom_fields',
+      id: string,
+      name: string,
+    ) => {
+      await db
+        .updateTable(table)
+        .set({ name, name_key: oldKey(name) })
+        .where('id', '=', id)
+        .execute()
     }
     const keyOf = async (table: 'use_cases' | 'teams' | 'models' | 'users' | 'custom_fields', id: string) =>
       (await db.selectFrom(table).select('name_key').where('id', '=', id).executeTakeFirstOrThrow()).name_key
 
     const [fullWidth, plain, invisible, elsewhere] = [
-      await create('/use_cases', { name: 'a' }), await create('/use_cases', { name: 'b' }), await create('/use_cases', { name: 'c' }), await create('/use_cases', { name: 'a' }, 'globex'),
+      await create('/use_cases', { name: 'a' }),
+      await create('/use_cases', { name: 'b' }),
+      await create('/use_cases', { name: 'c' }),
+      await create('/use_cases', { name: 'a' }, 'globex'),
     ]
     await oldRow('use_cases', fullWidth, 'ｄｕｐ') // the oldest: its key changes to "dup"
     await oldRow('use_cases', plain, 'dup') // already "dup", unchanged by the rule, but younger
@@ -60,7 +73,10 @@ describeEachDialect('name_key backfill migration', (dialect) => {
     const field = await create('/custom_fields', { name: 'a' })
     await oldRow('custom_fields', field, 'Ｃｏｓｔ')
     // Users' names need not be unique: two may share a key.
-    const [ada, ada2] = [await create('/users', { email: 'ada@example.com' }), await create('/users', { email: 'ada2@example.com' })]
+    const [ada, ada2] = [
+      await create('/users', { email: 'ada@example.com' }),
+      await create('/users', { email: 'ada2@example.com' }),
+    ]
     await oldRow('users', ada, 'Ａｄａ')
     await oldRow('users', ada2, 'ada\u200d')
 
@@ -84,11 +100,19 @@ describeEachDialect('name_key backfill migration', (dialect) => {
     const dup = await write({ method: 'POST', url: '/use_cases', payload: { name: 'DUP' } })
     expect(dup.statusCode).toBe(422)
     expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: fullWidth })
-    expect((await t.as('acme', 'admin')({ method: 'POST', url: '/teams', payload: { name: 'risk' } })).json()).toMatchObject({ existing_id: riskTeam })
-    expect((await write({ method: 'GET', url: '/use_cases?q=dup' })).json().items.map((u: { id: string }) => u.id)).toEqual([fullWidth, plain, invisible])
-    expect((await write({ method: 'GET', url: '/models?q=model%20a' })).json().items.map((m: { id: string }) => m.id)).toEqual([model])
+    expect(
+      (await t.as('acme', 'admin')({ method: 'POST', url: '/teams', payload: { name: 'risk' } })).json(),
+    ).toMatchObject({ existing_id: riskTeam })
+    expect(
+      (await write({ method: 'GET', url: '/use_cases?q=dup' })).json().items.map((u: { id: string }) => u.id),
+    ).toEqual([fullWidth, plain, invisible])
+    expect(
+      (await write({ method: 'GET', url: '/models?q=model%20a' })).json().items.map((m: { id: string }) => m.id),
+    ).toEqual([model])
     // A suffixed record renamed gets a plain key.
-    expect((await write({ method: 'PATCH', url: `/use_cases/${plain}`, payload: { name: 'dup two' } })).statusCode).toBe(200)
+    expect(
+      (await write({ method: 'PATCH', url: `/use_cases/${plain}`, payload: { name: 'dup two' } })).statusCode,
+    ).toBe(200)
     expect(await keyOf('use_cases', plain)).toBe('dup two')
 
     // Running it again changes nothing.
@@ -100,7 +124,18 @@ describeEachDialect('name_key backfill migration', (dialect) => {
 })
 
 it('the migration computes keys as the service does today', () => {
-  for (const name of ['ｄｕｐ', 'Dup\u200b', ' Mixed Case ', 'ﬁle', 'Ⅻ', 'e\u0301', 'soft\u00adhyphen', '\ufeffbom', 'İstanbul', 'straße']) {
+  for (const name of [
+    'ｄｕｐ',
+    'Dup\u200b',
+    ' Mixed Case ',
+    'ﬁle',
+    'Ⅻ',
+    'e\u0301',
+    'soft\u00adhyphen',
+    '\ufeffbom',
+    'İstanbul',
+    'straße',
+  ]) {
     expect(frozenNameKey(name), name).toBe(nameKey(name))
   }
 })

@@ -16,9 +16,19 @@ describeEachDialect('list pages within the text budget', (dialect) => {
     const write = t.as('acme', 'write')
     useCaseId = (await write({ method: 'POST', url: '/use_cases', payload: { name: 'hub' } })).json().id
     for (let i = 0; i < N; i++) {
-      const model = (await write({ method: 'POST', url: '/models', payload: { name: `m${String(i).padStart(2, '0')}`, summary: 's'.repeat(LONG) } })).json()
+      const model = (
+        await write({
+          method: 'POST',
+          url: '/models',
+          payload: { name: `m${String(i).padStart(2, '0')}`, summary: 's'.repeat(LONG) },
+        })
+      ).json()
       await write({ method: 'POST', url: `/use_cases/${useCaseId}/models`, payload: { id: model.id } })
-      await write({ method: 'POST', url: '/use_cases', payload: { name: `uc${String(i).padStart(2, '0')}`, description: 'd'.repeat(LONG) } })
+      await write({
+        method: 'POST',
+        url: '/use_cases',
+        payload: { name: `uc${String(i).padStart(2, '0')}`, description: 'd'.repeat(LONG) },
+      })
     }
   })
   afterAll(async () => t?.close())
@@ -28,10 +38,16 @@ describeEachDialect('list pages within the text budget', (dialect) => {
     let cursor: string | null = null
     do {
       const sep = path.includes('?') ? '&' : '?'
-      const res = await t.as('acme', 'read')({ method: 'GET', url: `${path}${sep}page_limit=100${cursor ? `&page_after=${cursor}` : ''}` })
+      const res = await t.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: `${path}${sep}page_limit=100${cursor ? `&page_after=${cursor}` : ''}` })
       expect(res.statusCode, res.body.slice(0, 300)).toBe(200)
       const body = res.json()
-      pages.push({ size: res.body.length, names: body.items.map((r: { name?: string; resource_name?: string }) => r.name ?? r.resource_name) })
+      pages.push({
+        size: res.body.length,
+        names: body.items.map((r: { name?: string; resource_name?: string }) => r.name ?? r.resource_name),
+      })
       cursor = body.pagination.next_cursor
       expect(body.pagination.has_more).toBe(cursor !== null)
     } while (cursor)
@@ -39,10 +55,26 @@ describeEachDialect('list pages within the text budget', (dialect) => {
   }
 
   for (const [name, path, expected] of [
-    ['a family list (rendered by the database)', '/models?sort=name', [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`)],
-    ['a family list sorted descending', '/use_cases?sort=-name&q=uc', [...Array(N).keys()].reverse().map((i) => `uc${String(i).padStart(2, '0')}`)],
-    ['a relationship list', `/use_cases/__ID__/models`, [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`)],
-    ['the audit log', '/audit_logs?action=model.created', [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`)],
+    [
+      'a family list (rendered by the database)',
+      '/models?sort=name',
+      [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`),
+    ],
+    [
+      'a family list sorted descending',
+      '/use_cases?sort=-name&q=uc',
+      [...Array(N).keys()].reverse().map((i) => `uc${String(i).padStart(2, '0')}`),
+    ],
+    [
+      'a relationship list',
+      `/use_cases/__ID__/models`,
+      [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`),
+    ],
+    [
+      'the audit log',
+      '/audit_logs?action=model.created',
+      [...Array(N).keys()].map((i) => `m${String(i).padStart(2, '0')}`),
+    ],
   ] as const) {
     it(`${name}: pages of about the budget, every record once`, async () => {
       const pages = await walk(path.replace('__ID__', useCaseId))
@@ -54,14 +86,18 @@ describeEachDialect('list pages within the text budget', (dialect) => {
   }
 
   it('the POST audit query ends its pages the same way', async () => {
-    const res = await t.as('acme', 'read')({ method: 'POST', url: '/audit_logs/query', payload: { action: ['use_case.created'], page_limit: 100 } })
+    const res = await t.as(
+      'acme',
+      'read',
+    )({ method: 'POST', url: '/audit_logs/query', payload: { action: ['use_case.created'], page_limit: 100 } })
     expect(res.statusCode).toBe(200)
     expect(res.json().pagination.has_more).toBe(true)
     expect(res.json().items.length).toBeLessThan(N)
   })
 
   it('short records still fill a page to its limit', async () => {
-    for (let i = 0; i < 5; i++) await t.as('acme', 'write')({ method: 'POST', url: '/vendors', payload: { name: `v${i}`, description: 'short' } })
+    for (let i = 0; i < 5; i++)
+      await t.as('acme', 'write')({ method: 'POST', url: '/vendors', payload: { name: `v${i}`, description: 'short' } })
     const res = await t.as('acme', 'read')({ method: 'GET', url: '/vendors?page_limit=5' })
     expect(res.json().items).toHaveLength(5)
     expect(res.json().pagination.has_more).toBe(false)

@@ -40,7 +40,13 @@ describeEachDialect('pagination (property)', (dialect) => {
           let cursor: string | null = null
           let opIndex = 0
           do {
-            const query: string = [`page_limit=${pageLimit}`, sort ? `sort=${sort}` : '', cursor ? `page_after=${cursor}` : ''].filter(Boolean).join('&')
+            const query: string = [
+              `page_limit=${pageLimit}`,
+              sort ? `sort=${sort}` : '',
+              cursor ? `page_after=${cursor}` : '',
+            ]
+              .filter(Boolean)
+              .join('&')
             const res = await req({ method: 'GET', url: `/use_cases?${query}` })
             expect(res.statusCode).toBe(200)
             const page = res.json()

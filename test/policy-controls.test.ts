@@ -23,7 +23,10 @@ describeEachDialect('policy control versions: shared contract', (dialect) => {
     updateBody: { description: 'changed' },
     deletable: false,
     prepare: async (t, tenant) => {
-      const res = await t.as(tenant, 'write')({ method: 'POST', url: '/policy_control_bases', payload: { key: 'CONTRACT', name: 'Contract control' } })
+      const res = await t.as(
+        tenant,
+        'write',
+      )({ method: 'POST', url: '/policy_control_bases', payload: { key: 'CONTRACT', name: 'Contract control' } })
       if (res.statusCode !== 201) throw new Error(res.body)
     },
   })
@@ -42,21 +45,52 @@ describeEachDialect('policy controls', (dialect) => {
     expect(first.statusCode).toBe(201)
     const dup = await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'Two' } })
     expect(dup.statusCode).toBe(422)
-    expect(dup.json()).toMatchObject({ code: 'already_exists', existing_id: first.json().id, errors: [{ field: 'key' }] })
+    expect(dup.json()).toMatchObject({
+      code: 'already_exists',
+      existing_id: first.json().id,
+      errors: [{ field: 'key' }],
+    })
     // Another tenant may use the same key.
-    expect((await t.as('globex', 'write')({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'One' } })).statusCode).toBe(201)
+    expect(
+      (
+        await t.as(
+          'globex',
+          'write',
+        )({ method: 'POST', url: '/policy_control_bases', payload: { key: 'DUP', name: 'One' } })
+      ).statusCode,
+    ).toBe(201)
   })
 
   it('numbers versions per base, edits drafts, and freezes published versions (409)', async () => {
     const write = t.as('acme', 'write')
-    const base = (await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'IMM', name: 'Immutable' } })).json()
+    const base = (
+      await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'IMM', name: 'Immutable' } })
+    ).json()
     expect(base.latest_version).toBeNull()
-    const v1 = (await write({ method: 'POST', url: '/policy_control_versions', payload: { base_id: base.id, evidence_requirements: [{ type: 'file', description: 'Procedure' }] } })).json()
-    const v2 = (await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'IMM', name: 'Immutable, v2' } })).json()
+    const v1 = (
+      await write({
+        method: 'POST',
+        url: '/policy_control_versions',
+        payload: { base_id: base.id, evidence_requirements: [{ type: 'file', description: 'Procedure' }] },
+      })
+    ).json()
+    const v2 = (
+      await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'IMM', name: 'Immutable, v2' } })
+    ).json()
     expect([v1.version, v2.version]).toEqual([1, 2])
-    expect(v1).toMatchObject({ status: 'draft', name: 'Immutable', key: 'IMM', published_at: null, evidence_requirements: [{ type: 'file', description: 'Procedure', required: true }] })
+    expect(v1).toMatchObject({
+      status: 'draft',
+      name: 'Immutable',
+      key: 'IMM',
+      published_at: null,
+      evidence_requirements: [{ type: 'file', description: 'Procedure', required: true }],
+    })
 
-    const edited = await write({ method: 'PATCH', url: `/policy_control_versions/${v1.id}`, payload: { description: 'Edited while draft' } })
+    const edited = await write({
+      method: 'PATCH',
+      url: `/policy_control_versions/${v1.id}`,
+      payload: { description: 'Edited while draft' },
+    })
     expect(edited.statusCode).toBe(200)
     expect(edited.json().description).toBe('Edited while draft')
 
@@ -65,8 +99,13 @@ describeEachDialect('policy controls', (dialect) => {
     expect(published.json().status).toBe('published')
     expect(published.json().published_at).toEqual(expect.any(String))
 
-    expect((await write({ method: 'PATCH', url: `/policy_control_versions/${v1.id}`, payload: { description: 'too late' } })).statusCode).toBe(409)
-    expect((await write({ method: 'PATCH', url: `/policy_control_versions/${v1.id}`, payload: {} })).statusCode).toBe(409)
+    expect(
+      (await write({ method: 'PATCH', url: `/policy_control_versions/${v1.id}`, payload: { description: 'too late' } }))
+        .statusCode,
+    ).toBe(409)
+    expect((await write({ method: 'PATCH', url: `/policy_control_versions/${v1.id}`, payload: {} })).statusCode).toBe(
+      409,
+    )
     expect((await write({ method: 'POST', url: `/policy_control_versions/${v1.id}/publish` })).statusCode).toBe(409)
     const after = (await write({ method: 'GET', url: `/policy_control_versions/${v1.id}` })).json()
     expect(after.description).toBe('Edited while draft')
@@ -76,13 +115,17 @@ describeEachDialect('policy controls', (dialect) => {
     expect((await write({ method: 'GET', url: `/policy_control_bases/${base.id}` })).json().latest_version).toBe(2)
 
     expect(await auditActions(t, 'acme', `resource_id=${v1.id}`)).toEqual([
-      'policy_control_version.created', 'policy_control_version.updated', 'policy_control_version.published',
+      'policy_control_version.created',
+      'policy_control_version.updated',
+      'policy_control_version.published',
     ])
   })
 
   it('filters versions by base_id, key and status', async () => {
     const write = t.as('acme', 'write')
-    const base = (await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'FILTER', name: 'Filter' } })).json()
+    const base = (
+      await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'FILTER', name: 'Filter' } })
+    ).json()
     await publishNextVersion(t, 'acme', 'FILTER')
     await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'FILTER' } })
     const read = t.as('acme', 'read')
@@ -98,13 +141,23 @@ describeEachDialect('policy controls', (dialect) => {
     const foreign = await insertRiskType(t, 'globex', 'Bias')
     const write = t.as('acme', 'write')
     await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'RISKY', name: 'Risky' } })
-    const bad = await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'RISKY', risk_type_ids: [rt, foreign] } })
+    const bad = await write({
+      method: 'POST',
+      url: '/policy_control_versions',
+      payload: { key: 'RISKY', risk_type_ids: [rt, foreign] },
+    })
     expect(bad.statusCode).toBe(422)
     expect(bad.json().detail).toContain(foreign)
     expect(bad.json().errors).toEqual([{ field: 'risk_type_ids/1', message: `risk type ${foreign} does not exist` }])
-    const ok = await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'RISKY', risk_type_ids: [rt] } })
+    const ok = await write({
+      method: 'POST',
+      url: '/policy_control_versions',
+      payload: { key: 'RISKY', risk_type_ids: [rt] },
+    })
     expect(ok.statusCode).toBe(201)
-    expect((await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'NOPE' } })).statusCode).toBe(422)
+    expect(
+      (await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'NOPE' } })).statusCode,
+    ).toBe(422)
     expect((await write({ method: 'POST', url: '/policy_control_versions', payload: {} })).statusCode).toBe(422)
   })
 
@@ -113,21 +166,31 @@ describeEachDialect('policy controls', (dialect) => {
       await t.apiKey('pub')
       const rt = await insertRiskType(t, 'pub', 'Privacy')
       const write = t.as('pub', 'write')
-      const a = (await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'A', name: 'Data minimisation' } })).json()
+      const a = (
+        await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'A', name: 'Data minimisation' } })
+      ).json()
       await publishNextVersion(t, 'pub', 'A', { risk_type_ids: [rt] })
       const a2 = await publishNextVersion(t, 'pub', 'A', { name: 'Data minimisation v2', risk_type_ids: [rt] })
       await write({ method: 'POST', url: '/policy_control_versions', payload: { key: 'A', name: 'draft v3' } })
       await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'B', name: 'Logging' } })
       await publishNextVersion(t, 'pub', 'B')
       await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'C', name: 'Never published' } })
-      const d = (await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'D', name: 'Archived' } })).json()
+      const d = (
+        await write({ method: 'POST', url: '/policy_control_bases', payload: { key: 'D', name: 'Archived' } })
+      ).json()
       await publishNextVersion(t, 'pub', 'D')
       await write({ method: 'PATCH', url: `/policy_control_bases/${d.id}`, payload: { archived: true } })
 
       const read = t.as('pub', 'read')
       const all = (await read({ method: 'GET', url: '/policy_controls' })).json().items
       expect(all.map((c: { key: string; version: number }) => `${c.key}@${c.version}`)).toEqual(['A@2', 'B@1'])
-      expect(all[0]).toMatchObject({ id: a.id, version_id: a2, name: 'Data minimisation v2', risk_type_ids: [rt], deprecated: false })
+      expect(all[0]).toMatchObject({
+        id: a.id,
+        version_id: a2,
+        name: 'Data minimisation v2',
+        risk_type_ids: [rt],
+        deprecated: false,
+      })
       const byRisk = (await read({ method: 'GET', url: `/policy_controls?risk_type_id=${rt}` })).json().items
       expect(byRisk.map((c: { key: string }) => c.key)).toEqual(['A'])
       const byQ = (await read({ method: 'GET', url: '/policy_controls?q=LOGG' })).json().items
@@ -144,13 +207,21 @@ describeEachDialect('policy controls', (dialect) => {
     it('pages through controls sorted by name without repeats', async () => {
       await t.apiKey('pages')
       for (const key of ['P1', 'P2', 'P3', 'P4', 'P5']) {
-        await t.as('pages', 'write')({ method: 'POST', url: '/policy_control_bases', payload: { key, name: `Zeta ${6 - Number(key[1])}` } })
+        await t.as(
+          'pages',
+          'write',
+        )({ method: 'POST', url: '/policy_control_bases', payload: { key, name: `Zeta ${6 - Number(key[1])}` } })
         await publishNextVersion(t, 'pages', key)
       }
       const seen: string[] = []
       let cursor: string | null = null
       do {
-        const page: { items: { key: string }[]; pagination: { next_cursor: string | null } } = (await t.as('pages', 'read')({ method: 'GET', url: `/policy_controls?sort=name&page_limit=2${cursor ? `&page_after=${cursor}` : ''}` })).json()
+        const page: { items: { key: string }[]; pagination: { next_cursor: string | null } } = (
+          await t.as(
+            'pages',
+            'read',
+          )({ method: 'GET', url: `/policy_controls?sort=name&page_limit=2${cursor ? `&page_after=${cursor}` : ''}` })
+        ).json()
         seen.push(...page.items.map((c: { key: string }) => c.key))
         cursor = page.pagination.next_cursor
       } while (cursor)

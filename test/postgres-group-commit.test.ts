@@ -32,21 +32,29 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     await sql`delete from notes`.execute(database.db)
   })
 
-  const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) => sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
+  const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) =>
+    sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
   /** What another connection sees committed. */
-  const committedIds = async () => (await other.query<{ id: number }>('select id from notes order by id')).rows.map((r) => r.id)
+  const committedIds = async () =>
+    (await other.query<{ id: number }>('select id from notes order by id')).rows.map((r) => r.id)
 
   it('commits transactions of one group started together as one, answering each once another connection sees it', async () => {
     const seenBySecond: number[][] = []
-    const first = database.transaction(async (tx) => {
-      await insert(tx, 1)
-      return 'first'
-    }, { group: 'acme' })
-    const second = database.transaction(async (tx) => {
-      await insert(tx, 2)
-      seenBySecond.push(await committedIds())
-      return 'second'
-    }, { group: 'acme' })
+    const first = database.transaction(
+      async (tx) => {
+        await insert(tx, 1)
+        return 'first'
+      },
+      { group: 'acme' },
+    )
+    const second = database.transaction(
+      async (tx) => {
+        await insert(tx, 2)
+        seenBySecond.push(await committedIds())
+        return 'second'
+      },
+      { group: 'acme' },
+    )
     expect(await first).toBe('first')
     expect(await committedIds()).toEqual([1, 2])
     expect(await second).toBe('second')
@@ -58,12 +66,15 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const seen: number[][] = []
     await Promise.all([
       database.transaction((tx) => insert(tx, 1), { group: 'acme' }),
-      database.transaction(async (tx) => {
-        await insert(tx, 2)
-        // Its own transaction, on another connection: it waits for nothing of the others to commit.
-        await new Promise((r) => setTimeout(r, 100))
-        seen.push(await committedIds())
-      }, { group: 'globex' }),
+      database.transaction(
+        async (tx) => {
+          await insert(tx, 2)
+          // Its own transaction, on another connection: it waits for nothing of the others to commit.
+          await new Promise((r) => setTimeout(r, 100))
+          seen.push(await committedIds())
+        },
+        { group: 'globex' },
+      ),
     ])
     expect(seen[0]).toContain(1)
     await Promise.all([database.transaction((tx) => insert(tx, 3)), database.transaction((tx) => insert(tx, 4))])
@@ -73,14 +84,20 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
   it('rolls back a failing member alone: the others commit, it rejects with its own error', async () => {
     const results = await Promise.allSettled([
       database.transaction((tx) => insert(tx, 1, 'same'), { group: 'acme' }),
-      database.transaction(async (tx) => {
-        await insert(tx, 2)
-        await insert(tx, 3, 'same')
-      }, { group: 'acme' }),
-      database.transaction(async (tx) => {
-        await insert(tx, 4)
-        throw new Error('changed its mind')
-      }, { group: 'acme' }),
+      database.transaction(
+        async (tx) => {
+          await insert(tx, 2)
+          await insert(tx, 3, 'same')
+        },
+        { group: 'acme' },
+      ),
+      database.transaction(
+        async (tx) => {
+          await insert(tx, 4)
+          throw new Error('changed its mind')
+        },
+        { group: 'acme' },
+      ),
       database.transaction((tx) => insert(tx, 5), { group: 'acme' }),
     ])
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
@@ -94,10 +111,12 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     // the rerun, each in its savepoint. Told of its conflict, each caller looks for the row it conflicted with.
     const seenOnFailure: number[][] = []
     const failing = (id: number, body: string) =>
-      database.transaction((tx) => insert(tx, id, body), { group: 'acme' }).catch(async (err) => {
-        seenOnFailure.push(await committedIds())
-        throw err
-      })
+      database
+        .transaction((tx) => insert(tx, id, body), { group: 'acme' })
+        .catch(async (err) => {
+          seenOnFailure.push(await committedIds())
+          throw err
+        })
     const results = await Promise.allSettled([
       database.transaction((tx) => insert(tx, 1, 'one'), { group: 'acme' }),
       failing(2, 'one'),
@@ -114,11 +133,14 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
   it('runs a group once when no member fails; after one fails, the others run once more, each in a savepoint', async () => {
     const runs = new Map<number, number>()
     const member = (id: number, fails = false) =>
-      database.transaction(async (tx) => {
-        runs.set(id, (runs.get(id) ?? 0) + 1)
-        await insert(tx, id)
-        if (fails) throw new Error(`${id} changed its mind`)
-      }, { group: 'acme' })
+      database.transaction(
+        async (tx) => {
+          runs.set(id, (runs.get(id) ?? 0) + 1)
+          await insert(tx, id)
+          if (fails) throw new Error(`${id} changed its mind`)
+        },
+        { group: 'acme' },
+      )
     await Promise.all([member(1), member(2), member(3)])
     expect(Object.fromEntries(runs)).toEqual({ 1: 1, 2: 1, 3: 1 })
 
@@ -144,11 +166,14 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       await insert(tx, 100 + ids.length)
     }
     const members = [1, 2, 3].map((id) =>
-      database.transaction(async (tx) => {
-        if (id === 2) throw new Error('no')
-        await insert(tx, id)
-        return id
-      }, { group: 'acme', finish }),
+      database.transaction(
+        async (tx) => {
+          if (id === 2) throw new Error('no')
+          await insert(tx, id)
+          return id
+        },
+        { group: 'acme', finish },
+      ),
     )
     await Promise.allSettled(members)
     expect(finished).toEqual([[1, 3]])
@@ -157,7 +182,9 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const failing = async () => {
       throw new Error('the audit log is unreachable')
     }
-    const results = await Promise.allSettled([4, 5].map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme', finish: failing })))
+    const results = await Promise.allSettled(
+      [4, 5].map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme', finish: failing })),
+    )
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
     expect(await committedIds()).toEqual([1, 3, 102])
   })
@@ -176,13 +203,20 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     }, 1)
     const finished: string[] = []
     const burst = Array.from({ length: 120 }, (_, i) =>
-      database.transaction(async (tx) => {
-        await sql`select pg_sleep(0.002)`.execute(tx)
-        await insert(tx, i + 1)
-      }, { group: 'acme' }).then(() => finished.push('acme')),
+      database
+        .transaction(
+          async (tx) => {
+            await sql`select pg_sleep(0.002)`.execute(tx)
+            await insert(tx, i + 1)
+          },
+          { group: 'acme' },
+        )
+        .then(() => finished.push('acme')),
     )
     await new Promise((r) => setTimeout(r, 20))
-    const other = database.transaction((tx) => insert(tx, 1000), { group: 'globex' }).then(() => finished.push('globex'))
+    const other = database
+      .transaction((tx) => insert(tx, 1000), { group: 'globex' })
+      .then(() => finished.push('globex'))
     await Promise.all([...burst, other])
     clearInterval(sampler)
     expect(busiest).toBeLessThanOrEqual(2 + 1)
@@ -205,11 +239,16 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     }
     try {
       for (const [i, tenant] of tenants.entries()) {
-        writes.push(database.transaction(async (tx) => {
-          started.push(tenant)
-          await insert(tx, i + 1)
-          await new Promise<void>((r) => release.push(r))
-        }, { group: tenant }))
+        writes.push(
+          database.transaction(
+            async (tx) => {
+              started.push(tenant)
+              await insert(tx, i + 1)
+              await new Promise<void>((r) => release.push(r))
+            },
+            { group: tenant },
+          ),
+        )
         // Each in a turn of its own, so that they ask for slots in this order.
         await new Promise((r) => setImmediate(r))
       }
@@ -217,7 +256,10 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       await new Promise((r) => setTimeout(r, 100))
       expect([...started].sort()).toEqual(tenants.slice(0, 6))
       // A read finds a free connection at once, although writes are waiting.
-      const read = await Promise.race([sql`select 1 as one`.execute(database.db).then(() => 'read'), new Promise((r) => setTimeout(() => r('no connection'), 1000))])
+      const read = await Promise.race([
+        sql`select 1 as one`.execute(database.db).then(() => 'read'),
+        new Promise((r) => setTimeout(() => r('no connection'), 1000)),
+      ])
       expect(read).toBe('read')
       // Each freed slot goes to the tenant that has waited longest.
       for (let next = 6; next < tenants.length; next++) {
@@ -240,10 +282,14 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
 
   it('commits every write of twenty tenants writing at once, in turns through the write slots', async () => {
     const writes = Array.from({ length: 600 }, (_, i) =>
-      database.transaction(async (tx) => {
-        await sql`select pg_sleep(0.001)`.execute(tx)
-        await insert(tx, i + 1)
-      }, { group: `tenant-${i % 20}` }))
+      database.transaction(
+        async (tx) => {
+          await sql`select pg_sleep(0.001)`.execute(tx)
+          await insert(tx, i + 1)
+        },
+        { group: `tenant-${i % 20}` },
+      ),
+    )
     await Promise.all(writes)
     expect(await committedIds()).toHaveLength(600)
   })
@@ -252,17 +298,25 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     // A pool of 2 leaves writes one slot: one tenant's write holds it past the 2 s another waits at most.
     const small = createDatabase(fresh.env.DATABASE_URL, { poolSize: 2 })
     try {
-      const holder = small.transaction(async (tx) => {
-        await insert(tx, 1)
-        await new Promise((r) => setTimeout(r, 2300))
-      }, { group: 'holder' })
+      const holder = small.transaction(
+        async (tx) => {
+          await insert(tx, 1)
+          await new Promise((r) => setTimeout(r, 2300))
+        },
+        { group: 'holder' },
+      )
       await new Promise((r) => setTimeout(r, 50))
       const waiting = small.transaction((tx) => insert(tx, 100), { group: 'late' })
       await expect(waiting).rejects.toMatchObject({ code: '53300' })
       await holder
       // The tenant that gave up does not keep its place in line: the next write goes through at once.
       const next = small.transaction((tx) => insert(tx, 200), { group: 'next' })
-      expect(await Promise.race([next.then(() => 'committed'), new Promise((r) => setTimeout(() => r('still waiting'), 1000))])).toBe('committed')
+      expect(
+        await Promise.race([
+          next.then(() => 'committed'),
+          new Promise((r) => setTimeout(() => r('still waiting'), 1000)),
+        ]),
+      ).toBe('committed')
       expect(await committedIds()).toEqual([1, 200])
     } finally {
       await small.close()
@@ -274,10 +328,15 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     // statement may take 2 s at most): a third waits.
     const busy: Promise<unknown>[] = []
     for (let i = 0; i < 2; i++) {
-      busy.push(database.transaction(async (tx) => {
-        await sql`select pg_sleep(1.2)`.execute(tx)
-        await sql`select pg_sleep(1.2)`.execute(tx)
-      }, { group: 'acme' }))
+      busy.push(
+        database.transaction(
+          async (tx) => {
+            await sql`select pg_sleep(1.2)`.execute(tx)
+            await sql`select pg_sleep(1.2)`.execute(tx)
+          },
+          { group: 'acme' },
+        ),
+      )
       await new Promise((r) => setImmediate(r))
     }
     const waiting = database.transaction((tx) => insert(tx, 1), { group: 'acme' })
@@ -291,39 +350,59 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
 
   it('leaves a member that names a row locked by a group under way for a later group, and lets the others go on', async () => {
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
-    const bodyOf = async (id: number) => (await other.query<{ body: string }>('select body from notes where id = $1', [id])).rows[0].body
+    const bodyOf = async (id: number) =>
+      (await other.query<{ body: string }>('select body from notes where id = $1', [id])).rows[0].body
     const order: string[] = []
-    const holder = database.transaction(async (tx) => {
-      await sql`update notes set body = 'held' where id = 1`.execute(tx)
-      await sql`select pg_sleep(0.3)`.execute(tx)
-    }, { group: 'acme', locks: ['1'] }).then(() => order.push('holder'))
+    const holder = database
+      .transaction(
+        async (tx) => {
+          await sql`update notes set body = 'held' where id = 1`.execute(tx)
+          await sql`select pg_sleep(0.3)`.execute(tx)
+        },
+        { group: 'acme', locks: ['1'] },
+      )
+      .then(() => order.push('holder'))
     // The next two arrive in a later turn, while the holder's group is under way.
     await new Promise((r) => setImmediate(r))
     let seenBeforeLocking: string | undefined
-    const sameRow = database.transaction(async (tx) => {
-      seenBeforeLocking = await bodyOf(1)
-      await sql`update notes set body = body || '+' where id = 1`.execute(tx)
-    }, { group: 'acme', locks: ['1'] }).then(() => order.push('same row'))
-    const otherRow = database.transaction((tx) => sql`update notes set body = 'free' where id = 2`.execute(tx), { group: 'acme', locks: ['2'] }).then(() =>
-      order.push('other row'),
-    )
+    const sameRow = database
+      .transaction(
+        async (tx) => {
+          seenBeforeLocking = await bodyOf(1)
+          await sql`update notes set body = body || '+' where id = 1`.execute(tx)
+        },
+        { group: 'acme', locks: ['1'] },
+      )
+      .then(() => order.push('same row'))
+    const otherRow = database
+      .transaction((tx) => sql`update notes set body = 'free' where id = 2`.execute(tx), {
+        group: 'acme',
+        locks: ['2'],
+      })
+      .then(() => order.push('other row'))
     await Promise.all([holder, sameRow, otherRow])
     // The other row's write did not wait for the holder; the same row's began once the holder had committed.
     expect(order).toEqual(['other row', 'holder', 'same row'])
     expect(seenBeforeLocking).toBe('held')
-    expect((await other.query<{ body: string }>('select body from notes order by id')).rows.map((r) => r.body)).toEqual(['held+', 'free'])
+    expect((await other.query<{ body: string }>('select body from notes order by id')).rows.map((r) => r.body)).toEqual(
+      ['held+', 'free'],
+    )
   })
 
   it('tries a member again in a later group when two groups lock the same rows in crossing order', async () => {
     await sql`insert into notes (id, body) values (1, 'x'), (2, 'y')`.execute(database.db)
-    const touch = (tx: Kysely<any>, id: number, by: string) => sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)
+    const touch = (tx: Kysely<any>, id: number, by: string) =>
+      sql`update notes set body = body || ${by} where id = ${id}`.execute(tx)
     const pause = (tx: Kysely<any>) => sql`select pg_sleep(0.2)`.execute(tx)
     // A group whose first member locks one row and holds it while the second member wants the other.
     const crossing = (group: string, first: number, second: number) => [
-      database.transaction(async (tx) => {
-        await touch(tx, first, group)
-        await pause(tx)
-      }, { group }),
+      database.transaction(
+        async (tx) => {
+          await touch(tx, first, group)
+          await pause(tx)
+        },
+        { group },
+      ),
       database.transaction((tx) => touch(tx, second, group), { group }),
     ]
     // Group a locks row 1 then wants row 2; group b locks row 2 then wants row 1.

@@ -27,11 +27,21 @@ suite(`PostgreSQL prepared statements${POSTGRES_URL ? '' : ' — skipped: DATABA
   })
 
   const prepared = async (db: Kysely<any>) =>
-    (await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'aigov_%'`.execute(db)).rows.map((r) => r.statement)
+    (
+      await sql<{ statement: string }>`select statement from pg_prepared_statements where name like 'aigov_%'`.execute(
+        db,
+      )
+    ).rows.map((r) => r.statement)
 
   it('prepares a statement with parameters on its second run, once, and leaves those without parameters alone', async () => {
     const text = 'select body from notes where id = $1 and body <> $2'
-    const run = (id: number) => database.db.executeQuery<{ body: string }>({ sql: text, parameters: [id, 'x'], query: undefined as never, queryId: undefined as never })
+    const run = (id: number) =>
+      database.db.executeQuery<{ body: string }>({
+        sql: text,
+        parameters: [id, 'x'],
+        query: undefined as never,
+        queryId: undefined as never,
+      })
     expect((await run(1)).rows).toEqual([{ body: 'one' }])
     expect(await prepared(database.db)).not.toContain(text)
     expect((await run(2)).rows).toEqual([{ body: 'two' }])
@@ -44,7 +54,13 @@ suite(`PostgreSQL prepared statements${POSTGRES_URL ? '' : ' — skipped: DATABA
 
   it('prepares a select * again under a new name once its table has gained a column', async () => {
     const text = 'select * from notes where id = $1'
-    const run = () => database.db.executeQuery<Record<string, unknown>>({ sql: text, parameters: [1], query: undefined as never, queryId: undefined as never })
+    const run = () =>
+      database.db.executeQuery<Record<string, unknown>>({
+        sql: text,
+        parameters: [1],
+        query: undefined as never,
+        queryId: undefined as never,
+      })
     await run()
     expect((await run()).rows).toEqual([{ id: 1, body: 'one' }])
     await sql`alter table notes add column tag text`.execute(database.db)
@@ -69,13 +85,19 @@ suite(`PostgreSQL prepared statements${POSTGRES_URL ? '' : ' — skipped: DATABA
   it('plans every run of a prepared statement on a pool told to, where another pool settles on one plan', async () => {
     const text = 'update notes set body = body where id = $1'
     const plans = async (db: Kysely<any>) =>
-      (await sql<{ generic_plans: number; custom_plans: number }>`select generic_plans, custom_plans from pg_prepared_statements where statement = ${text}`.execute(db)).rows[0]
+      (
+        await sql<{
+          generic_plans: number
+          custom_plans: number
+        }>`select generic_plans, custom_plans from pg_prepared_statements where statement = ${text}`.execute(db)
+      ).rows[0]
     // Pools of their own: the connection above holds as many prepared statements as it may by now.
     const settled = createDatabase(fresh.env.DATABASE_URL, { poolSize: 1 })
     const queue = createDatabase(fresh.env.DATABASE_URL, { poolSize: 1, planEveryRun: true })
     try {
       for (const db of [settled.db, queue.db]) {
-        for (let i = 0; i < 12; i++) await db.executeQuery({ sql: text, parameters: [1], query: undefined as never, queryId: undefined as never })
+        for (let i = 0; i < 12; i++)
+          await db.executeQuery({ sql: text, parameters: [1], query: undefined as never, queryId: undefined as never })
       }
       // PostgreSQL's own choice: custom plans for the first five runs, then the generic one, made once and kept.
       expect(await plans(settled.db)).toEqual({ generic_plans: 6, custom_plans: 5 })

@@ -20,7 +20,15 @@ const PACKAGE = join(ROOT, 'clients', 'python')
 
 describe('Python client generated files', () => {
   it('match what the current server generates (run `npm run client:generate:python` after changing a route)', async () => {
-    const document = await serverDocument({ buildApp, loadConfig, createLogger, openDatabase, createDeps, closeDeps, migrateToLatest })
+    const document = await serverDocument({
+      buildApp,
+      loadConfig,
+      createLogger,
+      openDatabase,
+      createDeps,
+      closeDeps,
+      migrateToLatest,
+    })
     for (const [name, fresh] of Object.entries(renderPython(document))) {
       const committed = readFileSync(join(PACKAGE_DIR, name), 'utf8')
       const a = committed.split('\n')
@@ -38,7 +46,11 @@ interface Finished {
 }
 
 function run(args: string[], cwd: string): { child: ChildProcess; done: Promise<Finished> } {
-  const child = spawn(PYTHON, args, { cwd, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(PYTHON, args, {
+    cwd,
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
@@ -62,7 +74,21 @@ describe.skipIf(pythonSkipReason() !== undefined)('Python client', () => {
     })
     pytest = run(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], PACKAGE)
     if (mypySkipReason() === undefined) {
-      mypy = run(['-m', 'mypy', '--strict', '--python-version', '3.9', '--cache-dir', join(examplesDir, 'mypy-cache'), 'aigov_client', 'tests', ...examples], PACKAGE)
+      mypy = run(
+        [
+          '-m',
+          'mypy',
+          '--strict',
+          '--python-version',
+          '3.9',
+          '--cache-dir',
+          join(examplesDir, 'mypy-cache'),
+          'aigov_client',
+          'tests',
+          ...examples,
+        ],
+        PACKAGE,
+      )
     }
   })
   afterAll(() => {
@@ -77,18 +103,26 @@ describe.skipIf(pythonSkipReason() !== undefined)('Python client', () => {
     expect(output).toMatch(/\d+ passed/)
   })
 
-  it.skipIf(mypySkipReason() !== undefined)('passes mypy --strict: package, its tests and the README examples', { timeout: 300_000 }, async () => {
-    const { code, output } = await mypy!.done
-    expect(code, output).toBe(0)
-    expect(output).toMatch(/^Success: no issues found in \d+ source files/)
-  })
+  it.skipIf(mypySkipReason() !== undefined)(
+    'passes mypy --strict: package, its tests and the README examples',
+    { timeout: 300_000 },
+    async () => {
+      const { code, output } = await mypy!.done
+      expect(code, output).toBe(0)
+      expect(output).toMatch(/^Success: no issues found in \d+ source files/)
+    },
+  )
 })
 
 describe('Python client generator', () => {
   // A document in the shape clients are generated from: named components.schemas and $refs everywhere.
   const schemas = {
     RiskLevel: { enum: ['high', 'medium', 'low', 'none'] },
-    Owner: { type: 'object', required: ['owner_id'], properties: { owner_id: { type: 'string' }, owner_type: { enum: ['user', 'team'] } } },
+    Owner: {
+      type: 'object',
+      required: ['owner_id'],
+      properties: { owner_id: { type: 'string' }, owner_type: { enum: ['user', 'team'] } },
+    },
     UseCase: {
       type: 'object',
       required: ['id', 'name', 'risk_category_level'],
@@ -101,27 +135,54 @@ describe('Python client generator', () => {
         changes: { type: 'object', additionalProperties: { type: 'array', items: {} } },
       },
     },
-    UseCaseCreate: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, 'x-odd key': { type: 'integer' } } },
+    UseCaseCreate: {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' }, 'x-odd key': { type: 'integer' } },
+    },
     UseCasePage: {
       type: 'object',
       properties: {
         items: { type: 'array', items: { $ref: '#/components/schemas/UseCase' } },
-        pagination: { type: 'object', properties: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } } },
+        pagination: {
+          type: 'object',
+          properties: { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+        },
       },
     },
     Link: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
   }
-  const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } })
+  const json = (ref: string) => ({
+    content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } },
+  })
   const document = {
     openapi: '3.1.0',
     components: { schemas },
     paths: {
       '/api/v1/integration/use_cases': {
-        get: { operationId: 'listUseCases', parameters: [{ in: 'query', name: 'page_limit', schema: { type: 'integer' } }, { in: 'query', name: 'page_after', schema: { type: 'string' } }, { in: 'query', name: 'from', schema: { $ref: '#/components/schemas/RiskLevel' } }], responses: { 200: json('UseCasePage'), 304: { description: 'Not Modified' } } },
-        post: { operationId: 'createUseCase', parameters: [{ in: 'header', name: 'idempotency-key', schema: { type: 'string' } }], requestBody: { required: true, ...json('UseCaseCreate') }, responses: { 201: json('UseCase') } },
+        get: {
+          operationId: 'listUseCases',
+          parameters: [
+            { in: 'query', name: 'page_limit', schema: { type: 'integer' } },
+            { in: 'query', name: 'page_after', schema: { type: 'string' } },
+            { in: 'query', name: 'from', schema: { $ref: '#/components/schemas/RiskLevel' } },
+          ],
+          responses: { 200: json('UseCasePage'), 304: { description: 'Not Modified' } },
+        },
+        post: {
+          operationId: 'createUseCase',
+          parameters: [{ in: 'header', name: 'idempotency-key', schema: { type: 'string' } }],
+          requestBody: { required: true, ...json('UseCaseCreate') },
+          responses: { 201: json('UseCase') },
+        },
       },
       '/api/v1/integration/use_cases/{id}/models': {
-        post: { operationId: 'linkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], requestBody: { required: true, ...json('Link') }, responses: { 201: json('UseCase') } },
+        post: {
+          operationId: 'linkUseCaseModel',
+          parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }],
+          requestBody: { required: true, ...json('Link') },
+          responses: { 201: json('UseCase') },
+        },
       },
       '/api/v1/integration/evidence': {
         post: {
@@ -129,21 +190,50 @@ describe('Python client generator', () => {
           requestBody: {
             required: true,
             content: {
-              'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, title: { type: 'string' } } } },
-              'application/json': { schema: { type: 'object', required: ['kind', 'url'], properties: { kind: { const: 'link' }, url: { type: 'string' }, title: { type: 'string' } } } },
+              'multipart/form-data': {
+                schema: {
+                  type: 'object',
+                  required: ['file'],
+                  properties: { file: { type: 'string', format: 'binary' }, title: { type: 'string' } },
+                },
+              },
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['kind', 'url'],
+                  properties: { kind: { const: 'link' }, url: { type: 'string' }, title: { type: 'string' } },
+                },
+              },
             },
           },
           responses: { 201: json('Link') },
         },
       },
       '/api/v1/integration/evidence/{id}/content': {
-        get: { operationId: 'getEvidenceContent', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }], responses: { 200: { content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } } } },
+        get: {
+          operationId: 'getEvidenceContent',
+          parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }],
+          responses: {
+            200: { content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+          },
+        },
       },
       '/api/v1/integration/events': {
-        get: { operationId: 'streamEvents', parameters: [{ in: 'query', name: 'type', schema: { type: 'string' } }], responses: { 200: { content: { 'text/event-stream': { schema: { type: 'string' } } } } } },
+        get: {
+          operationId: 'streamEvents',
+          parameters: [{ in: 'query', name: 'type', schema: { type: 'string' } }],
+          responses: { 200: { content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
       },
       '/api/v1/integration/use_cases/{id}/models/{model_id}': {
-        delete: { operationId: 'unlinkUseCaseModel', parameters: [{ in: 'path', name: 'id', required: true, schema: { type: 'string' } }, { in: 'path', name: 'model_id', required: true, schema: { type: 'string' } }], responses: { 204: { description: 'Unlinked.' } } },
+        delete: {
+          operationId: 'unlinkUseCaseModel',
+          parameters: [
+            { in: 'path', name: 'id', required: true, schema: { type: 'string' } },
+            { in: 'path', name: 'model_id', required: true, schema: { type: 'string' } },
+          ],
+          responses: { 204: { description: 'Unlinked.' } },
+        },
       },
     },
   }
@@ -152,16 +242,26 @@ describe('Python client generator', () => {
   it('names models after the component schemas, enums as Literals, required and optional keys apart', () => {
     const models = files['models.py']
     expect(models).toContain('RiskLevel = Literal["high", "medium", "low", "none"]')
-    expect(models).toContain('class _UseCaseRequired(TypedDict):\n    id: str\n    #: Unique per tenant.\n    name: str\n    risk_category_level: Optional[RiskLevel]\n')
-    expect(models).toContain('class UseCase(_UseCaseRequired, total=False):\n    owner: Optional[Owner]\n    regions: List[str]\n    changes: Dict[str, List[Any]]\n')
-    expect(models).toContain('UseCaseCreate = TypedDict("UseCaseCreate", {"name": "str", "x-odd key": "int"}, total=False)')
+    expect(models).toContain(
+      'class _UseCaseRequired(TypedDict):\n    id: str\n    #: Unique per tenant.\n    name: str\n    risk_category_level: Optional[RiskLevel]\n',
+    )
+    expect(models).toContain(
+      'class UseCase(_UseCaseRequired, total=False):\n    owner: Optional[Owner]\n    regions: List[str]\n    changes: Dict[str, List[Any]]\n',
+    )
+    expect(models).toContain(
+      'UseCaseCreate = TypedDict("UseCaseCreate", {"name": "str", "x-odd key": "int"}, total=False)',
+    )
   })
 
   it('types methods with the referenced models: pages, bodies, single-field links, path arguments', () => {
     const resources = files['_resources.py']
-    expect(resources).toContain('def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, from_: Optional[RiskLevel] = None,')
+    expect(resources).toContain(
+      'def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, from_: Optional[RiskLevel] = None,',
+    )
     expect(resources).toContain('-> Page[UseCase]:')
-    expect(resources).toContain('def list_all(self, *, page_size: Optional[int] = None, from_: Optional[RiskLevel] = None,')
+    expect(resources).toContain(
+      'def list_all(self, *, page_size: Optional[int] = None, from_: Optional[RiskLevel] = None,',
+    )
     expect(resources).toContain('query={"page_limit": page_size, "from": from_}')
     expect(resources).toContain('def create(self, body: UseCaseCreate, *,')
     expect(resources).toContain('def link(self, model_id: str, *,')
@@ -173,7 +273,9 @@ describe('Python client generator', () => {
 
   it('uploads multipart files (or sends JSON) and answers binary downloads as bytes', () => {
     const resources = files['_resources.py']
-    expect(resources).toContain('def create(self, body: Optional[CreateEvidenceBody] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None,')
+    expect(resources).toContain(
+      'def create(self, body: Optional[CreateEvidenceBody] = None, file: Optional[FileInput] = None, *, title: Optional[str] = None,',
+    )
     expect(resources).toContain('body=body, files={"file": file} if file is not None else None, data={"title": title},')
     expect(resources).toContain('"getEvidenceContent": Operation("GET", "/evidence/{id}/content", "bytes"),')
     expect(resources).toMatch(/class EvidenceContentResource:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
@@ -181,14 +283,22 @@ describe('Python client generator', () => {
 
   it('reads event streams as iterators of events, resumable by Last-Event-ID', () => {
     const resources = files['_resources.py']
-    expect(resources).toContain('def stream(self, *, type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> Iterator[Event]:')
+    expect(resources).toContain(
+      'def stream(self, *, type: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> Iterator[Event]:',
+    )
     expect(resources).toContain('-> AsyncIterator[Event]:')
-    expect(resources).toContain('return self._t.events("streamEvents", (), query={"type": type}, last_event_id=last_event_id,')
+    expect(resources).toContain(
+      'return self._t.events("streamEvents", (), query={"type": type}, last_event_id=last_event_id,',
+    )
   })
 
   it.skipIf(pythonSkipReason() !== undefined)('renders Python that runs (models) and parses (namespaces)', () => {
-    const check = 'import ast, sys; exec(compile(sys.argv[1], "models.py", "exec"), {"__name__": "models"}); ast.parse(sys.argv[2])'
-    const res = spawnSync(PYTHON, ['-c', check, files['models.py'], files['_resources.py']], { encoding: 'utf8', timeout: 30_000 })
+    const check =
+      'import ast, sys; exec(compile(sys.argv[1], "models.py", "exec"), {"__name__": "models"}); ast.parse(sys.argv[2])'
+    const res = spawnSync(PYTHON, ['-c', check, files['models.py'], files['_resources.py']], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
     expect(res.stderr).toBe('')
     expect(res.status).toBe(0)
   })

@@ -11,7 +11,8 @@ describeEachDialect('rate limiting (in memory)', (dialect) => {
 
   it('puts the limit headers on every authenticated response and answers 429 past the limit', async () => {
     const token = await t.token('rl', 'read')
-    const get = () => t.app.inject({ method: 'GET', url: `${PREFIX}/use_cases`, headers: { authorization: `Bearer ${token}` } })
+    const get = () =>
+      t.app.inject({ method: 'GET', url: `${PREFIX}/use_cases`, headers: { authorization: `Bearer ${token}` } })
     for (const remaining of [2, 1, 0]) {
       const res = await get()
       expect(res.statusCode).toBe(200)
@@ -34,13 +35,18 @@ describeEachDialect('rate limiting (in memory)', (dialect) => {
 
   it('counts each API key separately', async () => {
     const other = await t.token('rl', 'write')
-    const res = await t.app.inject({ method: 'GET', url: `${PREFIX}/use_cases`, headers: { authorization: `Bearer ${other}` } })
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `${PREFIX}/use_cases`,
+      headers: { authorization: `Bearer ${other}` },
+    })
     expect(res.statusCode).toBe(200)
   })
 
   it('limits token exchanges per tenant and client address', async () => {
     const key = await t.apiKey('tok', 'read')
-    const exchange = (tenant: string) => t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': tenant } })
+    const exchange = (tenant: string) =>
+      t.app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': key, 'x-tenant': tenant } })
     expect((await exchange('tok')).statusCode).toBe(200)
     expect((await exchange('tok')).statusCode).toBe(200)
     const limited = await exchange('tok')
@@ -51,30 +57,45 @@ describeEachDialect('rate limiting (in memory)', (dialect) => {
   })
 })
 
-describe.skipIf(!REDIS_URL)(`rate limiting shared through Redis${REDIS_URL ? '' : ' — skipped: REDIS_URL is not set'}`, () => {
-  let a: TestApp
-  let b: TestApp
-  beforeAll(async () => {
-    a = await startTestApp('sqlite', { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL! })
-    // Same database file, so the same key works on both instances.
-    b = await startTestApp('sqlite', { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL!, DATABASE_URL: a.config.databaseUrl })
-  })
-  afterAll(async () => {
-    await b?.close()
-    await a?.close()
-  })
+describe.skipIf(!REDIS_URL)(
+  `rate limiting shared through Redis${REDIS_URL ? '' : ' — skipped: REDIS_URL is not set'}`,
+  () => {
+    let a: TestApp
+    let b: TestApp
+    beforeAll(async () => {
+      a = await startTestApp('sqlite', { RATE_LIMIT_PER_MINUTE: '4', REDIS_URL: REDIS_URL! })
+      // Same database file, so the same key works on both instances.
+      b = await startTestApp('sqlite', {
+        RATE_LIMIT_PER_MINUTE: '4',
+        REDIS_URL: REDIS_URL!,
+        DATABASE_URL: a.config.databaseUrl,
+      })
+    })
+    afterAll(async () => {
+      await b?.close()
+      await a?.close()
+    })
 
-  it('allows the limit across both instances together, not twice it', async () => {
-    const tenant = `shared-${Date.now()}`
-    const token = await a.token(tenant, 'read')
-    const statuses: number[] = []
-    for (let i = 0; i < 6; i++) {
-      const app = i % 2 ? b.app : a.app
-      statuses.push((await app.inject({ method: 'GET', url: `${PREFIX}/system/ping`, headers: { authorization: `Bearer ${token}` } })).statusCode)
-    }
-    expect(statuses).toEqual([200, 200, 200, 200, 429, 429])
-  })
-})
+    it('allows the limit across both instances together, not twice it', async () => {
+      const tenant = `shared-${Date.now()}`
+      const token = await a.token(tenant, 'read')
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const app = i % 2 ? b.app : a.app
+        statuses.push(
+          (
+            await app.inject({
+              method: 'GET',
+              url: `${PREFIX}/system/ping`,
+              headers: { authorization: `Bearer ${token}` },
+            })
+          ).statusCode,
+        )
+      }
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429])
+    })
+  },
+)
 
 describe('rate limiting when Redis is unreachable', () => {
   let t: TestApp
@@ -86,7 +107,16 @@ describe('rate limiting when Redis is unreachable', () => {
   it('keeps serving with per-instance limits and reports redis failing on /readyz', async () => {
     const token = await t.token('down', 'read')
     const statuses: number[] = []
-    for (let i = 0; i < 4; i++) statuses.push((await t.app.inject({ method: 'GET', url: `${PREFIX}/system/ping`, headers: { authorization: `Bearer ${token}` } })).statusCode)
+    for (let i = 0; i < 4; i++)
+      statuses.push(
+        (
+          await t.app.inject({
+            method: 'GET',
+            url: `${PREFIX}/system/ping`,
+            headers: { authorization: `Bearer ${token}` },
+          })
+        ).statusCode,
+      )
     expect(statuses).toEqual([200, 200, 200, 429])
     const ready = await t.app.inject({ method: 'GET', url: '/readyz' })
     expect(ready.statusCode).toBe(503)

@@ -51,7 +51,10 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     expect(second.headers['content-type']).toBe(first.headers['content-type'])
     expect(second.headers['ratelimit-remaining']).toBeDefined()
 
-    const notModified = await t.as('acme', 'read')({ method: 'GET', url: '/use_cases', headers: { 'if-none-match': `"nope", W/${first.headers.etag}` } })
+    const notModified = await t.as(
+      'acme',
+      'read',
+    )({ method: 'GET', url: '/use_cases', headers: { 'if-none-match': `"nope", W/${first.headers.etag}` } })
     expect(notModified.statusCode).toBe(304)
     expect(notModified.body).toBe('')
     expect(notModified.headers.etag).toBe(first.headers.etag)
@@ -67,7 +70,9 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     await create('Another record of the tenant')
     expect((await t.as('acme', 'read')({ method: 'GET', url })).json().name).toBe('Renamed behind the back')
     // A write of what records show (a team could own it): every kept rendering of the tenant is dropped.
-    expect((await t.as('acme', 'write')({ method: 'POST', url: '/teams', payload: { name: 'Any team' } })).statusCode).toBe(201)
+    expect(
+      (await t.as('acme', 'write')({ method: 'POST', url: '/teams', payload: { name: 'Any team' } })).statusCode,
+    ).toBe(201)
     expect((await t.as('acme', 'read')({ method: 'GET', url })).json().name).toBe('Changed in the database')
   })
 
@@ -75,14 +80,22 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     const before = await other.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_limit=100' })
     const id = await create('Written on the first instance')
     for (const instance of [t, other]) {
-      const after = await instance.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_limit=100', headers: { 'if-none-match': String(before.headers.etag) } })
+      const after = await instance.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: '/use_cases?page_limit=100', headers: { 'if-none-match': String(before.headers.etag) } })
       expect(after.statusCode).toBe(200)
       expect(after.headers.etag).not.toBe(before.headers.etag)
       expect(after.json().items.map((u: { id: string }) => u.id)).toContain(id)
     }
-    const patched = await other.as('acme', 'write')({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'new description' } })
+    const patched = await other.as(
+      'acme',
+      'write',
+    )({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'new description' } })
     expect(patched.statusCode).toBe(200)
-    expect((await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe('new description')
+    expect((await t.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe(
+      'new description',
+    )
     expect((await t.as('acme', 'write')({ method: 'DELETE', url: `/use_cases/${id}` })).statusCode).toBe(204)
     expect((await other.as('acme', 'read')({ method: 'GET', url: `/use_cases/${id}` })).statusCode).toBe(404)
   })
@@ -94,11 +107,19 @@ describeEachDialect('ETags and the read cache', (dialect) => {
     expect(acme.json().items).toEqual([])
     expect(globex.json().items.map((u: { name: string }) => u.name)).toEqual(['Only in globex'])
     expect(globex.headers.etag).not.toBe(acme.headers.etag)
-    const crossed = await t.as('globex', 'read')({ method: 'GET', url: '/use_cases?q=globex', headers: { 'if-none-match': String(acme.headers.etag) } })
+    const crossed = await t.as(
+      'globex',
+      'read',
+    )({ method: 'GET', url: '/use_cases?q=globex', headers: { 'if-none-match': String(acme.headers.etag) } })
     expect(crossed.statusCode).toBe(200)
     // Asked at once (on SQLite their heads are read together), each still gets its own tenant's answer.
-    const together = await Promise.all([...Array(6)].map((_, i) => t.as(i % 2 ? 'globex' : 'acme', 'read')({ method: 'GET', url: '/use_cases?q=globex' })))
-    for (const [i, res] of together.entries()) expect(res.headers.etag, String(i)).toBe(i % 2 ? globex.headers.etag : acme.headers.etag)
+    const together = await Promise.all(
+      [...Array(6)].map((_, i) =>
+        t.as(i % 2 ? 'globex' : 'acme', 'read')({ method: 'GET', url: '/use_cases?q=globex' }),
+      ),
+    )
+    for (const [i, res] of together.entries())
+      expect(res.headers.etag, String(i)).toBe(i % 2 ? globex.headers.etag : acme.headers.etag)
   })
 
   it('gives no ETag to errors and caches none', async () => {
@@ -118,7 +139,12 @@ describeEachDialect('ETags and the read cache', (dialect) => {
 
   it('reads the audit chain afresh on verify, even after a change made behind the service', async () => {
     expect((await t.as('acme', 'read')({ method: 'GET', url: '/audit_logs/verify' })).json().ok).toBe(true)
-    const victim = await t.deps.database.db.selectFrom('audit_logs').select('id').where('tenant_id', '=', 'acme').orderBy('seq').executeTakeFirstOrThrow()
+    const victim = await t.deps.database.db
+      .selectFrom('audit_logs')
+      .select('id')
+      .where('tenant_id', '=', 'acme')
+      .orderBy('seq')
+      .executeTakeFirstOrThrow()
     await sql`update audit_logs set resource_name = 'tampered' where id = ${victim.id}`.execute(t.deps.database.db)
     const verified = await t.as('acme', 'read')({ method: 'GET', url: '/audit_logs/verify' })
     expect(verified.json()).toMatchObject({ ok: false, first_bad_id: victim.id })
@@ -131,7 +157,10 @@ describeEachDialect('ETags and the read cache', (dialect) => {
       const first = await uncached.as('acme', 'read')({ method: 'GET', url: '/models' })
       expect(first.statusCode).toBe(200)
       expect(first.headers.etag).toBeDefined()
-      const again = await uncached.as('acme', 'read')({ method: 'GET', url: '/models', headers: { 'if-none-match': String(first.headers.etag) } })
+      const again = await uncached.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: '/models', headers: { 'if-none-match': String(first.headers.etag) } })
       expect(again.statusCode).toBe(304)
     } finally {
       await uncached.close()
@@ -144,7 +173,9 @@ describe('shared reads of the chain head', () => {
   function controlledReads() {
     const begun: { keys: string[]; answer: (state: string) => void; fail: (e: Error) => void }[] = []
     const read = (keys: string[]) =>
-      new Promise<Map<string, string>>((answer, fail) => begun.push({ keys, answer: (state) => answer(new Map(keys.map((k) => [k, `${k} ${state}`]))), fail }))
+      new Promise<Map<string, string>>((answer, fail) =>
+        begun.push({ keys, answer: (state) => answer(new Map(keys.map((k) => [k, `${k} ${state}`]))), fail }),
+      )
     return { begun, read: sharedReads(read) }
   }
   const settle = () => new Promise((r) => setImmediate(r))
@@ -180,7 +211,11 @@ describe('shared reads of the chain head', () => {
     await settle()
     expect(begun.map((b) => b.keys)).toEqual([['acme'], ['globex', 'initech', 'acme']])
     begun[1].answer('after the failure')
-    expect([await globex, await initech, await acmeAgain]).toEqual(['globex after the failure', 'initech after the failure', 'acme after the failure'])
+    expect([await globex, await initech, await acmeAgain]).toEqual([
+      'globex after the failure',
+      'initech after the failure',
+      'acme after the failure',
+    ])
     await settle()
     const later = read('globex')
     expect(begun).toHaveLength(3)
@@ -190,8 +225,13 @@ describe('shared reads of the chain head', () => {
 
   it('reads the keys asked in one turn of the event loop in one read, after all of them asked', async () => {
     const reads: string[][] = []
-    const readNow = readsOfTurn((keys: string[]) => (reads.push(keys), keys.filter((k) => k !== 'gone').map((id) => ({ id, state: reads.length }))))
-    const ask = (key: string) => new Promise((resolve, reject) => readNow(key, (err, row) => (err ? reject(err) : resolve(row?.state))))
+    const readNow = readsOfTurn(
+      (keys: string[]) => (
+        reads.push(keys), keys.filter((k) => k !== 'gone').map((id) => ({ id, state: reads.length }))
+      ),
+    )
+    const ask = (key: string) =>
+      new Promise((resolve, reject) => readNow(key, (err, row) => (err ? reject(err) : resolve(row?.state))))
     const first = [ask('acme'), ask('globex'), ask('acme'), ask('gone')]
     expect(reads).toEqual([])
     expect(await Promise.all(first)).toEqual([1, 1, 1, undefined])
@@ -206,7 +246,8 @@ describe('shared reads of the chain head', () => {
       if (outcome === 'fail') throw new Error('disk I/O error')
       return outcome === 'busy' ? undefined : keys.map((id) => ({ id }))
     })
-    const ask = (key: string) => new Promise((resolve, reject) => readsOfTurnFailing(key, (err, row) => (err ? reject(err) : resolve(row?.id))))
+    const ask = (key: string) =>
+      new Promise((resolve, reject) => readsOfTurnFailing(key, (err, row) => (err ? reject(err) : resolve(row?.id))))
     const failed = [ask('acme'), ask('globex')]
     for (const asked of failed) await expect(asked).rejects.toThrow('disk I/O error')
     outcome = 'busy'

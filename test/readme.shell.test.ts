@@ -33,7 +33,8 @@ function shellBlocks(markdown: string): { run: Block[]; skipped: number } {
     const indent = open[1]
     const body: string[] = []
     let j = i + 1
-    for (; j < lines.length && lines[j].trim() !== '```'; j++) body.push(lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j])
+    for (; j < lines.length && lines[j].trim() !== '```'; j++)
+      body.push(lines[j].startsWith(indent) ? lines[j].slice(indent.length) : lines[j])
     if (/^\s*<!--\s*readme-test:\s*skip\b/.test(lines[i - 1] ?? '')) skipped++
     else run.push({ line: i + 1, code: body.join('\n') })
     i = j
@@ -44,49 +45,56 @@ function shellBlocks(markdown: string): { run: Block[]; skipped: number } {
 const hasTools = ['curl', 'jq', 'bash'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0)
 const describeWithTools = hasTools ? describe : describe.skip
 
-describeWithTools(`README shell blocks${hasTools ? '' : ' — skipped: curl, jq or bash is missing (bash .ci/run installs them)'}`, () => {
-  let db: TestDatabase
-  let service: ServiceProcess
-  let apiKey: string
-  let workDir: string
-  beforeAll(async () => {
-    db = await freshDatabase('sqlite')
-    // A fresh service as `npm start` runs it: the starter library, a generated key printed once.
-    service = await startServiceProcess({ ...db.env, LOG_LEVEL: 'warn' })
-    apiKey = /export SERVICE_API_KEY=(sk_\w+)/.exec(service.output())![1]
-    workDir = mkdtempSync(join(tmpdir(), 'aigov-readme-'))
-  })
-  afterAll(async () => {
-    await service?.stop()
-    await db?.drop()
-    if (workDir) rmSync(workDir, { recursive: true, force: true })
-  })
-
-  it('finds the blocks, and every block that is not marked skip runs and succeeds', async () => {
-    const { run, skipped } = shellBlocks(README)
-    expect(run.length).toBeGreaterThanOrEqual(4)
-    expect(skipped).toBeGreaterThanOrEqual(1)
-    const script = [
-      'set -eo pipefail',
-      // Examples print answers for the reader; the run fails on any HTTP error instead.
-      'curl() { command curl --fail-with-body "$@"; }',
-      ...run.flatMap((block, i) => [`echo "@@block ${i} (README.md line ${block.line})" >&2`, block.code]),
-      'echo "@@done" >&2',
-    ].join('\n')
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-c', script], {
-        cwd: workDir,
-        env: { PATH: process.env.PATH, HOME: workDir, SERVICE_API_URL: service.baseUrl, SERVICE_API_KEY: apiKey },
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (c) => (stdout += c))
-      child.stderr.on('data', (c) => (stderr += c))
-      child.on('close', (exitCode) => resolve({ code: exitCode, stdout, stderr }))
+describeWithTools(
+  `README shell blocks${hasTools ? '' : ' — skipped: curl, jq or bash is missing (bash .ci/run installs them)'}`,
+  () => {
+    let db: TestDatabase
+    let service: ServiceProcess
+    let apiKey: string
+    let workDir: string
+    beforeAll(async () => {
+      db = await freshDatabase('sqlite')
+      // A fresh service as `npm start` runs it: the starter library, a generated key printed once.
+      service = await startServiceProcess({ ...db.env, LOG_LEVEL: 'warn' })
+      apiKey = /export SERVICE_API_KEY=(sk_\w+)/.exec(service.output())![1]
+      workDir = mkdtempSync(join(tmpdir(), 'aigov-readme-'))
     })
-    const reached = [...stderr.matchAll(/@@block \d+ \(([^)]*)\)/g)].pop()?.[1]
-    expect(code, `failed in the block at ${reached}:\n${stderr}\n--- stdout (end) ---\n${stdout.slice(-2000)}`).toBe(0)
-    expect(stderr).toContain('@@done')
-    expect(stdout).not.toContain('"status":4')
-  })
-})
+    afterAll(async () => {
+      await service?.stop()
+      await db?.drop()
+      if (workDir) rmSync(workDir, { recursive: true, force: true })
+    })
+
+    it('finds the blocks, and every block that is not marked skip runs and succeeds', async () => {
+      const { run, skipped } = shellBlocks(README)
+      expect(run.length).toBeGreaterThanOrEqual(4)
+      expect(skipped).toBeGreaterThanOrEqual(1)
+      const script = [
+        'set -eo pipefail',
+        // Examples print answers for the reader; the run fails on any HTTP error instead.
+        'curl() { command curl --fail-with-body "$@"; }',
+        ...run.flatMap((block, i) => [`echo "@@block ${i} (README.md line ${block.line})" >&2`, block.code]),
+        'echo "@@done" >&2',
+      ].join('\n')
+      const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+        (resolve) => {
+          const child = spawn('bash', ['-c', script], {
+            cwd: workDir,
+            env: { PATH: process.env.PATH, HOME: workDir, SERVICE_API_URL: service.baseUrl, SERVICE_API_KEY: apiKey },
+          })
+          let stdout = ''
+          let stderr = ''
+          child.stdout.on('data', (c) => (stdout += c))
+          child.stderr.on('data', (c) => (stderr += c))
+          child.on('close', (exitCode) => resolve({ code: exitCode, stdout, stderr }))
+        },
+      )
+      const reached = [...stderr.matchAll(/@@block \d+ \(([^)]*)\)/g)].pop()?.[1]
+      expect(code, `failed in the block at ${reached}:\n${stderr}\n--- stdout (end) ---\n${stdout.slice(-2000)}`).toBe(
+        0,
+      )
+      expect(stderr).toContain('@@done')
+      expect(stdout).not.toContain('"status":4')
+    })
+  },
+)

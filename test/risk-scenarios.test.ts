@@ -23,19 +23,35 @@ describeEachDialect('risk scenarios: risk types and filters', (dialect) => {
   })
   afterAll(async () => t?.close())
 
-  const riskType = async (tenant: string, name: string) => (await t.as(tenant, 'write')({ method: 'POST', url: '/risk_types', payload: { name } })).json().id as string
+  const riskType = async (tenant: string, name: string) =>
+    (await t.as(tenant, 'write')({ method: 'POST', url: '/risk_types', payload: { name } })).json().id as string
 
   it('keeps risk_type_ids (deduplicated, in id order) and answers 422 naming missing or other-tenant ids', async () => {
     const write = t.as('acme', 'write')
     const bias = await riskType('acme', 'Bias')
     const privacy = await riskType('acme', 'Privacy')
     const foreign = await riskType('globex', 'Foreign')
-    const created = await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'Unfair denial', risk_type_ids: [privacy, bias, privacy], regions: ['EU'] } })
+    const created = await write({
+      method: 'POST',
+      url: '/risk_scenarios',
+      payload: { name: 'Unfair denial', risk_type_ids: [privacy, bias, privacy], regions: ['EU'] },
+    })
     expect(created.statusCode, created.body).toBe(201)
-    expect(created.json()).toMatchObject({ risk_type_ids: [bias, privacy], regions: ['EU'], domains: [], industries: [], archived: false, description: null })
+    expect(created.json()).toMatchObject({
+      risk_type_ids: [bias, privacy],
+      regions: ['EU'],
+      domains: [],
+      industries: [],
+      archived: false,
+      description: null,
+    })
 
     const missing = 'rt_00000000000000000000000000'
-    const bad = await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'Bad refs', risk_type_ids: [bias, missing, foreign] } })
+    const bad = await write({
+      method: 'POST',
+      url: '/risk_scenarios',
+      payload: { name: 'Bad refs', risk_type_ids: [bias, missing, foreign] },
+    })
     expect(bad.statusCode).toBe(422)
     const errors = bad.json().errors as { field: string; message: string }[]
     expect(errors).toHaveLength(1)
@@ -47,14 +63,27 @@ describeEachDialect('risk scenarios: risk types and filters', (dialect) => {
     expect(list.items).toHaveLength(0)
 
     const id = created.json().id
-    const badPatch = await write({ method: 'PATCH', url: `/risk_scenarios/${id}`, payload: { risk_type_ids: [foreign] } })
+    const badPatch = await write({
+      method: 'PATCH',
+      url: `/risk_scenarios/${id}`,
+      payload: { risk_type_ids: [foreign] },
+    })
     expect(badPatch.statusCode).toBe(422)
     expect(badPatch.json().errors[0]).toMatchObject({ field: 'risk_type_ids' })
-    expect((await t.as('acme', 'read')({ method: 'GET', url: `/risk_scenarios/${id}` })).json().risk_type_ids).toEqual([bias, privacy])
+    expect((await t.as('acme', 'read')({ method: 'GET', url: `/risk_scenarios/${id}` })).json().risk_type_ids).toEqual([
+      bias,
+      privacy,
+    ])
 
-    const patched = await write({ method: 'PATCH', url: `/risk_scenarios/${id}`, payload: { risk_type_ids: [bias], regions: null } })
+    const patched = await write({
+      method: 'PATCH',
+      url: `/risk_scenarios/${id}`,
+      payload: { risk_type_ids: [bias], regions: null },
+    })
     expect(patched.json()).toMatchObject({ risk_type_ids: [bias], regions: [] })
-    const audit = (await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=risk_scenario.updated` })).json().items
+    const audit = (
+      await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=risk_scenario.updated` })
+    ).json().items
     expect(audit[0].changes).toEqual({ risk_type_ids: [[bias, privacy], [bias]], regions: [['EU'], []] })
     const cleared = await write({ method: 'PATCH', url: `/risk_scenarios/${id}`, payload: { risk_type_ids: null } })
     expect(cleared.json().risk_type_ids).toEqual([])
@@ -65,10 +94,15 @@ describeEachDialect('risk scenarios: risk types and filters', (dialect) => {
     const a = await riskType('filters', 'A')
     const b = await riskType('filters', 'B')
     await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'S1', risk_type_ids: [a] } })
-    await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'S2', risk_type_ids: [a, b], archived: true } })
+    await write({
+      method: 'POST',
+      url: '/risk_scenarios',
+      payload: { name: 'S2', risk_type_ids: [a, b], archived: true },
+    })
     await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'S3' } })
     const read = t.as('filters', 'read')
-    const names = async (q: string) => (await read({ method: 'GET', url: `/risk_scenarios?${q}` })).json().items.map((s: { name: string }) => s.name)
+    const names = async (q: string) =>
+      (await read({ method: 'GET', url: `/risk_scenarios?${q}` })).json().items.map((s: { name: string }) => s.name)
     expect(await names(`risk_type_id=${a}`)).toEqual(['S1', 'S2'])
     expect(await names(`risk_type_id=${b}`)).toEqual(['S2'])
     expect(await names('archived=true')).toEqual(['S2'])
@@ -81,14 +115,25 @@ describeEachDialect('risk scenarios: risk types and filters', (dialect) => {
     const write = t.as('cascade', 'write')
     const doomed = await riskType('cascade', 'Doomed')
     const kept = await riskType('cascade', 'Kept')
-    const s1 = (await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'One', risk_type_ids: [doomed, kept] } })).json()
-    const s2 = (await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'Two', risk_type_ids: [doomed] } })).json()
+    const s1 = (
+      await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'One', risk_type_ids: [doomed, kept] } })
+    ).json()
+    const s2 = (
+      await write({ method: 'POST', url: '/risk_scenarios', payload: { name: 'Two', risk_type_ids: [doomed] } })
+    ).json()
     expect((await write({ method: 'DELETE', url: `/risk_types/${doomed}` })).statusCode).toBe(204)
     const read = t.as('cascade', 'read')
     expect((await read({ method: 'GET', url: `/risk_scenarios/${s1.id}` })).json().risk_type_ids).toEqual([kept])
     expect((await read({ method: 'GET', url: `/risk_scenarios/${s2.id}` })).json().risk_type_ids).toEqual([])
-    const audit = (await read({ method: 'GET', url: '/audit_logs?action=risk_scenario.risk_type_unlinked' })).json().items
+    const audit = (await read({ method: 'GET', url: '/audit_logs?action=risk_scenario.risk_type_unlinked' })).json()
+      .items
     expect(audit.map((a: { resource_id: string }) => a.resource_id).sort()).toEqual([s1.id, s2.id].sort())
-    expect(audit[0]).toMatchObject({ resource_type: 'risk_scenario', sub_object_type: 'risk_type', sub_object_id: doomed, sub_object_name: 'Doomed', metadata: { reason: 'risk_type.deleted' } })
+    expect(audit[0]).toMatchObject({
+      resource_type: 'risk_scenario',
+      sub_object_type: 'risk_type',
+      sub_object_id: doomed,
+      sub_object_name: 'Doomed',
+      metadata: { reason: 'risk_type.deleted' },
+    })
   })
 })

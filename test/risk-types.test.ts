@@ -27,14 +27,38 @@ describeEachDialect('risk types: fields', (dialect) => {
     const write = t.as('acme', 'write')
     const rt = await write({ method: 'POST', url: '/risk_types', payload: { name: 'Privacy' } })
     expect(rt.json()).toMatchObject({ custom: true, hidden: false, description: null })
-    expect((await write({ method: 'POST', url: '/risk_types', payload: { name: 'X', hidden: 'yes' } })).statusCode).toBe(422)
-    expect((await write({ method: 'POST', url: '/risk_types', payload: { name: 'Y', hidden: 1 } })).statusCode).toBe(422)
-    const hidden = await write({ method: 'PATCH', url: `/risk_types/${rt.json().id}`, payload: { hidden: true, custom: false, description: 'PII' } })
+    expect(
+      (await write({ method: 'POST', url: '/risk_types', payload: { name: 'X', hidden: 'yes' } })).statusCode,
+    ).toBe(422)
+    expect((await write({ method: 'POST', url: '/risk_types', payload: { name: 'Y', hidden: 1 } })).statusCode).toBe(
+      422,
+    )
+    const hidden = await write({
+      method: 'PATCH',
+      url: `/risk_types/${rt.json().id}`,
+      payload: { hidden: true, custom: false, description: 'PII' },
+    })
     expect(hidden.json()).toMatchObject({ hidden: true, custom: false, description: 'PII' })
-    expect((await t.as('acme', 'read')({ method: 'GET', url: `/risk_types/${rt.json().id}` })).json()).toMatchObject({ hidden: true, custom: false })
-    const cleared = await write({ method: 'PATCH', url: `/risk_types/${rt.json().id}`, payload: { hidden: null, custom: null, description: null } })
+    expect((await t.as('acme', 'read')({ method: 'GET', url: `/risk_types/${rt.json().id}` })).json()).toMatchObject({
+      hidden: true,
+      custom: false,
+    })
+    const cleared = await write({
+      method: 'PATCH',
+      url: `/risk_types/${rt.json().id}`,
+      payload: { hidden: null, custom: null, description: null },
+    })
     expect(cleared.json()).toMatchObject({ hidden: false, custom: true, description: null })
-    const audit = (await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${rt.json().id}&action=risk_type.updated` })).json().items
-    expect(audit.map((a: { changes: unknown }) => a.changes)).toContainEqual({ hidden: [true, false], custom: [false, true], description: ['PII', null] })
+    const audit = (
+      await t.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: `/audit_logs?resource_id=${rt.json().id}&action=risk_type.updated` })
+    ).json().items
+    expect(audit.map((a: { changes: unknown }) => a.changes)).toContainEqual({
+      hidden: [true, false],
+      custom: [false, true],
+      description: ['PII', null],
+    })
   })
 })

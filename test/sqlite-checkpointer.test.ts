@@ -20,12 +20,18 @@ it('copies committed writes from the log into the database file in the backgroun
   const file = join(dir, 'test.db')
   database = createDatabase(`sqlite:${file}`)
   const { db } = database
-  expect((await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db)).rows[0].wal_autocheckpoint).toBe(0)
+  expect(
+    (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(db)).rows[0].wal_autocheckpoint,
+  ).toBe(0)
   await sql`create table filler (id integer primary key, body text not null)`.execute(db)
   // About 500 pages of 4 KiB: half the mark at which a connection would checkpoint by itself.
-  for (let i = 0; i < 50; i++) await sql`insert into filler (body) select printf('%.4000c', 'x') from (select 1 union all select 2 union all select 3 union all select 4 union all select 5 union all select 6 union all select 7 union all select 8 union all select 9 union all select 10)`.execute(db)
+  for (let i = 0; i < 50; i++)
+    await sql`insert into filler (body) select printf('%.4000c', 'x') from (select 1 union all select 2 union all select 3 union all select 4 union all select 5 union all select 6 union all select 7 union all select 8 union all select 9 union all select 10)`.execute(
+      db,
+    )
   const before = statSync(file).size
-  for (const started = Date.now(); statSync(file).size < 2_000_000 && Date.now() - started < 5000; ) await new Promise((r) => setTimeout(r, 50))
+  for (const started = Date.now(); statSync(file).size < 2_000_000 && Date.now() - started < 5000; )
+    await new Promise((r) => setTimeout(r, 50))
   expect(before).toBeLessThan(2_000_000)
   expect(statSync(file).size).toBeGreaterThan(2_000_000)
   await database.close()
@@ -43,7 +49,9 @@ it('starts the log over under writes that never pause, so it stays near its size
   // copied to its end would hold every one of them.
   let largest = 0
   for (let written = 0; written < 150 * 1024 * 1024; written += 20 * 4096) {
-    await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 20) insert into filler (body) select printf('%.4000c', 'x') from n`.execute(db)
+    await sql`with recursive n(i) as (select 1 union all select i + 1 from n where i < 20) insert into filler (body) select printf('%.4000c', 'x') from n`.execute(
+      db,
+    )
     largest = Math.max(largest, statSync(`${file}-wal`).size)
     await new Promise((r) => setTimeout(r, 1))
   }

@@ -30,9 +30,11 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) => sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
+const insert = (tx: Kysely<any>, id: number, body = `note ${id}`) =>
+  sql`insert into notes (id, body) values (${id}, ${body})`.execute(tx)
 /** What another connection sees committed. */
-const committedIds = () => (other.prepare('select id from notes order by id').all() as { id: number }[]).map((r) => r.id)
+const committedIds = () =>
+  (other.prepare('select id from notes order by id').all() as { id: number }[]).map((r) => r.id)
 
 it('commits transactions started together as one, and answers each once another connection sees it', async () => {
   const seenBySecond: number[][] = []
@@ -75,10 +77,12 @@ it('answers a failing member only once the others have committed: what made it f
   const seenOnFailure: number[][] = []
   const results = await Promise.allSettled([
     database.transaction((tx) => insert(tx, 1, 'one')),
-    database.transaction((tx) => insert(tx, 2, 'one')).catch((err) => {
-      seenOnFailure.push(committedIds())
-      throw err
-    }),
+    database
+      .transaction((tx) => insert(tx, 2, 'one'))
+      .catch((err) => {
+        seenOnFailure.push(committedIds())
+        throw err
+      }),
     database.transaction((tx) => insert(tx, 3)),
   ])
   expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
@@ -155,11 +159,14 @@ it('finishes once with the results of the members that succeeded, before the com
   }
   await Promise.allSettled(
     [1, 2, 3].map((id) =>
-      database.transaction(async (tx) => {
-        if (id === 2) throw new Error('no')
-        await insert(tx, id)
-        return id
-      }, { finish }),
+      database.transaction(
+        async (tx) => {
+          if (id === 2) throw new Error('no')
+          await insert(tx, id)
+          return id
+        },
+        { finish },
+      ),
     ),
   )
   expect(finished).toEqual([[1, 3]])
@@ -169,13 +176,16 @@ it('finishes once with the results of the members that succeeded, before the com
   const failing = async () => {
     throw new Error('the audit log is unreachable')
   }
-  const results = await Promise.allSettled([4, 5].map((id) => database.transaction((tx) => insert(tx, id), { finish: failing })))
+  const results = await Promise.allSettled(
+    [4, 5].map((id) => database.transaction((tx) => insert(tx, id), { finish: failing })),
+  )
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
   expect(committedIds()).toEqual([1, 3, 102])
 })
 
-it('keeps the savepoint journals of a serving connection in memory, and a maintenance connection\'s temporary files on disk', async () => {
-  const tempStore = async (db: Database) => (await sql<{ temp_store: number }>`pragma temp_store`.execute(db.db)).rows[0].temp_store
+it("keeps the savepoint journals of a serving connection in memory, and a maintenance connection's temporary files on disk", async () => {
+  const tempStore = async (db: Database) =>
+    (await sql<{ temp_store: number }>`pragma temp_store`.execute(db.db)).rows[0].temp_store
   // 2 is MEMORY; 0 is the default, files.
   expect(await tempStore(database)).toBe(2)
   const maintenance = createDatabase(`sqlite:${file}`, { tempFilesOnDisk: true })

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; version: string }
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  name: string
+  version: string
+}
 
 describeEachDialect('system', (dialect) => {
   let t: TestApp
@@ -11,7 +14,7 @@ describeEachDialect('system', (dialect) => {
   })
   afterAll(async () => t?.close())
 
-  it('GET /system describes the service, its version, the caller\'s tenant, features and database', async () => {
+  it("GET /system describes the service, its version, the caller's tenant, features and database", async () => {
     const res = await t.as('acme', 'read')({ method: 'GET', url: '/system' })
     expect(res.statusCode, res.body).toBe(200)
     expect(res.json()).toEqual({
@@ -34,7 +37,7 @@ describeEachDialect('system', (dialect) => {
     expect(Object.keys(body).sort()).toEqual(['key_id', 'message', 'tenant'])
   })
 
-  it('needs a valid token (401), and refuses an X-Tenant other than the token\'s (403)', async () => {
+  it("needs a valid token (401), and refuses an X-Tenant other than the token's (403)", async () => {
     for (const url of ['/api/v1/integration/system', '/api/v1/integration/system/ping']) {
       const res = await t.app.inject({ method: 'GET', url })
       expect(res.statusCode).toBe(401)

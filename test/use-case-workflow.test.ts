@@ -1,8 +1,17 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
 
-interface Stage { id: string; name: string; type: string; position: number }
-interface Workflow { workflow_stage: Stage | null; workflow_stage_step: string | null; rejection_reason: string | null }
+interface Stage {
+  id: string
+  name: string
+  type: string
+  position: number
+}
+interface Workflow {
+  workflow_stage: Stage | null
+  workflow_stage_step: string | null
+  rejection_reason: string | null
+}
 
 describeEachDialect('use-case workflow', (dialect) => {
   let t: TestApp
@@ -11,7 +20,8 @@ describeEachDialect('use-case workflow', (dialect) => {
   })
   afterAll(async () => t?.close())
 
-  const stages = async (tenant: string): Promise<Stage[]> => (await t.as(tenant, 'read')({ method: 'GET', url: '/workflow_stages?page_limit=100' })).json().items
+  const stages = async (tenant: string): Promise<Stage[]> =>
+    (await t.as(tenant, 'read')({ method: 'GET', url: '/workflow_stages?page_limit=100' })).json().items
   const stage = async (tenant: string, body: Record<string, unknown>): Promise<Stage> => {
     const res = await t.as(tenant, 'write')({ method: 'POST', url: '/workflow_stages', payload: body })
     expect(res.statusCode, res.body).toBe(201)
@@ -22,14 +32,24 @@ describeEachDialect('use-case workflow', (dialect) => {
     expect(res.statusCode, res.body).toBe(201)
     return res.json().id
   }
-  const advance = (tenant: string, id: string) => t.as(tenant, 'write')({ method: 'POST', url: `/use_cases/${id}/workflow/advance` })
-  const reject = (tenant: string, id: string, reason: string) => t.as(tenant, 'write')({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason } })
-  const put = (tenant: string, id: string, stageId: string) => t.as(tenant, 'write')({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: stageId } })
-  const state = async (tenant: string, id: string): Promise<Workflow> => (await t.as(tenant, 'read')({ method: 'GET', url: `/use_cases/${id}/workflow` })).json()
+  const advance = (tenant: string, id: string) =>
+    t.as(tenant, 'write')({ method: 'POST', url: `/use_cases/${id}/workflow/advance` })
+  const reject = (tenant: string, id: string, reason: string) =>
+    t.as(tenant, 'write')({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason } })
+  const put = (tenant: string, id: string, stageId: string) =>
+    t.as(tenant, 'write')({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: stageId } })
+  const state = async (tenant: string, id: string): Promise<Workflow> =>
+    (await t.as(tenant, 'read')({ method: 'GET', url: `/use_cases/${id}/workflow` })).json()
   const brief = (w: Workflow) => [w.workflow_stage?.name ?? null, w.workflow_stage_step]
   const workflowAudit = async (tenant: string, id: string) =>
-    (await t.as(tenant, 'read')({ method: 'GET', url: `/audit_logs?use_case_id=${id}&resource_type=use_case&page_limit=100` })).json().items
-      .filter((a: { action: string }) => a.action.startsWith('use_case.workflow_'))
+    (
+      await t.as(
+        tenant,
+        'read',
+      )({ method: 'GET', url: `/audit_logs?use_case_id=${id}&resource_type=use_case&page_limit=100` })
+    )
+      .json()
+      .items.filter((a: { action: string }) => a.action.startsWith('use_case.workflow_'))
 
   it('starts a new use case in the start stage at assessment', async () => {
     const [start] = await stages('acme')
@@ -38,9 +58,13 @@ describeEachDialect('use-case workflow', (dialect) => {
     expect(uc).toMatchObject({ workflow_stage_id: start.id, workflow_stage_step: 'assessment' })
     // Exactly the shape the original SDK reads: the stage as {id, name, type, position}.
     expect(await state('acme', id)).toEqual({
-      workflow_stage: { id: start.id, name: start.name, type: 'start', position: 0 }, workflow_stage_step: 'assessment', rejection_reason: null,
+      workflow_stage: { id: start.id, name: start.name, type: 'start', position: 0 },
+      workflow_stage_step: 'assessment',
+      rejection_reason: null,
     })
-    const created = (await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=use_case.created` })).json().items[0]
+    const created = (
+      await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${id}&action=use_case.created` })
+    ).json().items[0]
     expect(created.changes.workflow_stage_id).toEqual([null, start.id])
     expect(created.changes.workflow_stage_step).toEqual([null, 'assessment'])
   })
@@ -61,10 +85,14 @@ describeEachDialect('use-case workflow', (dialect) => {
       seen.push(brief(res.json()))
     }
     expect(seen).toEqual([
-      ['Start', 'assessment'], ['Start', 'evidence_collection'], ['Start', 'clear'],
-      ['Evidence only', 'evidence_collection'], ['Evidence only', 'clear'],
+      ['Start', 'assessment'],
+      ['Start', 'evidence_collection'],
+      ['Start', 'clear'],
+      ['Evidence only', 'evidence_collection'],
+      ['Evidence only', 'clear'],
       ['Nothing required', 'clear'],
-      ['Assessment only', 'assessment'], ['Assessment only', 'clear'],
+      ['Assessment only', 'assessment'],
+      ['Assessment only', 'clear'],
       ['End', 'clear'],
     ])
     expect(brief(await state('walk', id))).toEqual(['End', 'clear'])
@@ -90,7 +118,11 @@ describeEachDialect('use-case workflow', (dialect) => {
     const before = await state('rej', id)
     const res = await reject('rej', id, 'No legal basis for biometric data.')
     expect(res.statusCode, res.body).toBe(200)
-    expect(res.json()).toMatchObject({ workflow_stage: { id: before.workflow_stage!.id }, workflow_stage_step: 'rejected', rejection_reason: 'No legal basis for biometric data.' })
+    expect(res.json()).toMatchObject({
+      workflow_stage: { id: before.workflow_stage!.id },
+      workflow_stage_step: 'rejected',
+      rejection_reason: 'No legal basis for biometric data.',
+    })
     expect(await state('rej', id)).toEqual(res.json())
     const blocked = await advance('rej', id)
     expect(blocked.statusCode).toBe(409)
@@ -99,14 +131,27 @@ describeEachDialect('use-case workflow', (dialect) => {
 
     const moved = await put('rej', id, review.id)
     expect(moved.statusCode).toBe(200)
-    expect(moved.json()).toMatchObject({ workflow_stage: { id: review.id }, workflow_stage_step: 'assessment', rejection_reason: null })
+    expect(moved.json()).toMatchObject({
+      workflow_stage: { id: review.id },
+      workflow_stage_step: 'assessment',
+      rejection_reason: null,
+    })
 
     const audit = await workflowAudit('rej', id)
-    expect(audit.map((a: { action: string }) => a.action)).toEqual(['use_case.workflow_rejected', 'use_case.workflow_moved'])
-    expect(audit[0].changes).toEqual({ workflow_stage_id: [before.workflow_stage!.id, before.workflow_stage!.id], workflow_stage_step: ['assessment', 'rejected'] })
+    expect(audit.map((a: { action: string }) => a.action)).toEqual([
+      'use_case.workflow_rejected',
+      'use_case.workflow_moved',
+    ])
+    expect(audit[0].changes).toEqual({
+      workflow_stage_id: [before.workflow_stage!.id, before.workflow_stage!.id],
+      workflow_stage_step: ['assessment', 'rejected'],
+    })
     expect(audit[0].metadata).toEqual({ reason: 'No legal basis for biometric data.' })
     expect(audit[0].sub_object_id).toBe(before.workflow_stage!.id)
-    expect(audit[1].changes).toEqual({ workflow_stage_id: [before.workflow_stage!.id, review.id], workflow_stage_step: ['rejected', 'assessment'] })
+    expect(audit[1].changes).toEqual({
+      workflow_stage_id: [before.workflow_stage!.id, review.id],
+      workflow_stage_step: ['rejected', 'assessment'],
+    })
   })
 
   it('moves with PUT to the first step the stage requires; 422 for an unknown or other-tenant stage', async () => {
@@ -117,7 +162,10 @@ describeEachDialect('use-case workflow', (dialect) => {
     expect((await put('put', id, evidence.id)).json().workflow_stage_step).toBe('evidence_collection')
     expect((await put('put', id, none.id)).json().workflow_stage_step).toBe('clear')
     const end = (await stages('put')).at(-1)!
-    expect((await put('put', id, end.id)).json()).toMatchObject({ workflow_stage: { type: 'end' }, workflow_stage_step: 'clear' })
+    expect((await put('put', id, end.id)).json()).toMatchObject({
+      workflow_stage: { type: 'end' },
+      workflow_stage_step: 'clear',
+    })
     for (const stageId of [elsewhere.id, 'ws_00000000000000000000000000', 'nonsense']) {
       const res = await put('put', id, stageId)
       expect(res.statusCode).toBe(422)
@@ -137,24 +185,44 @@ describeEachDialect('use-case workflow', (dialect) => {
       expect(res.statusCode).toBe(422)
       expect(res.json().errors).toEqual([{ field: Object.keys(payload)[0], message: 'unknown field' }])
     }
-    expect((await t.as('ro', 'write')({ method: 'POST', url: '/use_cases', payload: { name: 'Sneaky', workflow_stage_step: 'clear' } })).statusCode).toBe(422)
+    expect(
+      (
+        await t.as(
+          'ro',
+          'write',
+        )({ method: 'POST', url: '/use_cases', payload: { name: 'Sneaky', workflow_stage_step: 'clear' } })
+      ).statusCode,
+    ).toBe(422)
     expect(brief(await state('ro', id))).toEqual(['Start', 'assessment'])
     const write = t.as('ro', 'write')
     expect((await write({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: {} })).statusCode).toBe(422)
-    expect((await write({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason: '   ' } })).statusCode).toBe(422)
-    expect((await write({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: end.id, step: 'clear' } })).statusCode).toBe(422)
+    expect(
+      (await write({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason: '   ' } })).statusCode,
+    ).toBe(422)
+    expect(
+      (await write({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: end.id, step: 'clear' } }))
+        .statusCode,
+    ).toBe(422)
   })
 
-  it('hides other tenants\' use cases (404) and needs write for transitions (403)', async () => {
+  it("hides other tenants' use cases (404) and needs write for transitions (403)", async () => {
     const id = await useCase('iso-a', 'Private')
     const [start] = await stages('iso-b')
     const other = t.as('iso-b', 'admin')
     expect((await other({ method: 'GET', url: `/use_cases/${id}/workflow` })).statusCode).toBe(404)
     expect((await other({ method: 'POST', url: `/use_cases/${id}/workflow/advance` })).statusCode).toBe(404)
-    expect((await other({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason: 'x' } })).statusCode).toBe(404)
-    expect((await other({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: start.id } })).statusCode).toBe(404)
-    expect((await t.as('iso-a', 'read')({ method: 'POST', url: `/use_cases/${id}/workflow/advance` })).statusCode).toBe(403)
-    expect((await t.app.inject({ method: 'GET', url: `/api/v1/integration/use_cases/${id}/workflow` })).statusCode).toBe(401)
+    expect(
+      (await other({ method: 'POST', url: `/use_cases/${id}/workflow/reject`, payload: { reason: 'x' } })).statusCode,
+    ).toBe(404)
+    expect(
+      (await other({ method: 'PUT', url: `/use_cases/${id}/workflow`, payload: { stage_id: start.id } })).statusCode,
+    ).toBe(404)
+    expect((await t.as('iso-a', 'read')({ method: 'POST', url: `/use_cases/${id}/workflow/advance` })).statusCode).toBe(
+      403,
+    )
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/api/v1/integration/use_cases/${id}/workflow` })).statusCode,
+    ).toBe(401)
     expect(brief(await state('iso-a', id))).toEqual(['Start', 'assessment'])
     expect(await workflowAudit('iso-a', id)).toEqual([])
   })

@@ -6,10 +6,16 @@ import { startReceiver } from './helpers/receiver.js'
 
 describe('the webhook sending thread', () => {
   it('answers each send with its own exchange, and Retry-After as the receiver sent it', async () => {
-    const r = await startReceiver((n, _req, res) => (n % 2 === 0 ? res.writeHead(204).end() : res.writeHead(429, { 'retry-after': '7' }).end()))
+    const r = await startReceiver((n, _req, res) =>
+      n % 2 === 0 ? res.writeHead(204).end() : res.writeHead(429, { 'retry-after': '7' }).end(),
+    )
     const sender = new WebhookSender({ timeoutMs: 5000 })
     try {
-      const answers = await Promise.all([0, 1, 2, 3].map((n) => sender.send(r.url, { 'content-type': 'application/json' }, JSON.stringify({ n }), [], [])))
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map((n) =>
+          sender.send(r.url, { 'content-type': 'application/json' }, JSON.stringify({ n }), [], []),
+        ),
+      )
       const byBody = new Map(r.received.map((got, i) => [got.json.n, i]))
       for (const [n, exchange] of answers.entries()) {
         expect(exchange).toEqual(byBody.get(n)! % 2 === 0 ? { status: 204 } : { status: 429, retryAfter: '7' })
@@ -68,7 +74,9 @@ describe('the webhook sending thread', () => {
       const url = r.url.replace('127.0.0.1', 'pinned.invalid')
       expect(await sender.send(url, {}, '{}', [], [{ address: '127.0.0.1', family: 4 }])).toEqual({ status: 204 })
       expect(r.received[0].headers.host).toBe(new URL(url).host)
-      expect((await sender.send(url.replace('pinned', 'other'), {}, '{}', [], [])).error).toMatch(/^ENOTFOUND: no checked address of other\.invalid/)
+      expect((await sender.send(url.replace('pinned', 'other'), {}, '{}', [], [])).error).toMatch(
+        /^ENOTFOUND: no checked address of other\.invalid/,
+      )
       expect(r.received).toHaveLength(1)
     } finally {
       await sender.stop()

@@ -2,7 +2,7 @@ import { pbkdf2 } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { DnsError, LOOKUPS_PER_TENANT, WebhookResolver } from '../src/modules/webhooks/webhook-dns.js'
+import { type DnsError, LOOKUPS_PER_TENANT, WebhookResolver } from '../src/modules/webhooks/webhook-dns.js'
 import { type DnsServer, startDnsServer } from './helpers/dns-server.js'
 import { multipart } from './helpers/governance.js'
 import { describeEachDialect, startTestApp, type TestApp } from './helpers/harness.js'
@@ -17,19 +17,31 @@ const timed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
 }
 
 /** Work that runs on libuv's thread pool (file reads, PBKDF2), which dns.lookup's getaddrinfo shares. */
-const threadPoolWork = () => Promise.all([...Array.from({ length: 4 }, () => promisify(pbkdf2)('pw', 'salt', 1000, 32, 'sha256')), readFile(new URL(import.meta.url))])
+const threadPoolWork = () =>
+  Promise.all([
+    ...Array.from({ length: 4 }, () => promisify(pbkdf2)('pw', 'salt', 1000, 32, 'sha256')),
+    readFile(new URL(import.meta.url)),
+  ])
 
 /** Names asked of the server in its first `ms` after the first query for a name matching `pattern`. */
 const askedAtOnce = (server: DnsServer, pattern: RegExp, ms: number) => {
   const first = server.queries.find((q) => pattern.test(q.name))
-  return first ? new Set(server.queries.filter((q) => pattern.test(q.name) && q.at - first.at < ms).map((q) => q.name)) : new Set()
+  return first
+    ? new Set(server.queries.filter((q) => pattern.test(q.name) && q.at - first.at < ms).map((q) => q.name))
+    : new Set()
 }
 
 describe('webhook name lookups (c-ares against a local DNS server)', () => {
   let dns: DnsServer
   beforeAll(async () => {
     dns = await startDnsServer({
-      records: { 'short.ttl.test': [{ address: '192.0.2.10', ttl: 1 }], 'long.ttl.test': [{ address: '192.0.2.11', ttl: 300 }, { address: '192.0.2.12', ttl: 300 }] },
+      records: {
+        'short.ttl.test': [{ address: '192.0.2.10', ttl: 1 }],
+        'long.ttl.test': [
+          { address: '192.0.2.11', ttl: 300 },
+          { address: '192.0.2.12', ttl: 300 },
+        ],
+      },
       hang: (name) => name.endsWith('.never.test'),
     })
   })
@@ -38,7 +50,10 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
 
   it('answers a name from the cache within its TTL and asks again after it; a failure is cached briefly too', async () => {
     const resolver = new WebhookResolver({ servers: [dns.address], timeoutMs: 1000 })
-    expect(await resolver.resolve('acme', 'long.ttl.test')).toEqual([{ address: '192.0.2.11', family: 4 }, { address: '192.0.2.12', family: 4 }])
+    expect(await resolver.resolve('acme', 'long.ttl.test')).toEqual([
+      { address: '192.0.2.11', family: 4 },
+      { address: '192.0.2.12', family: 4 },
+    ])
     // Another tenant, another spelling of the name (case, trailing dot): the same cached answer.
     expect(await resolver.resolve('globex', 'LONG.ttl.test.')).toHaveLength(2)
     expect(asked('long.ttl.test')).toBe(1)
@@ -48,7 +63,11 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     await new Promise((r) => setTimeout(r, 1200))
     await resolver.resolve('acme', 'short.ttl.test')
     expect(asked('short.ttl.test')).toBe(2)
-    for (let i = 0; i < 2; i++) await expect(resolver.resolve('acme', 'missing.ttl.test')).rejects.toMatchObject({ code: 'ENOTFOUND', message: 'missing.ttl.test has no address in DNS' })
+    for (let i = 0; i < 2; i++)
+      await expect(resolver.resolve('acme', 'missing.ttl.test')).rejects.toMatchObject({
+        code: 'ENOTFOUND',
+        message: 'missing.ttl.test has no address in DNS',
+      })
     expect(asked('missing.ttl.test')).toBe(1)
   })
 
@@ -58,7 +77,10 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     expect(await resolver.resolve('acme', '203.0.113.9')).toEqual([{ address: '203.0.113.9', family: 4 }])
     expect(await resolver.resolve('acme', '[2001:db8::1]')).toEqual([{ address: '2001:db8::1', family: 6 }])
     for (const name of ['localhost', 'LocalHost.', 'api.localhost']) {
-      expect(await resolver.resolve('acme', name)).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }])
+      expect(await resolver.resolve('acme', name)).toEqual([
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ])
     }
     expect(dns.queries.length).toBe(before)
   })
@@ -68,12 +90,17 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     const started = Date.now()
     const hanging = Array.from({ length: 30 }, (_, i) =>
       resolver.resolve('acme', `n${i}.a.never.test`).then(
-        () => { throw new Error('answered') },
+        () => {
+          throw new Error('answered')
+        },
         (err: DnsError) => ({ err, ms: Date.now() - started }),
       ),
     )
     // Twice for one name at once: one query.
-    const twice = resolver.resolve('acme', 'n0.a.never.test').then(() => undefined, (err: DnsError) => err)
+    const twice = resolver.resolve('acme', 'n0.a.never.test').then(
+      () => undefined,
+      (err: DnsError) => err,
+    )
     await eventually(() => dns.queries.some((q) => q.name.endsWith('.a.never.test')), 15_000)
     const [answer, ms] = await timed(() => resolver.resolve('globex', 'long.ttl.test'))
     expect(answer).toHaveLength(2)
@@ -84,7 +111,9 @@ describe('webhook name lookups (c-ares against a local DNS server)', () => {
     for (const { ms } of failed) expect(ms).toBeLessThan(800 + 400)
     expect(failed.filter((f) => f.err.code === 'ETIMEOUT')).toHaveLength(LOOKUPS_PER_TENANT)
     expect(failed.filter((f) => f.err.code === 'EBUSY')).toHaveLength(30 - LOOKUPS_PER_TENANT)
-    expect(failed.find((f) => f.err.code === 'ETIMEOUT')!.err.message).toMatch(/^no DNS answer for n\d+\.a\.never\.test within 0\.8 s$/)
+    expect(failed.find((f) => f.err.code === 'ETIMEOUT')!.err.message).toMatch(
+      /^no DNS answer for n\d+\.a\.never\.test within 0\.8 s$/,
+    )
     expect(askedAtOnce(dns, /\.a\.never\.test$/, 700).size).toBe(LOOKUPS_PER_TENANT)
   })
 })
@@ -94,13 +123,21 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
   let dns: DnsServer
   const receivers: Receiver[] = []
   beforeAll(async () => {
-    dns = await startDnsServer({ records: { 'hooks.ttl.test': [{ address: '127.0.0.1', ttl: 300 }] }, hang: (name) => name.endsWith('.never.test') })
-    t = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_DNS_SERVERS: dns.address, WEBHOOK_DNS_TIMEOUT_MS: '2000' })
+    dns = await startDnsServer({
+      records: { 'hooks.ttl.test': [{ address: '127.0.0.1', ttl: 300 }] },
+      hang: (name) => name.endsWith('.never.test'),
+    })
+    t = await startTestApp(dialect, {
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_DNS_SERVERS: dns.address,
+      WEBHOOK_DNS_TIMEOUT_MS: '2000',
+    })
   })
   afterEach(async () => {
     for (const tenant of ['acme', 'globex', 'initech']) {
       const admin = t.as(tenant, 'admin')
-      for (const e of (await admin({ method: 'GET', url: '/webhook_endpoints?page_limit=100' })).json().items) await admin({ method: 'DELETE', url: `/webhook_endpoints/${e.id}` })
+      for (const e of (await admin({ method: 'GET', url: '/webhook_endpoints?page_limit=100' })).json().items)
+        await admin({ method: 'DELETE', url: `/webhook_endpoints/${e.id}` })
     }
     await Promise.all(receivers.splice(0).map((r) => r.close()))
   })
@@ -109,14 +146,21 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
     await dns?.close()
   })
   const endpoint = async (tenant: string, url: string, enabled = true) => {
-    const res = await t.as(tenant, 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['use_case.created'], enabled } })
+    const res = await t.as(
+      tenant,
+      'admin',
+    )({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['use_case.created'], enabled } })
     expect(res.statusCode, res.body).toBe(201)
     return res.json() as { id: string }
   }
   const useCases = async (tenant: string, n: number, prefix: string) => {
     const write = t.as(tenant, 'write')
     for (let i = 0; i < n; i += 20) {
-      const answers = await Promise.all(Array.from({ length: Math.min(20, n - i) }, (_, j) => write({ method: 'POST', url: '/use_cases', payload: { name: `${prefix} ${i + j}` } })))
+      const answers = await Promise.all(
+        Array.from({ length: Math.min(20, n - i) }, (_, j) =>
+          write({ method: 'POST', url: '/use_cases', payload: { name: `${prefix} ${i + j}` } }),
+        ),
+      )
       for (const res of answers) expect(res.statusCode, res.body).toBe(201)
     }
   }
@@ -140,12 +184,28 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
 
     // Every tenant's API, and the work that shares the thread pool, answer at once.
     for (const tenant of ['globex', 'acme']) {
-      const [created, ms] = await timed(() => t.as(tenant, 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url: 'http://127.0.0.1:9/other', events: ['*'], enabled: false } }))
+      const [created, ms] = await timed(() =>
+        t.as(
+          tenant,
+          'admin',
+        )({
+          method: 'POST',
+          url: '/webhook_endpoints',
+          payload: { url: 'http://127.0.0.1:9/other', events: ['*'], enabled: false },
+        }),
+      )
       expect(created.statusCode, created.body).toBe(201)
       expect(ms).toBeLessThan(1500)
     }
-    const { body, contentType } = multipart([{ name: 'file', value: Buffer.alloc(256 * 1024, 7), filename: 'report.pdf', type: 'application/pdf' }])
-    const [uploaded, uploadMs] = await timed(() => t.as('globex', 'write')({ method: 'POST', url: '/evidence', payload: body, headers: { 'content-type': contentType } }))
+    const { body, contentType } = multipart([
+      { name: 'file', value: Buffer.alloc(256 * 1024, 7), filename: 'report.pdf', type: 'application/pdf' },
+    ])
+    const [uploaded, uploadMs] = await timed(() =>
+      t.as(
+        'globex',
+        'write',
+      )({ method: 'POST', url: '/evidence', payload: body, headers: { 'content-type': contentType } }),
+    )
     expect(uploaded.statusCode, uploaded.body).toBe(201)
     expect(uploadMs).toBeLessThan(1500)
     const [listed, listMs] = await timed(() => t.as('acme', 'read')({ method: 'GET', url: '/use_cases?page_limit=50' }))
@@ -155,7 +215,12 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
 
     // acme's deliveries fail with a clear error and wait for their retry.
     const failed = await eventually(async () => {
-      const items = (await t.as('acme', 'admin')({ method: 'GET', url: `/webhook_endpoints/${hanging[0].id}/deliveries?page_limit=100` })).json().items as any[]
+      const items = (
+        await t.as(
+          'acme',
+          'admin',
+        )({ method: 'GET', url: `/webhook_endpoints/${hanging[0].id}/deliveries?page_limit=100` })
+      ).json().items as any[]
       return items.find((d) => d.attempts > 0)
     }, 15_000)
     expect(failed.status).toBe('pending')
@@ -176,7 +241,10 @@ describeEachDialect('webhook DNS that never answers', (dialect) => {
     await r.until((got) => got.length === 1)
     await useCases('initech', 1, 'Second')
     await r.until((got) => got.length === 2)
-    expect(r.received.map((e) => e.headers.host)).toEqual([new URL(r.url).host.replace('127.0.0.1', 'hooks.ttl.test'), new URL(r.url).host.replace('127.0.0.1', 'hooks.ttl.test')])
+    expect(r.received.map((e) => e.headers.host)).toEqual([
+      new URL(r.url).host.replace('127.0.0.1', 'hooks.ttl.test'),
+      new URL(r.url).host.replace('127.0.0.1', 'hooks.ttl.test'),
+    ])
     expect(asked() - before).toBe(1)
   })
 })
@@ -186,7 +254,10 @@ describeEachDialect('webhook DNS at save', (dialect) => {
   let dns: DnsServer
   beforeAll(async () => {
     dns = await startDnsServer({
-      records: { 'inside.corp.test': [{ address: '10.0.0.7', ttl: 60 }], 'outside.corp.test': [{ address: '8.8.8.8', ttl: 60 }] },
+      records: {
+        'inside.corp.test': [{ address: '10.0.0.7', ttl: 60 }],
+        'outside.corp.test': [{ address: '8.8.8.8', ttl: 60 }],
+      },
       hang: (name) => name.endsWith('.never.test'),
     })
     t = await startTestApp(dialect, { WEBHOOK_DNS_SERVERS: dns.address, WEBHOOK_DNS_TIMEOUT_MS: '600' })
@@ -195,7 +266,11 @@ describeEachDialect('webhook DNS at save', (dialect) => {
     await t?.close()
     await dns?.close()
   })
-  const create = (tenant: string, url: string) => t.as(tenant, 'admin')({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['*'], enabled: false } })
+  const create = (tenant: string, url: string) =>
+    t.as(
+      tenant,
+      'admin',
+    )({ method: 'POST', url: '/webhook_endpoints', payload: { url, events: ['*'], enabled: false } })
 
   it('saves a name that never answers once WEBHOOK_DNS_TIMEOUT_MS has passed, while other tenants save at once', async () => {
     await t.token('acme', 'admin')

@@ -4,11 +4,21 @@ import { buildApp } from '../src/app.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../src/main.js'
 import type { Config } from '../src/config.js'
 import type { DialectName } from '../src/db/create-db.js'
-import { describeEachDialect, freshDatabase, POSTGRES_URL, PREFIX, REDIS_URL, startTestApp, type TestApp, type TestDatabase } from './helpers/harness.js'
+import {
+  describeEachDialect,
+  freshDatabase,
+  POSTGRES_URL,
+  PREFIX,
+  REDIS_URL,
+  startTestApp,
+  type TestApp,
+  type TestDatabase,
+} from './helpers/harness.js'
 import { type ServiceProcess, startServiceProcess } from './helpers/process.js'
 import { ok, type Receiver, startReceiver } from './helpers/receiver.js'
 
-const createdIds = (r: Receiver) => r.received.filter((e) => e.json.type === 'use_case.created').map((e) => e.json.id as string)
+const createdIds = (r: Receiver) =>
+  r.received.filter((e) => e.json.type === 'use_case.created').map((e) => e.json.id as string)
 
 interface Instance {
   app: FastifyInstance
@@ -36,7 +46,12 @@ async function deliveringInstance(config: Config): Promise<Instance> {
  * on over the same database (started with it, or by the test through `startSecond`) and a receiver; all closed after.
  */
 function instancesOnOneDatabase(dialect: DialectName, env: Record<string, string>, secondAtStart: boolean) {
-  const suite = {} as { app: TestApp; second: Instance | undefined; receiver: Receiver; startSecond(): Promise<Instance> }
+  const suite = {} as {
+    app: TestApp
+    second: Instance | undefined
+    receiver: Receiver
+    startSecond(): Promise<Instance>
+  }
   suite.startSecond = async () => (suite.second = await deliveringInstance(suite.app.config))
   beforeAll(async () => {
     suite.app = await startTestApp(dialect, { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', ...env })
@@ -57,11 +72,20 @@ describe('webhook delivery survives kill -9 [sqlite]', () => {
   let receiver: Receiver
   const key = `sk_webhook_crash_${Date.now()}_abcdefghijklmnopqrstuv`
   const env = (database: TestDatabase) => ({
-    ...database.env, SERVICE_JWT_SECRET: 'crash-test-secret-that-is-long-enough-0123', SERVICE_API_KEY: key, SERVICE_TENANT: 'acme',
-    SERVICE_STARTER_LIBRARY: 'false', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', RATE_LIMIT_PER_MINUTE: '100000',
+    ...database.env,
+    SERVICE_JWT_SECRET: 'crash-test-secret-that-is-long-enough-0123',
+    SERVICE_API_KEY: key,
+    SERVICE_TENANT: 'acme',
+    SERVICE_STARTER_LIBRARY: 'false',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    RATE_LIMIT_PER_MINUTE: '100000',
   })
   const call = async (method: string, path: string, token: string, body?: unknown) => {
-    const res = await fetch(`${service.baseUrl}${PREFIX}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const res = await fetch(`${service.baseUrl}${PREFIX}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     return { status: res.status, body: await res.json() }
   }
 
@@ -77,8 +101,17 @@ describe('webhook delivery survives kill -9 [sqlite]', () => {
 
   it('delivers every event pending at the crash after the restart', async () => {
     service = await startServiceProcess(env(db))
-    const token = (await (await fetch(`${service.baseUrl}${PREFIX}/auth/token`, { method: 'POST', headers: { 'x-api-key': key, 'x-tenant': 'acme' } })).json()).access_token
-    expect((await call('POST', '/webhook_endpoints', token, { url: receiver.url, events: ['use_case.created'] })).status).toBe(201)
+    const token = (
+      await (
+        await fetch(`${service.baseUrl}${PREFIX}/auth/token`, {
+          method: 'POST',
+          headers: { 'x-api-key': key, 'x-tenant': 'acme' },
+        })
+      ).json()
+    ).access_token
+    expect(
+      (await call('POST', '/webhook_endpoints', token, { url: receiver.url, events: ['use_case.created'] })).status,
+    ).toBe(201)
     const expected: string[] = []
     for (let i = 0; i < 20; i++) {
       const created = await call('POST', '/use_cases', token, { name: `Crash ${i}` })
@@ -98,70 +131,109 @@ describe('webhook delivery survives kill -9 [sqlite]', () => {
   }, 60_000)
 })
 
-describe.skipIf(!POSTGRES_URL)(`two instances on one PostgreSQL database deliver each event once${POSTGRES_URL ? '' : ' — skipped: needs DATABASE_URL (PostgreSQL)'}`, () => {
-  const suite = instancesOnOneDatabase('postgres', {}, true)
+describe.skipIf(!POSTGRES_URL)(
+  `two instances on one PostgreSQL database deliver each event once${POSTGRES_URL ? '' : ' — skipped: needs DATABASE_URL (PostgreSQL)'}`,
+  () => {
+    const suite = instancesOnOneDatabase('postgres', {}, true)
 
-  it('sends every one of 200 events exactly once', async () => {
-    const { app: t, second, receiver } = suite
-    const token = await t.token('acme', 'admin')
-    const headers = { authorization: `Bearer ${token}` }
-    const created = await t.app.inject({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, headers, payload: { url: receiver.url, events: ['use_case.created'] } })
-    expect(created.statusCode).toBe(201)
-    // Ten writers at a time, alternating between the instances.
-    for (let batch = 0; batch < 20; batch++) {
-      const writes = Array.from({ length: 10 }, (_v, i) =>
-        (i % 2 ? second!.app : t.app).inject({ method: 'POST', url: `${PREFIX}/use_cases`, headers, payload: { name: `Twin ${batch}-${i}` } }),
-      )
-      for (const res of await Promise.all(writes)) expect(res.statusCode, res.body).toBe(201)
-    }
-    await receiver.until((got) => got.length >= 200, 20_000)
-    await new Promise((r) => setTimeout(r, 1500))
-    const ids = createdIds(receiver)
-    expect(ids).toHaveLength(200)
-    expect(new Set(ids).size).toBe(200)
-  }, 60_000)
-})
+    it('sends every one of 200 events exactly once', async () => {
+      const { app: t, second, receiver } = suite
+      const token = await t.token('acme', 'admin')
+      const headers = { authorization: `Bearer ${token}` }
+      const created = await t.app.inject({
+        method: 'POST',
+        url: `${PREFIX}/webhook_endpoints`,
+        headers,
+        payload: { url: receiver.url, events: ['use_case.created'] },
+      })
+      expect(created.statusCode).toBe(201)
+      // Ten writers at a time, alternating between the instances.
+      for (let batch = 0; batch < 20; batch++) {
+        const writes = Array.from({ length: 10 }, (_v, i) =>
+          (i % 2 ? second!.app : t.app).inject({
+            method: 'POST',
+            url: `${PREFIX}/use_cases`,
+            headers,
+            payload: { name: `Twin ${batch}-${i}` },
+          }),
+        )
+        for (const res of await Promise.all(writes)) expect(res.statusCode, res.body).toBe(201)
+      }
+      await receiver.until((got) => got.length >= 200, 20_000)
+      await new Promise((r) => setTimeout(r, 1500))
+      const ids = createdIds(receiver)
+      expect(ids).toHaveLength(200)
+      expect(new Set(ids).size).toBe(200)
+    }, 60_000)
+  },
+)
 
-describeEachDialect('an instance with WEBHOOK_DELIVERY=false serves the API and leaves its events to one that delivers', (dialect) => {
-  const suite = instancesOnOneDatabase(dialect, { WEBHOOK_DELIVERY: 'false' }, false)
+describeEachDialect(
+  'an instance with WEBHOOK_DELIVERY=false serves the API and leaves its events to one that delivers',
+  (dialect) => {
+    const suite = instancesOnOneDatabase(dialect, { WEBHOOK_DELIVERY: 'false' }, false)
 
-  it('sends nothing itself; an instance started later on the same database sends every event once', async () => {
-    const { app: apiOnly, receiver } = suite
-    expect(apiOnly.config.webhookDelivery).toBe(false)
-    const call = apiOnly.as('acme', 'admin')
-    const endpoint = await call({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, payload: { url: receiver.url, events: ['use_case.created'] } })
-    expect(endpoint.statusCode).toBe(201)
-    for (let i = 0; i < 10; i++) expect((await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `API only ${i}` } })).statusCode).toBe(201)
-    // Long enough for a delivering instance to have sent them several times over (its quiet turns are 50 ms apart).
-    await new Promise((r) => setTimeout(r, 1500))
-    expect(receiver.received).toHaveLength(0)
-    const waiting = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries` })
-    expect(waiting.json().items).toEqual([])
+    it('sends nothing itself; an instance started later on the same database sends every event once', async () => {
+      const { app: apiOnly, receiver } = suite
+      expect(apiOnly.config.webhookDelivery).toBe(false)
+      const call = apiOnly.as('acme', 'admin')
+      const endpoint = await call({
+        method: 'POST',
+        url: `${PREFIX}/webhook_endpoints`,
+        payload: { url: receiver.url, events: ['use_case.created'] },
+      })
+      expect(endpoint.statusCode).toBe(201)
+      for (let i = 0; i < 10; i++)
+        expect(
+          (await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `API only ${i}` } })).statusCode,
+        ).toBe(201)
+      // Long enough for a delivering instance to have sent them several times over (its quiet turns are 50 ms apart).
+      await new Promise((r) => setTimeout(r, 1500))
+      expect(receiver.received).toHaveLength(0)
+      const waiting = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries` })
+      expect(waiting.json().items).toEqual([])
 
-    await suite.startSecond()
-    await receiver.until((got) => got.length >= 10, 10_000)
-    await new Promise((r) => setTimeout(r, 500))
-    const ids = createdIds(receiver)
-    expect(ids).toHaveLength(10)
-    expect(new Set(ids).size).toBe(10)
-    const delivered = await call({ method: 'GET', url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries?status=succeeded` })
-    expect(delivered.json().items).toHaveLength(10)
-  }, 30_000)
-})
+      await suite.startSecond()
+      await receiver.until((got) => got.length >= 10, 10_000)
+      await new Promise((r) => setTimeout(r, 500))
+      const ids = createdIds(receiver)
+      expect(ids).toHaveLength(10)
+      expect(new Set(ids).size).toBe(10)
+      const delivered = await call({
+        method: 'GET',
+        url: `${PREFIX}/webhook_endpoints/${endpoint.json().id}/deliveries?status=succeeded`,
+      })
+      expect(delivered.json().items).toHaveLength(10)
+    }, 30_000)
+  },
+)
 
-describe.skipIf(!(POSTGRES_URL && REDIS_URL))(`an endpoint made and writes on an API-only instance wake the delivering one through Redis${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`, () => {
-  const suite = instancesOnOneDatabase('postgres', { WEBHOOK_DELIVERY: 'false', REDIS_URL: REDIS_URL! }, true)
+describe.skipIf(!(POSTGRES_URL && REDIS_URL))(
+  `an endpoint made and writes on an API-only instance wake the delivering one through Redis${POSTGRES_URL && REDIS_URL ? '' : ' — skipped: needs PostgreSQL and Redis'}`,
+  () => {
+    const suite = instancesOnOneDatabase('postgres', { WEBHOOK_DELIVERY: 'false', REDIS_URL: REDIS_URL! }, true)
 
-  it('sends each event within a second, from the first one after the endpoint is made, where reading the log and the endpoints would take up to five', async () => {
-    const { app: apiOnly, receiver } = suite
-    const call = apiOnly.as('acme', 'admin')
-    // The delivering instance read the endpoints as it started (none then), and reads them again every 5 s with
-    // Redis: the first event arriving within 1 s means the endpoint's notice reached it; each next one, a commit's.
-    expect((await call({ method: 'POST', url: `${PREFIX}/webhook_endpoints`, payload: { url: receiver.url, events: ['use_case.created'] } })).statusCode).toBe(201)
-    for (let i = 0; i < 3; i++) {
-      expect((await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `Woken ${i}` } })).statusCode).toBe(201)
-      await receiver.until((got) => got.length === i + 1, 1000)
-    }
-    expect(createdIds(receiver)).toHaveLength(3)
-  }, 30_000)
-})
+    it('sends each event within a second, from the first one after the endpoint is made, where reading the log and the endpoints would take up to five', async () => {
+      const { app: apiOnly, receiver } = suite
+      const call = apiOnly.as('acme', 'admin')
+      // The delivering instance read the endpoints as it started (none then), and reads them again every 5 s with
+      // Redis: the first event arriving within 1 s means the endpoint's notice reached it; each next one, a commit's.
+      expect(
+        (
+          await call({
+            method: 'POST',
+            url: `${PREFIX}/webhook_endpoints`,
+            payload: { url: receiver.url, events: ['use_case.created'] },
+          })
+        ).statusCode,
+      ).toBe(201)
+      for (let i = 0; i < 3; i++) {
+        expect(
+          (await call({ method: 'POST', url: `${PREFIX}/use_cases`, payload: { name: `Woken ${i}` } })).statusCode,
+        ).toBe(201)
+        await receiver.until((got) => got.length === i + 1, 1000)
+      }
+      expect(createdIds(receiver)).toHaveLength(3)
+    }, 30_000)
+  },
+)

@@ -31,7 +31,9 @@ type WalkQuery<K extends OperationId> = Omit<Query<K>, 'pageAfter'>
 type Page<T> = { items: T[]; pagination: { hasMore: boolean; nextCursor: string | null } }
 
 /** Yields every record of a list, page after page; throws ClientRequestError when a page fails. */
-async function* walk<T>(fetchPage: (pageAfter: string | undefined) => Promise<Result<Page<T>>>): AsyncGenerator<T, void, undefined> {
+async function* walk<T>(
+  fetchPage: (pageAfter: string | undefined) => Promise<Result<Page<T>>>,
+): AsyncGenerator<T, void, undefined> {
   let cursor: string | undefined
   do {
     const page = await fetchPage(cursor)
@@ -98,14 +100,16 @@ function namespaces(core: Core) {
     },
     apiKeys: {
       list: (query?: Query<'listApiKeys'>, o?: O) => call('listApiKeys', [], { query }, o),
-      listAll: (query?: WalkQuery<'listApiKeys'>, o?: O) => walk<Item<'listApiKeys'>>((pageAfter) => call('listApiKeys', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listApiKeys'>, o?: O) =>
+        walk<Item<'listApiKeys'>>((pageAfter) => call('listApiKeys', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getApiKey', [id], {}, o),
       create: (body: Body<'createApiKey'>, o?: O) => call('createApiKey', [], { body }, o),
       revoke: (id: string, o?: O) => call('revokeApiKey', [id], {}, o),
     },
     useCases: {
       list: (query?: Query<'listUseCases'>, o?: O) => call('listUseCases', [], { query }, o),
-      listAll: (query?: WalkQuery<'listUseCases'>, o?: O) => walk<Item<'listUseCases'>>((pageAfter) => call('listUseCases', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listUseCases'>, o?: O) =>
+        walk<Item<'listUseCases'>>((pageAfter) => call('listUseCases', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getUseCase', [id], {}, o),
       create: (body: Body<'createUseCase'>, o?: O) => call('createUseCase', [], { body }, o),
       /** Everything about the use case in one answer: links, controls with evidence, answers, workflow history, open gaps. */
@@ -114,49 +118,79 @@ function namespaces(core: Core) {
       delete: (id: string, o?: O) => call('deleteUseCase', [id], {}, o),
       models: {
         list: (id: string, query?: Query<'listUseCaseModels'>, o?: O) => call('listUseCaseModels', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCaseModels'>, o?: O) => walk<Item<'listUseCaseModels'>>((pageAfter) => call('listUseCaseModels', [id], { query: { ...query, pageAfter } }, o)),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseModels'>, o?: O) =>
+          walk<Item<'listUseCaseModels'>>((pageAfter) =>
+            call('listUseCaseModels', [id], { query: { ...query, pageAfter } }, o),
+          ),
         link: (id: string, modelId: string, o?: O) => call('linkUseCaseModel', [id], { body: { id: modelId } }, o),
         unlink: (id: string, modelId: string, o?: O) => call('unlinkUseCaseModel', [id, modelId], {}, o),
       },
       vendors: {
-        list: (id: string, query?: Query<'listUseCaseVendors'>, o?: O) => call('listUseCaseVendors', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCaseVendors'>, o?: O) => walk<Item<'listUseCaseVendors'>>((pageAfter) => call('listUseCaseVendors', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listUseCaseVendors'>, o?: O) =>
+          call('listUseCaseVendors', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseVendors'>, o?: O) =>
+          walk<Item<'listUseCaseVendors'>>((pageAfter) =>
+            call('listUseCaseVendors', [id], { query: { ...query, pageAfter } }, o),
+          ),
         link: (id: string, vendorId: string, o?: O) => call('linkUseCaseVendor', [id], { body: { id: vendorId } }, o),
         unlink: (id: string, vendorId: string, o?: O) => call('unlinkUseCaseVendor', [id, vendorId], {}, o),
       },
       riskScenarios: {
-        list: (id: string, query?: Query<'listUseCaseRiskScenarios'>, o?: O) => call('listUseCaseRiskScenarios', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCaseRiskScenarios'>, o?: O) => walk<Item<'listUseCaseRiskScenarios'>>((pageAfter) => call('listUseCaseRiskScenarios', [id], { query: { ...query, pageAfter } }, o)),
-        link: (id: string, body: Body<'linkUseCaseRiskScenario'>, o?: O) => call('linkUseCaseRiskScenario', [id], { body }, o),
-        unlink: (id: string, riskScenarioId: string, o?: O) => call('unlinkUseCaseRiskScenario', [id, riskScenarioId], {}, o),
+        list: (id: string, query?: Query<'listUseCaseRiskScenarios'>, o?: O) =>
+          call('listUseCaseRiskScenarios', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseRiskScenarios'>, o?: O) =>
+          walk<Item<'listUseCaseRiskScenarios'>>((pageAfter) =>
+            call('listUseCaseRiskScenarios', [id], { query: { ...query, pageAfter } }, o),
+          ),
+        link: (id: string, body: Body<'linkUseCaseRiskScenario'>, o?: O) =>
+          call('linkUseCaseRiskScenario', [id], { body }, o),
+        unlink: (id: string, riskScenarioId: string, o?: O) =>
+          call('unlinkUseCaseRiskScenario', [id, riskScenarioId], {}, o),
       },
       policyPacks: {
-        list: (id: string, query?: Query<'listUseCasePolicyPacks'>, o?: O) => call('listUseCasePolicyPacks', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCasePolicyPacks'>, o?: O) => walk<Item<'listUseCasePolicyPacks'>>((pageAfter) => call('listUseCasePolicyPacks', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listUseCasePolicyPacks'>, o?: O) =>
+          call('listUseCasePolicyPacks', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCasePolicyPacks'>, o?: O) =>
+          walk<Item<'listUseCasePolicyPacks'>>((pageAfter) =>
+            call('listUseCasePolicyPacks', [id], { query: { ...query, pageAfter } }, o),
+          ),
         get: (id: string, key: string, o?: O) => call('getUseCasePolicyPack', [id, key], {}, o),
         apply: (id: string, body: Body<'applyPolicyPack'>, o?: O) => call('applyPolicyPack', [id], { body }, o),
         remove: (id: string, key: string, o?: O) => call('removePolicyPack', [id, key], {}, o),
       },
       controls: {
-        list: (id: string, query?: Query<'listUseCaseControls'>, o?: O) => call('listUseCaseControls', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCaseControls'>, o?: O) => walk<Item<'listUseCaseControls'>>((pageAfter) => call('listUseCaseControls', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listUseCaseControls'>, o?: O) =>
+          call('listUseCaseControls', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseControls'>, o?: O) =>
+          walk<Item<'listUseCaseControls'>>((pageAfter) =>
+            call('listUseCaseControls', [id], { query: { ...query, pageAfter } }, o),
+          ),
         get: (id: string, controlId: string, o?: O) => call('getUseCaseControl', [id, controlId], {}, o),
-        update: (id: string, controlId: string, body: Body<'updateUseCaseControl'>, o?: O) => call('updateUseCaseControl', [id, controlId], { body }, o),
+        update: (id: string, controlId: string, body: Body<'updateUseCaseControl'>, o?: O) =>
+          call('updateUseCaseControl', [id, controlId], { body }, o),
         evidence: {
           list: (id: string, controlId: string, o?: O) => call('listControlEvidence', [id, controlId], {}, o),
           /** Idempotent: linking the same evidence again changes nothing (or only `requirement`). */
-          link: (id: string, controlId: string, body: Body<'linkControlEvidence'>, o?: O) => call('linkControlEvidence', [id, controlId], { body }, o),
-          unlink: (id: string, controlId: string, evidenceId: string, o?: O) => call('unlinkControlEvidence', [id, controlId, evidenceId], {}, o),
+          link: (id: string, controlId: string, body: Body<'linkControlEvidence'>, o?: O) =>
+            call('linkControlEvidence', [id, controlId], { body }, o),
+          unlink: (id: string, controlId: string, evidenceId: string, o?: O) =>
+            call('unlinkControlEvidence', [id, controlId, evidenceId], {}, o),
         },
       },
       questionnaires: {
-        list: (id: string, query?: Query<'listUseCaseQuestionnaires'>, o?: O) => call('listUseCaseQuestionnaires', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listUseCaseQuestionnaires'>, o?: O) => walk<Item<'listUseCaseQuestionnaires'>>((pageAfter) => call('listUseCaseQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listUseCaseQuestionnaires'>, o?: O) =>
+          call('listUseCaseQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listUseCaseQuestionnaires'>, o?: O) =>
+          walk<Item<'listUseCaseQuestionnaires'>>((pageAfter) =>
+            call('listUseCaseQuestionnaires', [id], { query: { ...query, pageAfter } }, o),
+          ),
         get: (id: string, key: string, o?: O) => call('getUseCaseQuestionnaire', [id, key], {}, o),
-        attach: (id: string, body: Body<'attachUseCaseQuestionnaire'>, o?: O) => call('attachUseCaseQuestionnaire', [id], { body }, o),
+        attach: (id: string, body: Body<'attachUseCaseQuestionnaire'>, o?: O) =>
+          call('attachUseCaseQuestionnaire', [id], { body }, o),
         detach: (id: string, key: string, o?: O) => call('detachUseCaseQuestionnaire', [id, key], {}, o),
         /** Sets the listed answers (`value: null` clears one); the others stay. */
-        answer: (id: string, key: string, body: Body<'answerUseCaseQuestionnaire'>, o?: O) => call('answerUseCaseQuestionnaire', [id, key], { body }, o),
+        answer: (id: string, key: string, body: Body<'answerUseCaseQuestionnaire'>, o?: O) =>
+          call('answerUseCaseQuestionnaire', [id, key], { body }, o),
       },
       workflow: {
         get: (id: string, o?: O) => call('getUseCaseWorkflow', [id], {}, o),
@@ -167,53 +201,80 @@ function namespaces(core: Core) {
     },
     models: {
       list: (query?: Query<'listModels'>, o?: O) => call('listModels', [], { query }, o),
-      listAll: (query?: WalkQuery<'listModels'>, o?: O) => walk<Item<'listModels'>>((pageAfter) => call('listModels', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listModels'>, o?: O) =>
+        walk<Item<'listModels'>>((pageAfter) => call('listModels', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getModel', [id], {}, o),
       create: (body: Body<'createModel'>, o?: O) => call('createModel', [], { body }, o),
       update: (id: string, body: Body<'updateModel'>, o?: O) => call('updateModel', [id], { body }, o),
       delete: (id: string, o?: O) => call('deleteModel', [id], {}, o),
       vendors: {
         list: (id: string, query?: Query<'listModelVendors'>, o?: O) => call('listModelVendors', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listModelVendors'>, o?: O) => walk<Item<'listModelVendors'>>((pageAfter) => call('listModelVendors', [id], { query: { ...query, pageAfter } }, o)),
+        listAll: (id: string, query?: WalkQuery<'listModelVendors'>, o?: O) =>
+          walk<Item<'listModelVendors'>>((pageAfter) =>
+            call('listModelVendors', [id], { query: { ...query, pageAfter } }, o),
+          ),
         link: (id: string, vendorId: string, o?: O) => call('linkModelVendor', [id], { body: { id: vendorId } }, o),
         unlink: (id: string, vendorId: string, o?: O) => call('unlinkModelVendor', [id, vendorId], {}, o),
       },
       questionnaires: {
-        list: (id: string, query?: Query<'listModelQuestionnaires'>, o?: O) => call('listModelQuestionnaires', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listModelQuestionnaires'>, o?: O) => walk<Item<'listModelQuestionnaires'>>((pageAfter) => call('listModelQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listModelQuestionnaires'>, o?: O) =>
+          call('listModelQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listModelQuestionnaires'>, o?: O) =>
+          walk<Item<'listModelQuestionnaires'>>((pageAfter) =>
+            call('listModelQuestionnaires', [id], { query: { ...query, pageAfter } }, o),
+          ),
         get: (id: string, key: string, o?: O) => call('getModelQuestionnaire', [id, key], {}, o),
-        attach: (id: string, body: Body<'attachModelQuestionnaire'>, o?: O) => call('attachModelQuestionnaire', [id], { body }, o),
+        attach: (id: string, body: Body<'attachModelQuestionnaire'>, o?: O) =>
+          call('attachModelQuestionnaire', [id], { body }, o),
         detach: (id: string, key: string, o?: O) => call('detachModelQuestionnaire', [id, key], {}, o),
-        answer: (id: string, key: string, body: Body<'answerModelQuestionnaire'>, o?: O) => call('answerModelQuestionnaire', [id, key], { body }, o),
+        answer: (id: string, key: string, body: Body<'answerModelQuestionnaire'>, o?: O) =>
+          call('answerModelQuestionnaire', [id, key], { body }, o),
       },
     },
     vendors: {
       list: (query?: Query<'listVendors'>, o?: O) => call('listVendors', [], { query }, o),
-      listAll: (query?: WalkQuery<'listVendors'>, o?: O) => walk<Item<'listVendors'>>((pageAfter) => call('listVendors', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listVendors'>, o?: O) =>
+        walk<Item<'listVendors'>>((pageAfter) => call('listVendors', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getVendor', [id], {}, o),
       create: (body: Body<'createVendor'>, o?: O) => call('createVendor', [], { body }, o),
       update: (id: string, body: Body<'updateVendor'>, o?: O) => call('updateVendor', [id], { body }, o),
       delete: (id: string, o?: O) => call('deleteVendor', [id], {}, o),
       useCases: {
-        list: (id: string, query?: Query<'listVendorUseCases'>, o?: O) => call('listVendorUseCases', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listVendorUseCases'>, o?: O) => walk<Item<'listVendorUseCases'>>((pageAfter) => call('listVendorUseCases', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listVendorUseCases'>, o?: O) =>
+          call('listVendorUseCases', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listVendorUseCases'>, o?: O) =>
+          walk<Item<'listVendorUseCases'>>((pageAfter) =>
+            call('listVendorUseCases', [id], { query: { ...query, pageAfter } }, o),
+          ),
       },
       models: {
         list: (id: string, query?: Query<'listVendorModels'>, o?: O) => call('listVendorModels', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listVendorModels'>, o?: O) => walk<Item<'listVendorModels'>>((pageAfter) => call('listVendorModels', [id], { query: { ...query, pageAfter } }, o)),
+        listAll: (id: string, query?: WalkQuery<'listVendorModels'>, o?: O) =>
+          walk<Item<'listVendorModels'>>((pageAfter) =>
+            call('listVendorModels', [id], { query: { ...query, pageAfter } }, o),
+          ),
       },
       questionnaires: {
-        list: (id: string, query?: Query<'listVendorQuestionnaires'>, o?: O) => call('listVendorQuestionnaires', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listVendorQuestionnaires'>, o?: O) => walk<Item<'listVendorQuestionnaires'>>((pageAfter) => call('listVendorQuestionnaires', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listVendorQuestionnaires'>, o?: O) =>
+          call('listVendorQuestionnaires', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listVendorQuestionnaires'>, o?: O) =>
+          walk<Item<'listVendorQuestionnaires'>>((pageAfter) =>
+            call('listVendorQuestionnaires', [id], { query: { ...query, pageAfter } }, o),
+          ),
         get: (id: string, key: string, o?: O) => call('getVendorQuestionnaire', [id, key], {}, o),
-        attach: (id: string, body: Body<'attachVendorQuestionnaire'>, o?: O) => call('attachVendorQuestionnaire', [id], { body }, o),
+        attach: (id: string, body: Body<'attachVendorQuestionnaire'>, o?: O) =>
+          call('attachVendorQuestionnaire', [id], { body }, o),
         detach: (id: string, key: string, o?: O) => call('detachVendorQuestionnaire', [id, key], {}, o),
-        answer: (id: string, key: string, body: Body<'answerVendorQuestionnaire'>, o?: O) => call('answerVendorQuestionnaire', [id, key], { body }, o),
+        answer: (id: string, key: string, body: Body<'answerVendorQuestionnaire'>, o?: O) =>
+          call('answerVendorQuestionnaire', [id, key], { body }, o),
       },
     },
     customFields: {
       list: (query?: Query<'listCustomFields'>, o?: O) => call('listCustomFields', [], { query }, o),
-      listAll: (query?: WalkQuery<'listCustomFields'>, o?: O) => walk<Item<'listCustomFields'>>((pageAfter) => call('listCustomFields', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listCustomFields'>, o?: O) =>
+        walk<Item<'listCustomFields'>>((pageAfter) =>
+          call('listCustomFields', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getCustomField', [id], {}, o),
       create: (body: Body<'createCustomField'>, o?: O) => call('createCustomField', [], { body }, o),
       update: (id: string, body: Body<'updateCustomField'>, o?: O) => call('updateCustomField', [id], { body }, o),
@@ -221,7 +282,8 @@ function namespaces(core: Core) {
     },
     users: {
       list: (query?: Query<'listUsers'>, o?: O) => call('listUsers', [], { query }, o),
-      listAll: (query?: WalkQuery<'listUsers'>, o?: O) => walk<Item<'listUsers'>>((pageAfter) => call('listUsers', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listUsers'>, o?: O) =>
+        walk<Item<'listUsers'>>((pageAfter) => call('listUsers', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getUser', [id], {}, o),
       create: (body: Body<'createUser'>, o?: O) => call('createUser', [], { body }, o),
       update: (id: string, body: Body<'updateUser'>, o?: O) => call('updateUser', [id], { body }, o),
@@ -229,21 +291,26 @@ function namespaces(core: Core) {
     },
     teams: {
       list: (query?: Query<'listTeams'>, o?: O) => call('listTeams', [], { query }, o),
-      listAll: (query?: WalkQuery<'listTeams'>, o?: O) => walk<Item<'listTeams'>>((pageAfter) => call('listTeams', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listTeams'>, o?: O) =>
+        walk<Item<'listTeams'>>((pageAfter) => call('listTeams', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getTeam', [id], {}, o),
       create: (body: Body<'createTeam'>, o?: O) => call('createTeam', [], { body }, o),
       update: (id: string, body: Body<'updateTeam'>, o?: O) => call('updateTeam', [id], { body }, o),
       delete: (id: string, o?: O) => call('deleteTeam', [id], {}, o),
       members: {
         list: (id: string, query?: Query<'listTeamMembers'>, o?: O) => call('listTeamMembers', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listTeamMembers'>, o?: O) => walk<Item<'listTeamMembers'>>((pageAfter) => call('listTeamMembers', [id], { query: { ...query, pageAfter } }, o)),
+        listAll: (id: string, query?: WalkQuery<'listTeamMembers'>, o?: O) =>
+          walk<Item<'listTeamMembers'>>((pageAfter) =>
+            call('listTeamMembers', [id], { query: { ...query, pageAfter } }, o),
+          ),
         add: (id: string, userId: string, o?: O) => call('addTeamMember', [id], { body: { userId } }, o),
         remove: (id: string, userId: string, o?: O) => call('removeTeamMember', [id, userId], {}, o),
       },
     },
     riskTypes: {
       list: (query?: Query<'listRiskTypes'>, o?: O) => call('listRiskTypes', [], { query }, o),
-      listAll: (query?: WalkQuery<'listRiskTypes'>, o?: O) => walk<Item<'listRiskTypes'>>((pageAfter) => call('listRiskTypes', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listRiskTypes'>, o?: O) =>
+        walk<Item<'listRiskTypes'>>((pageAfter) => call('listRiskTypes', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getRiskType', [id], {}, o),
       create: (body: Body<'createRiskType'>, o?: O) => call('createRiskType', [], { body }, o),
       update: (id: string, body: Body<'updateRiskType'>, o?: O) => call('updateRiskType', [id], { body }, o),
@@ -251,7 +318,10 @@ function namespaces(core: Core) {
     },
     riskScenarios: {
       list: (query?: Query<'listRiskScenarios'>, o?: O) => call('listRiskScenarios', [], { query }, o),
-      listAll: (query?: WalkQuery<'listRiskScenarios'>, o?: O) => walk<Item<'listRiskScenarios'>>((pageAfter) => call('listRiskScenarios', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listRiskScenarios'>, o?: O) =>
+        walk<Item<'listRiskScenarios'>>((pageAfter) =>
+          call('listRiskScenarios', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getRiskScenario', [id], {}, o),
       create: (body: Body<'createRiskScenario'>, o?: O) => call('createRiskScenario', [], { body }, o),
       update: (id: string, body: Body<'updateRiskScenario'>, o?: O) => call('updateRiskScenario', [id], { body }, o),
@@ -259,7 +329,10 @@ function namespaces(core: Core) {
     },
     workflowStages: {
       list: (query?: Query<'listWorkflowStages'>, o?: O) => call('listWorkflowStages', [], { query }, o),
-      listAll: (query?: WalkQuery<'listWorkflowStages'>, o?: O) => walk<Item<'listWorkflowStages'>>((pageAfter) => call('listWorkflowStages', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listWorkflowStages'>, o?: O) =>
+        walk<Item<'listWorkflowStages'>>((pageAfter) =>
+          call('listWorkflowStages', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getWorkflowStage', [id], {}, o),
       create: (body: Body<'createWorkflowStage'>, o?: O) => call('createWorkflowStage', [], { body }, o),
       update: (id: string, body: Body<'updateWorkflowStage'>, o?: O) => call('updateWorkflowStage', [id], { body }, o),
@@ -267,45 +340,65 @@ function namespaces(core: Core) {
     },
     policyControlBases: {
       list: (query?: Query<'listPolicyControlBases'>, o?: O) => call('listPolicyControlBases', [], { query }, o),
-      listAll: (query?: WalkQuery<'listPolicyControlBases'>, o?: O) => walk<Item<'listPolicyControlBases'>>((pageAfter) => call('listPolicyControlBases', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listPolicyControlBases'>, o?: O) =>
+        walk<Item<'listPolicyControlBases'>>((pageAfter) =>
+          call('listPolicyControlBases', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getPolicyControlBase', [id], {}, o),
       create: (body: Body<'createPolicyControlBase'>, o?: O) => call('createPolicyControlBase', [], { body }, o),
-      update: (id: string, body: Body<'updatePolicyControlBase'>, o?: O) => call('updatePolicyControlBase', [id], { body }, o),
+      update: (id: string, body: Body<'updatePolicyControlBase'>, o?: O) =>
+        call('updatePolicyControlBase', [id], { body }, o),
     },
     policyControlVersions: {
       list: (query?: Query<'listPolicyControlVersions'>, o?: O) => call('listPolicyControlVersions', [], { query }, o),
-      listAll: (query?: WalkQuery<'listPolicyControlVersions'>, o?: O) => walk<Item<'listPolicyControlVersions'>>((pageAfter) => call('listPolicyControlVersions', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listPolicyControlVersions'>, o?: O) =>
+        walk<Item<'listPolicyControlVersions'>>((pageAfter) =>
+          call('listPolicyControlVersions', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getPolicyControlVersion', [id], {}, o),
       create: (body: Body<'createPolicyControlVersion'>, o?: O) => call('createPolicyControlVersion', [], { body }, o),
-      update: (id: string, body: Body<'updatePolicyControlVersion'>, o?: O) => call('updatePolicyControlVersion', [id], { body }, o),
+      update: (id: string, body: Body<'updatePolicyControlVersion'>, o?: O) =>
+        call('updatePolicyControlVersion', [id], { body }, o),
       publish: (id: string, o?: O) => call('publishPolicyControlVersion', [id], {}, o),
     },
     policyControls: {
       list: (query?: Query<'listPolicyControls'>, o?: O) => call('listPolicyControls', [], { query }, o),
-      listAll: (query?: WalkQuery<'listPolicyControls'>, o?: O) => walk<Item<'listPolicyControls'>>((pageAfter) => call('listPolicyControls', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listPolicyControls'>, o?: O) =>
+        walk<Item<'listPolicyControls'>>((pageAfter) =>
+          call('listPolicyControls', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (baseId: string, o?: O) => call('getPolicyControl', [baseId], {}, o),
     },
     policyPacks: {
       list: (query?: Query<'listPolicyPacks'>, o?: O) => call('listPolicyPacks', [], { query }, o),
-      listAll: (query?: WalkQuery<'listPolicyPacks'>, o?: O) => walk<Item<'listPolicyPacks'>>((pageAfter) => call('listPolicyPacks', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listPolicyPacks'>, o?: O) =>
+        walk<Item<'listPolicyPacks'>>((pageAfter) =>
+          call('listPolicyPacks', [], { query: { ...query, pageAfter } }, o),
+        ),
       /** By key (the latest version, or `{ version }`) or by pp_ id. */
       get: (keyOrId: string, query?: Query<'getPolicyPack'>, o?: O) => call('getPolicyPack', [keyOrId], { query }, o),
       create: (body: Body<'createPolicyPack'>, o?: O) => call('createPolicyPack', [], { body }, o),
     },
     questionnaires: {
       list: (query?: Query<'listQuestionnaires'>, o?: O) => call('listQuestionnaires', [], { query }, o),
-      listAll: (query?: WalkQuery<'listQuestionnaires'>, o?: O) => walk<Item<'listQuestionnaires'>>((pageAfter) => call('listQuestionnaires', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listQuestionnaires'>, o?: O) =>
+        walk<Item<'listQuestionnaires'>>((pageAfter) =>
+          call('listQuestionnaires', [], { query: { ...query, pageAfter } }, o),
+        ),
       /** By key (the latest version, or `{ version }`), by "KEY+version", or by q_ id. */
-      get: (keyOrId: string, query?: Query<'getQuestionnaire'>, o?: O) => call('getQuestionnaire', [keyOrId], { query }, o),
+      get: (keyOrId: string, query?: Query<'getQuestionnaire'>, o?: O) =>
+        call('getQuestionnaire', [keyOrId], { query }, o),
       create: (body: Body<'createQuestionnaire'>, o?: O) => call('createQuestionnaire', [], { body }, o),
     },
     auditLogs: {
       list: (query?: Query<'listAuditLogs'>, o?: O) => call('listAuditLogs', [], { query }, o),
-      listAll: (query?: WalkQuery<'listAuditLogs'>, o?: O) => walk<Item<'listAuditLogs'>>((pageAfter) => call('listAuditLogs', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listAuditLogs'>, o?: O) =>
+        walk<Item<'listAuditLogs'>>((pageAfter) => call('listAuditLogs', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getAuditLog', [id], {}, o),
       /** The same filters as `list`, sent as a JSON body (for long filter lists). */
       query: (filter?: Body<'queryAuditLogs'>, o?: O) => call('queryAuditLogs', [], { body: filter ?? {} }, o),
-      queryAll: (filter?: Omit<Body<'queryAuditLogs'>, 'pageAfter'>, o?: O) => walk<Item<'queryAuditLogs'>>((pageAfter) => call('queryAuditLogs', [], { body: { ...filter, pageAfter } }, o)),
+      queryAll: (filter?: Omit<Body<'queryAuditLogs'>, 'pageAfter'>, o?: O) =>
+        walk<Item<'queryAuditLogs'>>((pageAfter) => call('queryAuditLogs', [], { body: { ...filter, pageAfter } }, o)),
       /** Every matching record as NDJSON (default) or CSV text. */
       export: (query?: Query<'exportAuditLogs'>, o?: O) => call('exportAuditLogs', [], { query }, o),
       verify: (query?: Query<'verifyAuditLogs'>, o?: O) => call('verifyAuditLogs', [], { query }, o),
@@ -314,7 +407,8 @@ function namespaces(core: Core) {
     },
     evidence: {
       list: (query?: Query<'listEvidence'>, o?: O) => call('listEvidence', [], { query }, o),
-      listAll: (query?: WalkQuery<'listEvidence'>, o?: O) => walk<Item<'listEvidence'>>((pageAfter) => call('listEvidence', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listEvidence'>, o?: O) =>
+        walk<Item<'listEvidence'>>((pageAfter) => call('listEvidence', [], { query: { ...query, pageAfter } }, o)),
       get: (id: string, o?: O) => call('getEvidence', [id], {}, o),
       /** Registers a link: `{ kind: 'link', url, title }`. */
       createLink: (body: Body<'createEvidence'>, o?: O) => call('createEvidence', [], { body }, o),
@@ -326,31 +420,41 @@ function namespaces(core: Core) {
         call('createEvidence', [], { raw: multipartUpload(file, meta) }, o),
       delete: (id: string, o?: O) => call('deleteEvidence', [id], {}, o),
       /** The content as a stream of bytes (read it, or cancel it); errors come back as usual before any byte. */
-      download: (id: string, o?: O) => call('downloadEvidence', [id], {}, o) as unknown as Promise<Result<ReadableStream<Uint8Array>>>,
+      download: (id: string, o?: O) =>
+        call('downloadEvidence', [id], {}, o) as unknown as Promise<Result<ReadableStream<Uint8Array>>>,
       /** The tenant's stored bytes against its quota, and this key's upload budget this minute. */
       usage: (o?: O) => call('getEvidenceUsage', [], {}, o),
     },
     webhookEndpoints: {
       list: (query?: Query<'listWebhookEndpoints'>, o?: O) => call('listWebhookEndpoints', [], { query }, o),
-      listAll: (query?: WalkQuery<'listWebhookEndpoints'>, o?: O) => walk<Item<'listWebhookEndpoints'>>((pageAfter) => call('listWebhookEndpoints', [], { query: { ...query, pageAfter } }, o)),
+      listAll: (query?: WalkQuery<'listWebhookEndpoints'>, o?: O) =>
+        walk<Item<'listWebhookEndpoints'>>((pageAfter) =>
+          call('listWebhookEndpoints', [], { query: { ...query, pageAfter } }, o),
+        ),
       get: (id: string, o?: O) => call('getWebhookEndpoint', [id], {}, o),
       /** The result carries the signing `secret`, shown this once. */
       create: (body: Body<'createWebhookEndpoint'>, o?: O) => call('createWebhookEndpoint', [], { body }, o),
-      update: (id: string, body: Body<'updateWebhookEndpoint'>, o?: O) => call('updateWebhookEndpoint', [id], { body }, o),
+      update: (id: string, body: Body<'updateWebhookEndpoint'>, o?: O) =>
+        call('updateWebhookEndpoint', [id], { body }, o),
       delete: (id: string, o?: O) => call('deleteWebhookEndpoint', [id], {}, o),
       /** A new secret; the previous one also signs for 24 h. */
       rotateSecret: (id: string, o?: O) => call('rotateWebhookEndpointSecret', [id], {}, o),
       /** Queues a `ping` event. */
       test: (id: string, o?: O) => call('testWebhookEndpoint', [id], {}, o),
       deliveries: {
-        list: (id: string, query?: Query<'listWebhookDeliveries'>, o?: O) => call('listWebhookDeliveries', [id], { query }, o),
-        listAll: (id: string, query?: WalkQuery<'listWebhookDeliveries'>, o?: O) => walk<Item<'listWebhookDeliveries'>>((pageAfter) => call('listWebhookDeliveries', [id], { query: { ...query, pageAfter } }, o)),
+        list: (id: string, query?: Query<'listWebhookDeliveries'>, o?: O) =>
+          call('listWebhookDeliveries', [id], { query }, o),
+        listAll: (id: string, query?: WalkQuery<'listWebhookDeliveries'>, o?: O) =>
+          walk<Item<'listWebhookDeliveries'>>((pageAfter) =>
+            call('listWebhookDeliveries', [id], { query: { ...query, pageAfter } }, o),
+          ),
         retry: (id: string, deliveryId: string, o?: O) => call('retryWebhookDelivery', [id, deliveryId], {}, o),
       },
     },
     events: {
       /** The tenant's audit records as they commit, as an endless async iterator that resumes after a disconnect. */
-      stream: (query?: Omit<Query<'streamEvents'>, 'after'>, options?: StreamOptions) => streamEvents(core, query, options),
+      stream: (query?: Omit<Query<'streamEvents'>, 'after'>, options?: StreamOptions) =>
+        streamEvents(core, query, options),
     },
     governanceSummary: {
       /** Use cases by risk level and workflow stage, controls by status, and the use cases with overdue controls. */
@@ -358,7 +462,6 @@ function namespaces(core: Core) {
     },
   }
 }
-
 
 export interface UploadMeta {
   /** The name the service stores and offers on download. Default: the File's name, else "file". */
@@ -369,14 +472,20 @@ export interface UploadMeta {
 }
 
 /** The multipart body of an upload: FormData for what is already in memory, a generated stream for a stream. */
-function multipartUpload(file: Blob | ReadableStream<Uint8Array> | Uint8Array | string, meta: UploadMeta): { body: FormData | ReadableStream<Uint8Array>; contentType?: string } {
+function multipartUpload(
+  file: Blob | ReadableStream<Uint8Array> | Uint8Array | string,
+  meta: UploadMeta,
+): { body: FormData | ReadableStream<Uint8Array>; contentType?: string } {
   const fileName = meta.fileName ?? ((file as { name?: unknown }).name as string | undefined) ?? 'file'
   if (typeof ReadableStream !== 'undefined' && file instanceof ReadableStream) {
     const boundary = `aigov-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`
     const quoted = (text: string) => text.replace(/["\r\n]/g, '_')
     const encoder = new TextEncoder()
-    const head = (meta.title === undefined ? '' : `--${boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\n${meta.title}\r\n`)
-      + `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${quoted(meta.contentType ?? 'application/octet-stream')}\r\n\r\n`
+    const head =
+      (meta.title === undefined
+        ? ''
+        : `--${boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\n${meta.title}\r\n`) +
+      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted(fileName)}"\r\nContent-Type: ${quoted(meta.contentType ?? 'application/octet-stream')}\r\n\r\n`
     const reader = file.getReader()
     let stage: 'head' | 'file' | 'tail' = 'head'
     const body = new ReadableStream<Uint8Array>({
@@ -397,9 +506,18 @@ function multipartUpload(file: Blob | ReadableStream<Uint8Array> | Uint8Array | 
     })
     return { body, contentType: `multipart/form-data; boundary=${boundary}` }
   }
-  const blob = file instanceof Blob ? file : new Blob([typeof file === 'string' || file instanceof String ? String(file) : (file as BlobPart)], { type: meta.contentType ?? 'application/octet-stream' })
+  const blob =
+    file instanceof Blob
+      ? file
+      : new Blob([typeof file === 'string' || file instanceof String ? String(file) : (file as BlobPart)], {
+          type: meta.contentType ?? 'application/octet-stream',
+        })
   const form = new FormData()
   if (meta.title !== undefined) form.append('title', meta.title)
-  form.append('file', meta.contentType && blob.type !== meta.contentType ? new Blob([blob], { type: meta.contentType }) : blob, fileName)
+  form.append(
+    'file',
+    meta.contentType && blob.type !== meta.contentType ? new Blob([blob], { type: meta.contentType }) : blob,
+    fileName,
+  )
   return { body: form }
 }

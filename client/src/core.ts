@@ -46,11 +46,21 @@ type SentBody = string | FormData | Blob | ReadableStream<Uint8Array> | undefine
 
 export interface Core {
   /** One call of one operation: token, retries, errors and case mapping. */
-  invoke<K extends OperationId>(operationId: K, pathArgs: readonly string[], input?: CallInput<K>, options?: CallOptions): Promise<Result<Data<K>>>
+  invoke<K extends OperationId>(
+    operationId: K,
+    pathArgs: readonly string[],
+    input?: CallInput<K>,
+    options?: CallOptions,
+  ): Promise<Result<Data<K>>>
   /** A fresh token exchange (shared with concurrent callers); the client uses the new token from then on. */
   exchangeToken(): Promise<Result<Data<'createToken'>>>
   /** An authenticated GET whose body the caller reads as it arrives (event streams): the open response, or the error. */
-  openStream(path: string, query: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Result<Response>>
+  openStream(
+    path: string,
+    query: unknown,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Result<Response>>
 }
 
 export function createCore(options: CoreOptions): Core {
@@ -74,19 +84,30 @@ export function createCore(options: CoreOptions): Core {
   function exchangeToken(): Promise<Result<Data<'createToken'>>> {
     exchanging ??= (async () => {
       if (!options.apiKey || !options.tenant) {
-        return fail({ kind: 'authentication', message: 'no credentials: pass apiKey and tenant (or set SERVICE_API_KEY and SERVICE_TENANT), or an accessToken' })
+        return fail({
+          kind: 'authentication',
+          message:
+            'no credentials: pass apiKey and tenant (or set SERVICE_API_KEY and SERVICE_TENANT), or an accessToken',
+        })
       }
       const requestedAt = Date.now()
       const result = await invoke('createToken', [], {}, { headers: { 'x-api-key': options.apiKey } })
       if (result.error) return result
       const { accessToken, expiresIn } = result.data
       if (typeof accessToken !== 'string' || accessToken === '') {
-        return fail({ kind: 'validation', status: 200, message: 'malformed response from the service: the token exchange answered no access_token' })
+        return fail({
+          kind: 'validation',
+          status: 200,
+          message: 'malformed response from the service: the token exchange answered no access_token',
+        })
       }
       const lifetime = typeof expiresIn === 'number' && expiresIn > 0 ? expiresIn * 1000 : DEFAULT_TOKEN_LIFETIME_MS
       // Refresh a little before the end: 10% of the lifetime (at most a minute), and at least 1.5 s because
       // a JWT `exp` counts whole seconds from when the server issued it, up to 1 s earlier than it looks.
-      cached = { token: accessToken, refreshAt: requestedAt + lifetime - Math.min(60_000, Math.max(lifetime / 10, 1_500)) }
+      cached = {
+        token: accessToken,
+        refreshAt: requestedAt + lifetime - Math.min(60_000, Math.max(lifetime / 10, 1_500)),
+      }
       return result
     })().finally(() => {
       exchanging = undefined
@@ -103,14 +124,29 @@ export function createCore(options: CoreOptions): Core {
     const spec: OperationSpec | undefined = OPERATIONS[operationId]
     if (!spec) throw new TypeError(`unknown operationId ${String(operationId)}`)
     const url = baseUrl + (spec.root ? '' : API_PREFIX) + fillPath(spec.path, pathArgs) + queryString(input.query)
-    const headers: Record<string, string> = { accept: 'application/json, application/problem+json', ...options.headers, ...call.headers }
-    if (options.tenant !== undefined && spec.path !== '/livez' && spec.path !== '/readyz') headers['x-tenant'] = options.tenant
-    const body: SentBody = input.raw ? input.raw.body : input.body === undefined ? undefined : JSON.stringify(snakify(input.body))
+    const headers: Record<string, string> = {
+      accept: 'application/json, application/problem+json',
+      ...options.headers,
+      ...call.headers,
+    }
+    if (options.tenant !== undefined && spec.path !== '/livez' && spec.path !== '/readyz')
+      headers['x-tenant'] = options.tenant
+    const body: SentBody = input.raw
+      ? input.raw.body
+      : input.body === undefined
+        ? undefined
+        : JSON.stringify(snakify(input.body))
     if (input.raw?.contentType) headers['content-type'] = input.raw.contentType
     else if (typeof body === 'string') headers['content-type'] = 'application/json'
     if (spec.idempotencyKey) headers['idempotency-key'] = call.idempotencyKey ?? randomId()
     const oneShot = typeof ReadableStream !== 'undefined' && body instanceof ReadableStream
-    const retriable = !oneShot && (spec.method === 'GET' || spec.method === 'PUT' || spec.method === 'DELETE' || spec.idempotencyKey || spec.readOnly)
+    const retriable =
+      !oneShot &&
+      (spec.method === 'GET' ||
+        spec.method === 'PUT' ||
+        spec.method === 'DELETE' ||
+        spec.idempotencyKey ||
+        spec.readOnly)
     const maxRetries = call.maxRetries ?? options.maxRetries
     let refreshed = false
 
@@ -128,7 +164,14 @@ export function createCore(options: CoreOptions): Core {
       if (sent.error && sent.aborted) return fail(sent.error)
 
       // An exchanged token the service no longer accepts (expired early, key rotated): refresh once, retry once.
-      if (!sent.error && sent.response.status === 401 && bearer !== undefined && options.accessToken === undefined && !refreshed && !oneShot) {
+      if (
+        !sent.error &&
+        sent.response.status === 401 &&
+        bearer !== undefined &&
+        options.accessToken === undefined &&
+        !refreshed &&
+        !oneShot
+      ) {
         refreshed = true
         if (cached?.token === bearer) cached = undefined
         attempt--
@@ -137,7 +180,10 @@ export function createCore(options: CoreOptions): Core {
 
       const transient = sent.error ? sent.error.kind === 'connection' : RETRY_STATUSES.has(sent.response.status)
       if (retriable && transient && attempt < maxRetries) {
-        const delay = retryDelay(attempt, sent.error ? undefined : parseRetryAfter(sent.response.headers.get('retry-after')))
+        const delay = retryDelay(
+          attempt,
+          sent.error ? undefined : parseRetryAfter(sent.response.headers.get('retry-after')),
+        )
         if (delay !== undefined) {
           if (!(await sleep(delay, call.signal))) return fail(abortedByCaller())
           continue
@@ -159,25 +205,46 @@ export function createCore(options: CoreOptions): Core {
    * One attempt, body included, bounded by the attempt's deadline and the caller's signal. `streamed`: a successful
    * answer's body is left for the caller to read (the timeout then covers only the headers).
    */
-  async function send(url: string, method: string, headers: Record<string, string>, body: SentBody, call: CallOptions, deadline: number, streamed = false): Promise<Sent> {
+  async function send(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    body: SentBody,
+    call: CallOptions,
+    deadline: number,
+    streamed = false,
+  ): Promise<Sent> {
     if (call.signal?.aborted) return { error: abortedByCaller(), aborted: true }
     const controller = new AbortController()
     const timeoutMs = call.timeoutMs ?? options.timeoutMs
     let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      controller.abort()
-    }, Math.max(0, deadline - Date.now()))
+    const timer = setTimeout(
+      () => {
+        timedOut = true
+        controller.abort()
+      },
+      Math.max(0, deadline - Date.now()),
+    )
     const onAbort = () => controller.abort()
     call.signal?.addEventListener('abort', onAbort, { once: true })
     try {
       // A stream body needs half duplex in fetch (undici); the cast: lib.dom does not know the option yet.
-      const init = { method, headers, body, signal: controller.signal, ...(body instanceof ReadableStream ? { duplex: 'half' } : {}) } as RequestInit
+      const init = {
+        method,
+        headers,
+        body,
+        signal: controller.signal,
+        ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+      } as RequestInit
       const response = await options.fetch(url, init)
       const text = streamed && response.ok ? '' : await response.text()
       return { response, text }
     } catch (err) {
-      if (timedOut) return { error: { kind: 'timeout', message: `no complete answer from ${method} ${url} within ${timeoutMs} ms` }, aborted: false }
+      if (timedOut)
+        return {
+          error: { kind: 'timeout', message: `no complete answer from ${method} ${url} within ${timeoutMs} ms` },
+          aborted: false,
+        }
       if (call.signal?.aborted) return { error: abortedByCaller(), aborted: true }
       return { error: { kind: 'connection', message: `${method} ${url} failed: ${describe(err)}` }, aborted: false }
     } finally {
@@ -186,12 +253,22 @@ export function createCore(options: CoreOptions): Core {
     }
   }
 
-  async function openStream(path: string, query: unknown, extra: Record<string, string>, signal?: AbortSignal): Promise<Result<Response>> {
+  async function openStream(
+    path: string,
+    query: unknown,
+    extra: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<Result<Response>> {
     const url = baseUrl + API_PREFIX + path + queryString(query)
     for (let refreshed = false; ; refreshed = true) {
       const token = await currentToken(signal)
       if (token.error) return token
-      const headers: Record<string, string> = { accept: 'text/event-stream', ...options.headers, ...extra, authorization: `Bearer ${token.data}` }
+      const headers: Record<string, string> = {
+        accept: 'text/event-stream',
+        ...options.headers,
+        ...extra,
+        authorization: `Bearer ${token.data}`,
+      }
       if (options.tenant !== undefined) headers['x-tenant'] = options.tenant
       let response: Response
       try {
@@ -220,12 +297,15 @@ function read(spec: OperationSpec, response: Response, text: string): Result<unk
   if (spec.response === 'empty') return ok(null)
   if (spec.response === 'text') return ok(text)
   if (spec.response === 'stream') return ok(response.body)
-  if (json === undefined) return fail(malformed(response, `expected JSON, got ${response.headers.get('content-type') ?? 'no content type'}`))
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return fail(malformed(response, 'expected a JSON object'))
+  if (json === undefined)
+    return fail(malformed(response, `expected JSON, got ${response.headers.get('content-type') ?? 'no content type'}`))
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    return fail(malformed(response, 'expected a JSON object'))
   if (spec.response === 'page') {
     const page = json as { items?: unknown; pagination?: unknown }
     if (!Array.isArray(page.items)) return fail(malformed(response, 'a list without `items`'))
-    if (typeof page.pagination !== 'object' || page.pagination === null) return fail(malformed(response, 'a list without `pagination`'))
+    if (typeof page.pagination !== 'object' || page.pagination === null)
+      return fail(malformed(response, 'a list without `pagination`'))
   }
   return ok(camelize(json))
 }
@@ -260,7 +340,11 @@ function queryString(query: unknown): string {
  * A shared result, waited for until `deadline` (epoch ms) or until `signal` aborts, whichever comes first; the work
  * itself is not cancelled (other callers may be waiting for it).
  */
-function waitFor<T>(work: Promise<Result<T>>, signal: AbortSignal | undefined, deadline: number | undefined): Promise<Result<T>> {
+function waitFor<T>(
+  work: Promise<Result<T>>,
+  signal: AbortSignal | undefined,
+  deadline: number | undefined,
+): Promise<Result<T>> {
   if (signal?.aborted) return Promise.resolve(fail(abortedByCaller()))
   if (deadline === undefined && signal === undefined) return work
   return new Promise((resolve) => {
@@ -271,7 +355,19 @@ function waitFor<T>(work: Promise<Result<T>>, signal: AbortSignal | undefined, d
     }
     const onAbort = () => done(fail(abortedByCaller()))
     const waitMs = deadline === undefined ? undefined : Math.max(0, deadline - Date.now())
-    const timer = waitMs === undefined ? undefined : setTimeout(() => done(fail({ kind: 'timeout', message: `no access token within the call's timeout (${waitMs} ms left): the token exchange has not answered` })), waitMs)
+    const timer =
+      waitMs === undefined
+        ? undefined
+        : setTimeout(
+            () =>
+              done(
+                fail({
+                  kind: 'timeout',
+                  message: `no access token within the call's timeout (${waitMs} ms left): the token exchange has not answered`,
+                }),
+              ),
+            waitMs,
+          )
     signal?.addEventListener('abort', onAbort, { once: true })
     void work.then(done)
   })
@@ -292,7 +388,10 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<bool
   })
 }
 
-const abortedByCaller = (): ClientError => ({ kind: 'timeout', message: 'the request was aborted by the caller\'s signal' })
+const abortedByCaller = (): ClientError => ({
+  kind: 'timeout',
+  message: "the request was aborted by the caller's signal",
+})
 
 function describe(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } } | undefined)?.cause

@@ -86,7 +86,10 @@ export function parseRetryAfter(header: string | null): number | undefined {
 }
 
 const isProblem = (body: unknown): body is components['schemas']['Problem'] =>
-  typeof body === 'object' && body !== null && !Array.isArray(body) && typeof (body as { status?: unknown }).status === 'number'
+  typeof body === 'object' &&
+  body !== null &&
+  !Array.isArray(body) &&
+  typeof (body as { status?: unknown }).status === 'number'
 
 /** The error for a non-2xx response, from its status, headers and (possibly absent or non-JSON) body and its text. */
 export function errorFromResponse(response: Response, body: unknown, text = ''): ClientError {
@@ -101,14 +104,21 @@ export function errorFromResponse(response: Response, body: unknown, text = ''):
     body: problem ?? (text === '' ? undefined : text),
     details: problem ? camelize(problem) : undefined,
   }
-  if (error.kind === 'already_exists' && typeof problem?.existing_id === 'string') error.existingId = problem.existing_id
+  if (error.kind === 'already_exists' && typeof problem?.existing_id === 'string')
+    error.existingId = problem.existing_id
   if (error.kind === 'rate_limit') {
     const headers = response.headers
     error.retryAfter = parseRetryAfter(headers.get('retry-after')) ?? numberOrUndefined(problem?.retry_after)
-    error.limit = numberOrUndefined(problem?.limit) ?? numberOrUndefined(headers.get('ratelimit-limit') ?? headers.get('x-ratelimit-limit'))
-    error.remaining = numberOrUndefined(problem?.remaining) ?? numberOrUndefined(headers.get('ratelimit-remaining') ?? headers.get('x-ratelimit-remaining'))
+    error.limit =
+      numberOrUndefined(problem?.limit) ??
+      numberOrUndefined(headers.get('ratelimit-limit') ?? headers.get('x-ratelimit-limit'))
+    error.remaining =
+      numberOrUndefined(problem?.remaining) ??
+      numberOrUndefined(headers.get('ratelimit-remaining') ?? headers.get('x-ratelimit-remaining'))
     const resetSeconds = numberOrUndefined(headers.get('ratelimit-reset') ?? headers.get('x-ratelimit-reset'))
-    error.resetTime = problem?.reset_time ?? (resetSeconds !== undefined ? new Date(Date.now() + resetSeconds * 1000).toISOString() : undefined)
+    error.resetTime =
+      problem?.reset_time ??
+      (resetSeconds !== undefined ? new Date(Date.now() + resetSeconds * 1000).toISOString() : undefined)
   }
   return error
 }

@@ -25,7 +25,11 @@ export interface StreamOptions {
  * continues after the last record it yielded, so nothing is lost or repeated. Ends when `signal` aborts or the
  * loop breaks; throws ClientRequestError when the service refuses the stream (bad filter, no access).
  */
-export async function* streamEvents(core: Core, query: Omit<Query<'streamEvents'>, 'after'> = {}, options: StreamOptions = {}): AsyncGenerator<AuditEvent, void, undefined> {
+export async function* streamEvents(
+  core: Core,
+  query: Omit<Query<'streamEvents'>, 'after'> = {},
+  options: StreamOptions = {},
+): AsyncGenerator<AuditEvent, void, undefined> {
   let last = options.after
   const delay = options.reconnectDelayMs ?? 1000
   for (;;) {
@@ -82,7 +86,11 @@ async function* parse(response: Response): AsyncGenerator<AuditEvent> {
           fields[name] = name === 'data' && fields.data !== undefined ? `${fields.data}\n${value}` : value
         }
         if (fields.data !== undefined && fields.id) {
-          yield { id: fields.id, type: fields.event ?? 'message', record: camelize(JSON.parse(fields.data)) as AuditLog }
+          yield {
+            id: fields.id,
+            type: fields.event ?? 'message',
+            record: camelize(JSON.parse(fields.data)) as AuditLog,
+          }
         }
       }
     }

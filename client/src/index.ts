@@ -1,10 +1,17 @@
 export { type Client, type ClientOptions, createClient, type UploadMeta } from './client.js'
 export type { CallOptions } from './core.js'
-export { type ClientError, ClientRequestError, type ErrorKind, type Problem, type ProblemBody, type Result } from './errors.js'
+export {
+  type ClientError,
+  ClientRequestError,
+  type ErrorKind,
+  type Problem,
+  type ProblemBody,
+  type Result,
+} from './errors.js'
 export { type Camelize, camelize, snakify, type Snakify } from './case.js'
 export type { Body, Data, Item, OperationId, Query } from './operations.js'
 export { OPERATIONS } from './operations.js'
-export { type AuditEvent, type StreamOptions } from './events.js'
+export type { AuditEvent, StreamOptions } from './events.js'
 export { verifyWebhook, type WebhookEvent, WebhookVerificationError } from './webhooks.js'
 export type { components, operations, paths } from './generated/openapi.js'
 

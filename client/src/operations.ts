@@ -41,8 +41,17 @@ export const OPERATIONS = {
   linkUseCaseVendor: { method: 'POST', path: '/use_cases/{id}/vendors', idempotencyKey: true, response: 'json' },
   unlinkUseCaseVendor: { method: 'DELETE', path: '/use_cases/{id}/vendors/{vendor_id}', response: 'empty' },
   listUseCaseRiskScenarios: { method: 'GET', path: '/use_cases/{id}/risk_scenarios', response: 'page' },
-  linkUseCaseRiskScenario: { method: 'POST', path: '/use_cases/{id}/risk_scenarios', idempotencyKey: true, response: 'json' },
-  unlinkUseCaseRiskScenario: { method: 'DELETE', path: '/use_cases/{id}/risk_scenarios/{risk_scenario_id}', response: 'empty' },
+  linkUseCaseRiskScenario: {
+    method: 'POST',
+    path: '/use_cases/{id}/risk_scenarios',
+    idempotencyKey: true,
+    response: 'json',
+  },
+  unlinkUseCaseRiskScenario: {
+    method: 'DELETE',
+    path: '/use_cases/{id}/risk_scenarios/{risk_scenario_id}',
+    response: 'empty',
+  },
   listUseCasePolicyPacks: { method: 'GET', path: '/use_cases/{id}/policy_packs', response: 'page' },
   getUseCasePolicyPack: { method: 'GET', path: '/use_cases/{id}/policy_packs/{key}', response: 'json' },
   applyPolicyPack: { method: 'POST', path: '/use_cases/{id}/policy_packs', idempotencyKey: true, response: 'json' },
@@ -52,17 +61,41 @@ export const OPERATIONS = {
   updateUseCaseControl: { method: 'PATCH', path: '/use_cases/{id}/controls/{control_id}', response: 'json' },
   listUseCaseQuestionnaires: { method: 'GET', path: '/use_cases/{id}/questionnaires', response: 'page' },
   getUseCaseQuestionnaire: { method: 'GET', path: '/use_cases/{id}/questionnaires/{key}', response: 'json' },
-  attachUseCaseQuestionnaire: { method: 'POST', path: '/use_cases/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  attachUseCaseQuestionnaire: {
+    method: 'POST',
+    path: '/use_cases/{id}/questionnaires',
+    idempotencyKey: true,
+    response: 'json',
+  },
   detachUseCaseQuestionnaire: { method: 'DELETE', path: '/use_cases/{id}/questionnaires/{key}', response: 'empty' },
   answerUseCaseQuestionnaire: { method: 'PUT', path: '/use_cases/{id}/questionnaires/{key}/answers', response: 'json' },
   listControlEvidence: { method: 'GET', path: '/use_cases/{id}/controls/{control_id}/evidence', response: 'page' },
-  linkControlEvidence: { method: 'POST', path: '/use_cases/{id}/controls/{control_id}/evidence', idempotencyKey: true, response: 'json' },
-  unlinkControlEvidence: { method: 'DELETE', path: '/use_cases/{id}/controls/{control_id}/evidence/{evidence_id}', response: 'empty' },
+  linkControlEvidence: {
+    method: 'POST',
+    path: '/use_cases/{id}/controls/{control_id}/evidence',
+    idempotencyKey: true,
+    response: 'json',
+  },
+  unlinkControlEvidence: {
+    method: 'DELETE',
+    path: '/use_cases/{id}/controls/{control_id}/evidence/{evidence_id}',
+    response: 'empty',
+  },
   getUseCaseDossier: { method: 'GET', path: '/use_cases/{id}/dossier', response: 'json' },
   getUseCaseWorkflow: { method: 'GET', path: '/use_cases/{id}/workflow', response: 'json' },
   setUseCaseWorkflowStage: { method: 'PUT', path: '/use_cases/{id}/workflow', response: 'json' },
-  advanceUseCaseWorkflow: { method: 'POST', path: '/use_cases/{id}/workflow/advance', idempotencyKey: true, response: 'json' },
-  rejectUseCaseWorkflow: { method: 'POST', path: '/use_cases/{id}/workflow/reject', idempotencyKey: true, response: 'json' },
+  advanceUseCaseWorkflow: {
+    method: 'POST',
+    path: '/use_cases/{id}/workflow/advance',
+    idempotencyKey: true,
+    response: 'json',
+  },
+  rejectUseCaseWorkflow: {
+    method: 'POST',
+    path: '/use_cases/{id}/workflow/reject',
+    idempotencyKey: true,
+    response: 'json',
+  },
 
   listModels: { method: 'GET', path: '/models', response: 'page' },
   getModel: { method: 'GET', path: '/models/{id}', response: 'json' },
@@ -74,12 +107,22 @@ export const OPERATIONS = {
   unlinkModelVendor: { method: 'DELETE', path: '/models/{id}/vendors/{vendor_id}', response: 'empty' },
   listModelQuestionnaires: { method: 'GET', path: '/models/{id}/questionnaires', response: 'page' },
   getModelQuestionnaire: { method: 'GET', path: '/models/{id}/questionnaires/{key}', response: 'json' },
-  attachModelQuestionnaire: { method: 'POST', path: '/models/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  attachModelQuestionnaire: {
+    method: 'POST',
+    path: '/models/{id}/questionnaires',
+    idempotencyKey: true,
+    response: 'json',
+  },
   detachModelQuestionnaire: { method: 'DELETE', path: '/models/{id}/questionnaires/{key}', response: 'empty' },
   answerModelQuestionnaire: { method: 'PUT', path: '/models/{id}/questionnaires/{key}/answers', response: 'json' },
   listVendorQuestionnaires: { method: 'GET', path: '/vendors/{id}/questionnaires', response: 'page' },
   getVendorQuestionnaire: { method: 'GET', path: '/vendors/{id}/questionnaires/{key}', response: 'json' },
-  attachVendorQuestionnaire: { method: 'POST', path: '/vendors/{id}/questionnaires', idempotencyKey: true, response: 'json' },
+  attachVendorQuestionnaire: {
+    method: 'POST',
+    path: '/vendors/{id}/questionnaires',
+    idempotencyKey: true,
+    response: 'json',
+  },
   detachVendorQuestionnaire: { method: 'DELETE', path: '/vendors/{id}/questionnaires/{key}', response: 'empty' },
   answerVendorQuestionnaire: { method: 'PUT', path: '/vendors/{id}/questionnaires/{key}/answers', response: 'json' },
 
@@ -115,9 +158,19 @@ export const OPERATIONS = {
   updatePolicyControlBase: { method: 'PATCH', path: '/policy_control_bases/{id}', response: 'json' },
   listPolicyControlVersions: { method: 'GET', path: '/policy_control_versions', response: 'page' },
   getPolicyControlVersion: { method: 'GET', path: '/policy_control_versions/{id}', response: 'json' },
-  createPolicyControlVersion: { method: 'POST', path: '/policy_control_versions', idempotencyKey: true, response: 'json' },
+  createPolicyControlVersion: {
+    method: 'POST',
+    path: '/policy_control_versions',
+    idempotencyKey: true,
+    response: 'json',
+  },
   updatePolicyControlVersion: { method: 'PATCH', path: '/policy_control_versions/{id}', response: 'json' },
-  publishPolicyControlVersion: { method: 'POST', path: '/policy_control_versions/{id}/publish', idempotencyKey: true, response: 'json' },
+  publishPolicyControlVersion: {
+    method: 'POST',
+    path: '/policy_control_versions/{id}/publish',
+    idempotencyKey: true,
+    response: 'json',
+  },
   listPolicyControls: { method: 'GET', path: '/policy_controls', response: 'page' },
   getPolicyControl: { method: 'GET', path: '/policy_controls/{id}', response: 'json' },
   listPolicyPacks: { method: 'GET', path: '/policy_packs', response: 'page' },
@@ -175,20 +228,36 @@ export const OPERATIONS = {
   rotateWebhookEndpointSecret: { method: 'POST', path: '/webhook_endpoints/{id}/rotate_secret', response: 'json' },
   testWebhookEndpoint: { method: 'POST', path: '/webhook_endpoints/{id}/test', idempotencyKey: true, response: 'json' },
   listWebhookDeliveries: { method: 'GET', path: '/webhook_endpoints/{id}/deliveries', response: 'page' },
-  retryWebhookDelivery: { method: 'POST', path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry', idempotencyKey: true, response: 'json' },
+  retryWebhookDelivery: {
+    method: 'POST',
+    path: '/webhook_endpoints/{id}/deliveries/{delivery_id}/retry',
+    idempotencyKey: true,
+    response: 'json',
+  },
   streamEvents: { method: 'GET', path: '/events', response: 'text' },
-// receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
+  // receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
 } as const satisfies { [K in Exclude<keyof operations, 'receiveWebhookEvent'>]: OperationSpec }
 
 export type OperationId = keyof typeof OPERATIONS
 
 type Op<K extends OperationId> = operations[K]
-type Content<R> = R extends { content: { 'application/json': infer J } } ? J : R extends { content: Record<string, infer T> } ? T : null
-type Success<R> = 200 extends keyof R ? Content<R[200]> : 201 extends keyof R ? Content<R[201]> : 202 extends keyof R ? Content<R[202]> : null
+type Content<R> = R extends { content: { 'application/json': infer J } }
+  ? J
+  : R extends { content: Record<string, infer T> }
+    ? T
+    : null
+type Success<R> = 200 extends keyof R
+  ? Content<R[200]>
+  : 201 extends keyof R
+    ? Content<R[201]>
+    : 202 extends keyof R
+      ? Content<R[202]>
+      : null
 
 /** Wire (snake_case) shapes of an operation. */
 export type WireQuery<K extends OperationId> = NonNullable<Op<K>['parameters']['query']>
-export type WireBody<K extends OperationId> = NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : never
+export type WireBody<K extends OperationId> =
+  NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } } ? B : never
 export type WireData<K extends OperationId> = Success<Op<K>['responses']>
 
 /** camelCase shapes of an operation: what the client takes and gives. */

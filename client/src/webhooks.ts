@@ -21,9 +21,14 @@ export class WebhookVerificationError extends Error {}
  * `toleranceSeconds` (default 300) of now, so a captured request cannot be replayed later. Pass the body exactly
  * as received (the raw text, not re-serialised JSON). Throws WebhookVerificationError otherwise.
  */
-export async function verifyWebhook(secret: string, headers: HeadersLike, body: string, options: { toleranceSeconds?: number } = {}): Promise<WebhookEvent> {
+export async function verifyWebhook(
+  secret: string,
+  headers: HeadersLike,
+  body: string,
+  options: { toleranceSeconds?: number } = {},
+): Promise<WebhookEvent> {
   const header = (name: string): string => {
-    const value = headers instanceof Headers ? headers.get(name) : headers[name] ?? headers[name.toLowerCase()]
+    const value = headers instanceof Headers ? headers.get(name) : (headers[name] ?? headers[name.toLowerCase()])
     const text = Array.isArray(value) ? value[0] : value
     if (!text) throw new WebhookVerificationError(`missing ${name} header`)
     return text
@@ -36,7 +41,13 @@ export async function verifyWebhook(secret: string, headers: HeadersLike, body: 
     throw new WebhookVerificationError('webhook-timestamp is missing, malformed or too far from now')
   }
   const subtle = globalThis.crypto.subtle
-  const key = await subtle.importKey('raw', base64(secret.replace(/^whsec_/, '')), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
+  const key = await subtle.importKey(
+    'raw',
+    base64(secret.replace(/^whsec_/, '')),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['verify'],
+  )
   const signed = new TextEncoder().encode(`${id}.${timestamp}.${body}`)
   for (const candidate of signatures.split(' ')) {
     const [version, signature] = candidate.split(',')

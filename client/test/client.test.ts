@@ -22,7 +22,12 @@ describe('client against a real service', () => {
 
     const created = await client.useCases.create({ name: 'Credit scoring', riskCategoryLevel: 'high', regions: ['EU'] })
     expect(created.error).toBeNull()
-    expect(created.data).toMatchObject({ name: 'Credit scoring', riskCategoryLevel: 'high', regions: ['EU'], workflowStageId: expect.any(String) })
+    expect(created.data).toMatchObject({
+      name: 'Credit scoring',
+      riskCategoryLevel: 'high',
+      regions: ['EU'],
+      workflowStageId: expect.any(String),
+    })
     expect(created.data!.id).toMatch(/^uc_/)
     expect(counter.exchanges()).toBe(1)
     const create = counter.calls.find((c) => c.method === 'POST' && c.path.endsWith('/use_cases'))!
@@ -54,7 +59,12 @@ describe('client against a real service', () => {
     expect(missing.error).toMatchObject({ kind: 'validation', status: 422, details: { code: 'validation_failed' } })
     expect(missing.error!.details!.errors?.[0]).toMatchObject({ field: expect.any(String) })
     // `body` is the problem document as the service sent it (as the original client's error.body); `details` its camelCase view.
-    expect(missing.error!.body).toMatchObject({ status: 422, code: 'validation_failed', request_id: missing.error!.requestId, errors: [{ field: expect.any(String) }] })
+    expect(missing.error!.body).toMatchObject({
+      status: 422,
+      code: 'validation_failed',
+      request_id: missing.error!.requestId,
+      errors: [{ field: expect.any(String) }],
+    })
     expect(missing.error!.details).toEqual(camelize(missing.error!.body))
 
     const badCursor = await client.useCases.list({ pageAfter: '%%%' })
@@ -62,7 +72,12 @@ describe('client against a real service', () => {
 
     const first = await client.vendors.create({ name: 'Dup vendor' })
     const dup = await client.vendors.create({ name: 'dup VENDOR' })
-    expect(dup.error).toMatchObject({ kind: 'already_exists', status: 422, existingId: first.data!.id, details: { existingId: first.data!.id } })
+    expect(dup.error).toMatchObject({
+      kind: 'already_exists',
+      status: 422,
+      existingId: first.data!.id,
+      details: { existingId: first.data!.id },
+    })
 
     const uc = await client.useCases.create({ name: 'Conflict kind' })
     for (let i = 0; i < 3; i++) await client.useCases.workflow.advance(uc.data!.id)
@@ -72,15 +87,30 @@ describe('client against a real service', () => {
 
   it('addresses a questionnaire as KEY+version over the wire (sent as %2B), as the original SDK does', async () => {
     const client = clientFor()
-    const sections = [{ title: 'Purpose', questions: [{ question: 'What does it decide?', evidenceType: 'text' as const }] }]
-    const created = await client.questionnaires.create({ key: 'SDK-INTAKE', name: 'SDK intake', target: 'use_case', sections })
+    const sections = [
+      { title: 'Purpose', questions: [{ question: 'What does it decide?', evidenceType: 'text' as const }] },
+    ]
+    const created = await client.questionnaires.create({
+      key: 'SDK-INTAKE',
+      name: 'SDK intake',
+      target: 'use_case',
+      sections,
+    })
     expect(created.error).toBeNull()
     // Ids the body left out are assigned and returned.
     expect(created.data!.sections[0]).toMatchObject({ id: 'purpose', questions: [{ id: 'what-does-it-decide' }] })
     expect((await client.questionnaires.get('SDK-INTAKE+1')).data).toMatchObject({ key: 'SDK-INTAKE', version: 1 })
     const uc = (await client.useCases.create({ name: 'SDK attach' })).data!
-    expect((await client.useCases.questionnaires.attach(uc.id, { key: 'SDK-INTAKE+1' })).data).toMatchObject({ questionnaireId: 'SDK-INTAKE+1' })
-    expect((await client.useCases.questionnaires.answer(uc.id, 'SDK-INTAKE+1', { answers: [{ questionId: 'what-does-it-decide', value: 'Nothing yet.' }] })).error).toBeNull()
+    expect((await client.useCases.questionnaires.attach(uc.id, { key: 'SDK-INTAKE+1' })).data).toMatchObject({
+      questionnaireId: 'SDK-INTAKE+1',
+    })
+    expect(
+      (
+        await client.useCases.questionnaires.answer(uc.id, 'SDK-INTAKE+1', {
+          answers: [{ questionId: 'what-does-it-decide', value: 'Nothing yet.' }],
+        })
+      ).error,
+    ).toBeNull()
     expect((await client.useCases.questionnaires.detach(uc.id, 'SDK-INTAKE+1')).error).toBeNull()
   })
 
@@ -91,7 +121,12 @@ describe('client against a real service', () => {
     const page = await client.auditLogs.list({ resourceId: uc.data!.id, action: ['use_case.updated'] })
     expect(page.error).toBeNull()
     const [record] = page.data!.items
-    expect(record).toMatchObject({ action: 'use_case.updated', resourceType: 'use_case', useCaseId: uc.data!.id, actor: { type: 'api_key' } })
+    expect(record).toMatchObject({
+      action: 'use_case.updated',
+      resourceType: 'use_case',
+      useCaseId: uc.data!.id,
+      actor: { type: 'api_key' },
+    })
     expect(record.changes).toEqual({ risk_category_level: [null, 'low'] })
 
     const issued = await client.auditLogs.query({ action: ['auth.token_issued'], pageLimit: 1 })
@@ -101,7 +136,12 @@ describe('client against a real service', () => {
     expect(one.data?.requestId).toBe(record.requestId)
     const exported = await client.auditLogs.export({ format: 'ndjson', resourceId: uc.data!.id })
     expect(exported.error).toBeNull()
-    expect(exported.data!.trim().split('\n').map((line) => JSON.parse(line).action)).toEqual(['use_case.created', 'use_case.updated'])
+    expect(
+      exported
+        .data!.trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).action),
+    ).toEqual(['use_case.created', 'use_case.updated'])
     const verified = await client.auditLogs.verify()
     expect(verified.data).toMatchObject({ ok: true, firstBadId: null })
   })
@@ -110,22 +150,26 @@ describe('client against a real service', () => {
     const client = clientFor()
     const names = Array.from({ length: 250 }, (_, i) => `Walk model ${String(i).padStart(3, '0')}`)
     for (let i = 0; i < names.length; i += 25) {
-      const batch = await Promise.all(names.slice(i, i + 25).map((name) => client.models.create({ name, status: 'in_production' })))
+      const batch = await Promise.all(
+        names.slice(i, i + 25).map((name) => client.models.create({ name, status: 'in_production' })),
+      )
       expect(batch.every((r) => r.error === null)).toBe(true)
     }
     const counter = countingFetch()
     const walker = clientFor({ fetch: counter.fetch })
     const seen: string[] = []
-    for await (const model of walker.models.listAll({ q: 'walk model', pageLimit: 100, sort: 'name' })) seen.push(model.name)
+    for await (const model of walker.models.listAll({ q: 'walk model', pageLimit: 100, sort: 'name' }))
+      seen.push(model.name)
     expect(seen).toEqual(names)
     expect(counter.calls.filter((c) => c.path.endsWith('/models'))).toHaveLength(3)
 
     const audit: string[] = []
-    for await (const record of walker.auditLogs.queryAll({ action: ['model.created'], pageLimit: 100 })) audit.push(record.resourceName!)
+    for await (const record of walker.auditLogs.queryAll({ action: ['model.created'], pageLimit: 100 }))
+      audit.push(record.resourceName!)
     expect(new Set(audit)).toEqual(new Set(names))
   })
 
-  it('listAll throws a ClientRequestError carrying the failed page\'s error', async () => {
+  it("listAll throws a ClientRequestError carrying the failed page's error", async () => {
     const client = clientFor()
     const walk = async () => {
       for await (const _ of client.useCases.models.listAll('uc_00000000000000000000000000')) void _
@@ -192,7 +236,13 @@ describe('client against a real service', () => {
     expect(counter.calls.filter((c) => c.path.endsWith('/system/ping'))).toHaveLength(2)
 
     const always401: typeof fetch = (input, init) =>
-      counter.fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...((init?.headers as Record<string, string>).authorization ? { authorization: 'Bearer bad' } : {}) } })
+      counter.fetch(input, {
+        ...init,
+        headers: {
+          ...(init?.headers as Record<string, string>),
+          ...((init?.headers as Record<string, string>).authorization ? { authorization: 'Bearer bad' } : {}),
+        },
+      })
     const stubborn = clientFor({ fetch: always401 })
     const refused = await stubborn.system.ping()
     expect(refused.error).toMatchObject({ kind: 'authentication', status: 401 })
@@ -203,7 +253,11 @@ describe('client against a real service', () => {
     expect(token).toMatchObject({ tokenType: 'Bearer', expiresIn: 3600, accessToken: expect.any(String) })
     const counter = countingFetch()
     const client = createClient({ baseUrl: service.baseUrl, accessToken: token.accessToken, fetch: counter.fetch })
-    expect((await client.system.get()).data).toMatchObject({ tenant: service.tenant, apiVersion: expect.any(String), features: { mcpReadOnly: false } })
+    expect((await client.system.get()).data).toMatchObject({
+      tenant: service.tenant,
+      apiVersion: expect.any(String),
+      features: { mcpReadOnly: false },
+    })
     expect(counter.exchanges()).toBe(0)
 
     const wrongKey = createClient({ baseUrl: service.baseUrl, apiKey: 'sk_wrong', tenant: service.tenant })
@@ -214,7 +268,11 @@ describe('client against a real service', () => {
 
   it('falls back to SERVICE_API_URL, SERVICE_API_KEY and SERVICE_TENANT', async () => {
     const saved = { ...process.env }
-    Object.assign(process.env, { SERVICE_API_URL: service.baseUrl, SERVICE_API_KEY: service.apiKey, SERVICE_TENANT: service.tenant })
+    Object.assign(process.env, {
+      SERVICE_API_URL: service.baseUrl,
+      SERVICE_API_KEY: service.apiKey,
+      SERVICE_TENANT: service.tenant,
+    })
     try {
       const client = createClient()
       expect((await client.system.ping()).data).toMatchObject({ message: 'pong', tenant: service.tenant })

@@ -43,7 +43,13 @@ describe('coverage of the OpenAPI document', () => {
   it('reaches every operationId of the running server through some client method', async () => {
     const routes = routesOf(document)
     const counter = countingFetch()
-    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, fetch: counter.fetch, maxRetries: 0 })
+    const client = createClient({
+      baseUrl: service.baseUrl,
+      apiKey: service.apiKey,
+      tenant: service.tenant,
+      fetch: counter.fetch,
+      maxRetries: 0,
+    })
     const reached = new Map<string, string>()
     const silent: string[] = []
     for (const [name, method] of methodsOf(client).filter(([name]) => name !== 'invoke')) {
@@ -53,7 +59,10 @@ describe('coverage of the OpenAPI document', () => {
       const result = method(...args)
       if (result && typeof (result as AsyncGenerator).next === 'function') {
         // An event stream waits for events that may never come: the request it sent is what counts here.
-        await Promise.race([(result as AsyncGenerator).next().catch(() => undefined), new Promise((r) => setTimeout(r, 1000))])
+        await Promise.race([
+          (result as AsyncGenerator).next().catch(() => undefined),
+          new Promise((r) => setTimeout(r, 1000)),
+        ])
       } else await result
       const made = counter.calls.slice(before).filter((c) => name === 'auth.token' || !c.path.endsWith('/auth/token'))
       if (made.length === 0) silent.push(name)
@@ -84,7 +93,8 @@ describe('coverage of the OpenAPI document', () => {
       if (Array.isArray(schema)) return schema.forEach((s) => visit(s, property))
       if (!schema || typeof schema !== 'object') return
       const s = schema as Record<string, unknown>
-      if (s.patternProperties || (s.additionalProperties !== undefined && s.additionalProperties !== false)) found.add(property ?? '(top level)')
+      if (s.patternProperties || (s.additionalProperties !== undefined && s.additionalProperties !== false))
+        found.add(property ?? '(top level)')
       for (const [key, value] of Object.entries(s)) {
         if (key === 'properties') for (const [name, sub] of Object.entries(value as object)) visit(sub, name)
         else visit(value, property)

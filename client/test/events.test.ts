@@ -18,7 +18,8 @@ afterAll(async () => {
   await receiver?.close()
 })
 
-const clientFor = () => createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, maxRetries: 0 })
+const clientFor = () =>
+  createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, maxRetries: 0 })
 
 describe('client: webhooks and the event stream', () => {
   it('manages an endpoint and verifies what it receives with verifyWebhook', async () => {
@@ -31,10 +32,25 @@ describe('client: webhooks and the event stream', () => {
     await client.useCases.create({ name: 'Verified by the client' })
     const [received] = await receiver.until((got) => got.length === 1)
     const event = await verifyWebhook(secret, received.headers as Record<string, string>, received.body)
-    expect(event).toMatchObject({ type: 'use_case.created', tenant: service.tenant, data: { resourceName: 'Verified by the client', resource: { name: 'Verified by the client' } } })
-    await expect(verifyWebhook(secret, received.headers as Record<string, string>, received.body.replace('Verified', 'Forged'))).rejects.toThrow(WebhookVerificationError)
-    await expect(verifyWebhook('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', received.headers as Record<string, string>, received.body)).rejects.toThrow(WebhookVerificationError)
-    const stale = { ...(received.headers as Record<string, string>), 'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 3600) }
+    expect(event).toMatchObject({
+      type: 'use_case.created',
+      tenant: service.tenant,
+      data: { resourceName: 'Verified by the client', resource: { name: 'Verified by the client' } },
+    })
+    await expect(
+      verifyWebhook(secret, received.headers as Record<string, string>, received.body.replace('Verified', 'Forged')),
+    ).rejects.toThrow(WebhookVerificationError)
+    await expect(
+      verifyWebhook(
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        received.headers as Record<string, string>,
+        received.body,
+      ),
+    ).rejects.toThrow(WebhookVerificationError)
+    const stale = {
+      ...(received.headers as Record<string, string>),
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000) - 3600),
+    }
     await expect(verifyWebhook(secret, stale, received.body)).rejects.toThrow(/timestamp/)
 
     // The receiver has the event before the service reads its answer: the log says so a moment later.
@@ -73,7 +89,9 @@ describe('client: webhooks and the event stream', () => {
 
   it('waits as long as the service asks when it has too many streams open, and stops waiting when aborted', async () => {
     const holders = new AbortController()
-    const held = Array.from({ length: STREAMS_PER_KEY }, () => clientFor().events.stream({}, { signal: holders.signal }))
+    const held = Array.from({ length: STREAMS_PER_KEY }, () =>
+      clientFor().events.stream({}, { signal: holders.signal }),
+    )
     for (const stream of held) void stream.next()
     await new Promise((r) => setTimeout(r, 300))
 
@@ -82,7 +100,13 @@ describe('client: webhooks and the event stream', () => {
       if (String(input).includes('/events')) attempts.push(Date.now())
       return fetch(input, init)
     }
-    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, maxRetries: 0, fetch: counting })
+    const client = createClient({
+      baseUrl: service.baseUrl,
+      apiKey: service.apiKey,
+      tenant: service.tenant,
+      maxRetries: 0,
+      fetch: counting,
+    })
     const abort = new AbortController()
     const refused = client.events.stream({}, { signal: abort.signal, reconnectDelayMs: 50 })
     const ended = refused.next()

@@ -26,7 +26,13 @@ describe('client evidence', () => {
     const data = randomBytes(600_000)
     const fromBlob = await c.evidence.upload(new Blob([data]), { fileName: 'model-card.bin', title: 'Model card' })
     expect(fromBlob.error).toBeNull()
-    expect(fromBlob.data).toMatchObject({ kind: 'file', fileName: 'model-card.bin', title: 'Model card', size: data.length, sha256: sha(data) })
+    expect(fromBlob.data).toMatchObject({
+      kind: 'file',
+      fileName: 'model-card.bin',
+      title: 'Model card',
+      size: data.length,
+      sha256: sha(data),
+    })
 
     const streamed = randomBytes(300_000)
     const source = new ReadableStream<Uint8Array>({
@@ -37,7 +43,11 @@ describe('client evidence', () => {
     })
     const fromStream = await c.evidence.upload(source, { fileName: 'log "export".csv', contentType: 'text/csv' })
     expect(fromStream.error).toBeNull()
-    expect(fromStream.data).toMatchObject({ fileName: 'log _export_.csv', contentType: 'text/csv', sha256: sha(streamed) })
+    expect(fromStream.data).toMatchObject({
+      fileName: 'log _export_.csv',
+      contentType: 'text/csv',
+      sha256: sha(streamed),
+    })
 
     const download = await c.evidence.download(fromBlob.data!.id)
     expect(download.error).toBeNull()

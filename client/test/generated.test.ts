@@ -8,7 +8,15 @@ import { GENERATED_FILE, renderTypes, serverDocument } from '../scripts/generate
 
 describe('generated OpenAPI types', () => {
   it('match what the current server generates (run `npm run client:generate` after changing a route)', async () => {
-    const document = await serverDocument({ buildApp, loadConfig, createLogger, openDatabase, createDeps, closeDeps, migrateToLatest })
+    const document = await serverDocument({
+      buildApp,
+      loadConfig,
+      createLogger,
+      openDatabase,
+      createDeps,
+      closeDeps,
+      migrateToLatest,
+    })
     const fresh: string = await renderTypes(document)
     const committed = readFileSync(GENERATED_FILE, 'utf8')
     // Compare line by line first so a drift names the first differing line instead of dumping 500 KB.

@@ -12,7 +12,12 @@ const CLIENT_DIR = fileURLToPath(new URL('..', import.meta.url))
 const TSC = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url))
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}) {
-  const res = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 60_000, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } })
+  const res = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  })
   return { code: res.status, out: `${res.stdout}${res.stderr}`, stdout: res.stdout }
 }
 
@@ -27,7 +32,11 @@ const USE = (name: string) => `
 `
 const PROGRAMS: Record<string, { file: string; type: 'module' | 'commonjs'; code: string; tsconfig?: object }> = {
   esm: { file: 'main.mjs', type: 'module', code: `import { createClient } from '@aigov/client'\n${USE('from ESM')}` },
-  cjs: { file: 'main.cjs', type: 'commonjs', code: `const { createClient } = require('@aigov/client')\n;(async () => {${USE('from CommonJS')}})().catch((e) => { console.error(e); process.exit(1) })` },
+  cjs: {
+    file: 'main.cjs',
+    type: 'commonjs',
+    code: `const { createClient } = require('@aigov/client')\n;(async () => {${USE('from CommonJS')}})().catch((e) => { console.error(e); process.exit(1) })`,
+  },
   'ts-nodenext': {
     file: 'main.ts',
     type: 'module',
@@ -55,7 +64,11 @@ describe('the packed client', () => {
     packed = (JSON.parse(pack.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path)
     const tarball = readdirSync(project).find((f) => f.endsWith('.tgz'))!
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
-    const install = run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', `./${tarball}`], project)
+    const install = run(
+      'npm',
+      ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', `./${tarball}`],
+      project,
+    )
     expect(install.code, install.out).toBe(0)
   }, 120_000)
   afterAll(async () => {
@@ -64,7 +77,16 @@ describe('the packed client', () => {
   })
 
   it('contains its ESM and CommonJS builds with types, its README and LICENSE', () => {
-    for (const file of ['README.md', 'LICENSE', 'package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+    for (const file of [
+      'README.md',
+      'LICENSE',
+      'package.json',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cjs/index.js',
+      'dist/cjs/index.d.ts',
+      'dist/cjs/package.json',
+    ]) {
       expect(packed).toContain(file)
     }
     expect(packed.some((f) => f.includes('test/'))).toBe(false)
@@ -78,13 +100,24 @@ describe('the packed client', () => {
     writeFileSync(join(dir, program.file), program.code)
     let entry = program.file
     if (program.tsconfig) {
-      const compilerOptions = { target: 'es2022', lib: ['es2022', 'dom'], types: [], strict: true, skipLibCheck: true, outDir: 'out', ...program.tsconfig }
+      const compilerOptions = {
+        target: 'es2022',
+        lib: ['es2022', 'dom'],
+        types: [],
+        strict: true,
+        skipLibCheck: true,
+        outDir: 'out',
+        ...program.tsconfig,
+      }
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: [program.file] }))
       const tsc = run(process.execPath, [TSC, '-p', 'tsconfig.json'], dir)
       expect(tsc.code, tsc.out).toBe(0)
       entry = 'out/main.js'
     }
-    const res = run(process.execPath, [entry], dir, { SERVICE_API_URL: service.baseUrl, SERVICE_API_KEY: service.apiKey })
+    const res = run(process.execPath, [entry], dir, {
+      SERVICE_API_URL: service.baseUrl,
+      SERVICE_API_KEY: service.apiKey,
+    })
     expect(res.code, res.out).toBe(0)
     expect(res.stdout.trim()).toMatch(/^uc_\w+$/)
   })

@@ -9,7 +9,10 @@ import { startService, type TestService } from './service.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-const section = readme.slice(readme.indexOf('## TypeScript client'), readme.indexOf('\n## ', readme.indexOf('## TypeScript client') + 1))
+const section = readme.slice(
+  readme.indexOf('## TypeScript client'),
+  readme.indexOf('\n## ', readme.indexOf('## TypeScript client') + 1),
+)
 const examples = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
 
 /** Runs one example as an ES module from the repository root, so `@aigov/client` resolves to the workspace package. */
@@ -18,7 +21,12 @@ function run(code: string, service: TestService) {
     cwd: ROOT,
     encoding: 'utf8',
     timeout: 30_000,
-    env: { PATH: process.env.PATH, SERVICE_API_URL: service.baseUrl, SERVICE_API_KEY: service.apiKey, SERVICE_TENANT: service.tenant },
+    env: {
+      PATH: process.env.PATH,
+      SERVICE_API_URL: service.baseUrl,
+      SERVICE_API_KEY: service.apiKey,
+      SERVICE_TENANT: service.tenant,
+    },
   })
   return { code: res.status, stdout: res.stdout, stderr: res.stderr }
 }
@@ -46,7 +54,20 @@ describe('README TypeScript client examples', () => {
         return file
       })
       const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc')
-      const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--skipLibCheck', ...files]
+      const args = [
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--types',
+        'node',
+        '--skipLibCheck',
+        ...files,
+      ]
       const res = spawnSync(process.execPath, [tsc, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 })
       expect(res.stdout + res.stderr).toBe('')
       expect(res.status).toBe(0)
@@ -63,7 +84,12 @@ describe('README TypeScript client examples', () => {
 
   it('walk all models', async () => {
     const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant })
-    for (let i = 0; i < 120; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => client.models.create({ name: `Readme model ${i + j}`, status: 'in_production' })))
+    for (let i = 0; i < 120; i += 20)
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          client.models.create({ name: `Readme model ${i + j}`, status: 'in_production' }),
+        ),
+      )
     const res = run(examples[1], service)
     expect(res.stderr).toBe('')
     expect(res.stdout).toMatch(/\n121 models in production\n$/) // 120 here + the one the first example created

@@ -30,7 +30,15 @@ const isResource = (path: string) => !path.includes('/auth/token')
 describe('retries', () => {
   it('retries a GET answered 503 twice, then returns the real answer', async () => {
     let failures = 0
-    const p = await proxy((req) => (isResource(req.url!) && failures++ < 2 ? { status: 503, headers: { 'content-type': 'application/problem+json' }, body: '{"status":503,"title":"Service Unavailable","detail":"try again","code":"unavailable"}' } : 'forward'))
+    const p = await proxy((req) =>
+      isResource(req.url!) && failures++ < 2
+        ? {
+            status: 503,
+            headers: { 'content-type': 'application/problem+json' },
+            body: '{"status":503,"title":"Service Unavailable","detail":"try again","code":"unavailable"}',
+          }
+        : 'forward',
+    )
     const client = clientVia(p.baseUrl)
     const ping = await client.system.ping()
     expect(ping.error).toBeNull()
@@ -50,7 +58,9 @@ describe('retries', () => {
 
   it('honours Retry-After on a 429 before retrying', async () => {
     let limited = 0
-    const p = await proxy((req) => (isResource(req.url!) && limited++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : 'forward'))
+    const p = await proxy((req) =>
+      isResource(req.url!) && limited++ === 0 ? { status: 429, headers: { 'retry-after': '1' } } : 'forward',
+    )
     const client = clientVia(p.baseUrl)
     const started = Date.now()
     const ping = await client.system.ping()
@@ -71,7 +81,9 @@ describe('retries', () => {
 
   it('retries a create whose answer was lost with the same Idempotency-Key: the record is created once', async () => {
     let dropped = 0
-    const p = await proxy((req) => (req.method === 'POST' && req.url!.endsWith('/use_cases') && dropped++ === 0 ? 'forward-then-drop' : 'forward'))
+    const p = await proxy((req) =>
+      req.method === 'POST' && req.url!.endsWith('/use_cases') && dropped++ === 0 ? 'forward-then-drop' : 'forward',
+    )
     const client = clientVia(p.baseUrl)
     const created = await client.useCases.create({ name: 'Created once' })
     expect(created.error).toBeNull()
@@ -111,7 +123,13 @@ describe('rate limits', () => {
     const res = await client.system.ping()
     expect(Date.now() - started).toBeLessThan(5_000)
     expect(res.data).toBeNull()
-    expect(res.error).toMatchObject({ kind: 'rate_limit', status: 429, limit: 3, remaining: 0, requestId: expect.any(String) })
+    expect(res.error).toMatchObject({
+      kind: 'rate_limit',
+      status: 429,
+      limit: 3,
+      remaining: 0,
+      requestId: expect.any(String),
+    })
     expect(res.error!.retryAfter).toBeGreaterThan(0)
     expect(res.error!.retryAfter).toBeLessThanOrEqual(60)
     expect(Date.parse(res.error!.resetTime!)).toBeGreaterThan(Date.now())
@@ -149,7 +167,7 @@ describe('timeouts, aborts and unreachable services', () => {
     expect((await byClient.useCases.list()).error?.kind).toBe('timeout')
   })
 
-  it('bounds the token exchange a call triggers by that call\'s timeout, not the client\'s', async () => {
+  it("bounds the token exchange a call triggers by that call's timeout, not the client's", async () => {
     const client = createClient({ baseUrl: silentUrl, apiKey: 'sk_silent', tenant: 't', timeoutMs: 5_000 })
     received = 0
     const started = Date.now()
@@ -167,7 +185,8 @@ describe('timeouts, aborts and unreachable services', () => {
     const started = Date.now()
     const controller = new AbortController()
     setTimeout(() => controller.abort(), 150)
-    const ended = (call: Promise<{ error: { kind: string; message: string } | null }>) => call.then((res) => ({ error: res.error, at: Date.now() - started }))
+    const ended = (call: Promise<{ error: { kind: string; message: string } | null }>) =>
+      call.then((res) => ({ error: res.error, at: Date.now() - started }))
     const [aborted, short, long] = await Promise.all([
       ended(client.models.list(undefined, { signal: controller.signal })),
       ended(client.useCases.list({}, { timeoutMs: 400 })),
@@ -195,7 +214,13 @@ describe('timeouts, aborts and unreachable services', () => {
   it('gives kind connection when nothing listens, after retrying', async () => {
     const port = await freePort()
     const counter = countingFetch()
-    const client = createClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'sk_x', tenant: 't', fetch: counter.fetch, retryDelayMs: 10 })
+    const client = createClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: 'sk_x',
+      tenant: 't',
+      fetch: counter.fetch,
+      retryDelayMs: 10,
+    })
     const res = await client.useCases.list()
     expect(res.error).toMatchObject({ kind: 'connection', message: expect.stringMatching(/ECONNREFUSED/) })
     expect(res.error!.status).toBeUndefined()
@@ -206,14 +231,24 @@ describe('timeouts, aborts and unreachable services', () => {
 describe('malformed responses', () => {
   it('gives kind validation for non-JSON on a JSON route and for a list without items', async () => {
     const p = await proxy((req) => {
-      if (req.url!.endsWith('/system')) return { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>login</html>' }
-      if (req.url!.includes('/use_cases')) return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data": []}' }
-      if (req.url!.includes('/models')) return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"items": [' }
+      if (req.url!.endsWith('/system'))
+        return { status: 200, headers: { 'content-type': 'text/html' }, body: '<html>login</html>' }
+      if (req.url!.includes('/use_cases'))
+        return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data": []}' }
+      if (req.url!.includes('/models'))
+        return { status: 200, headers: { 'content-type': 'application/json' }, body: '{"items": [' }
       return 'forward'
     })
     const client = clientVia(p.baseUrl)
-    expect((await client.system.get()).error).toMatchObject({ kind: 'validation', status: 200, message: expect.stringMatching(/malformed/) })
-    expect((await client.useCases.list()).error).toMatchObject({ kind: 'validation', message: expect.stringMatching(/items/) })
+    expect((await client.system.get()).error).toMatchObject({
+      kind: 'validation',
+      status: 200,
+      message: expect.stringMatching(/malformed/),
+    })
+    expect((await client.useCases.list()).error).toMatchObject({
+      kind: 'validation',
+      message: expect.stringMatching(/items/),
+    })
     expect((await client.models.list()).error).toMatchObject({ kind: 'validation' })
   })
 })

@@ -50,7 +50,11 @@ export function countingFetch() {
   const calls: { method: string; path: string; headers: Record<string, string> }[] = []
   const wrapped: typeof fetch = (input, init) => {
     const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url)
-    calls.push({ method: init?.method ?? 'GET', path: url.pathname, headers: { ...(init?.headers as Record<string, string>) } })
+    calls.push({
+      method: init?.method ?? 'GET',
+      path: url.pathname,
+      headers: { ...(init?.headers as Record<string, string>) },
+    })
     return fetch(input, init)
   }
   return {
@@ -60,9 +64,11 @@ export function countingFetch() {
   }
 }
 
-
 /** What the proxy does with one request: pass it on, answer by itself, or pass it on and then drop the answer. */
-export type ProxyAction = 'forward' | 'forward-then-drop' | { status: number; headers?: Record<string, string>; body?: string }
+export type ProxyAction =
+  | 'forward'
+  | 'forward-then-drop'
+  | { status: number; headers?: Record<string, string>; body?: string }
 
 export interface TestProxy {
   baseUrl: string
@@ -70,10 +76,20 @@ export interface TestProxy {
   close(): Promise<void>
 }
 
-const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'content-encoding'])
+const HOP_BY_HOP = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'content-encoding',
+])
 
 /** A real HTTP proxy in front of `target` (or in front of nothing, when every action answers by itself). */
-export async function startProxy(target: string | undefined, decide: (req: IncomingMessage, index: number) => ProxyAction): Promise<TestProxy> {
+export async function startProxy(
+  target: string | undefined,
+  decide: (req: IncomingMessage, index: number) => ProxyAction,
+): Promise<TestProxy> {
   const requests: TestProxy['requests'] = []
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = []
@@ -86,8 +102,13 @@ export async function startProxy(target: string | undefined, decide: (req: Incom
       return
     }
     const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(req.headers)) if (!HOP_BY_HOP.has(name) && typeof value === 'string') headers[name] = value
-    const upstream = await fetch(target + req.url!, { method: req.method, headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined })
+    for (const [name, value] of Object.entries(req.headers))
+      if (!HOP_BY_HOP.has(name) && typeof value === 'string') headers[name] = value
+    const upstream = await fetch(target + req.url!, {
+      method: req.method,
+      headers,
+      body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+    })
     const text = await upstream.text()
     if (action === 'forward-then-drop') {
       req.socket.destroy()

@@ -14,14 +14,24 @@ afterAll(async () => {
 describe('token lifetime (SERVICE_TOKEN_TTL=2)', () => {
   it('reuses the token while it is fresh and refreshes it shortly before it expires, with no 401 on the way', async () => {
     const counter = countingFetch()
-    const client = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, fetch: counter.fetch })
+    const client = createClient({
+      baseUrl: service.baseUrl,
+      apiKey: service.apiKey,
+      tenant: service.tenant,
+      fetch: counter.fetch,
+    })
     const statuses: number[] = []
     const observe: typeof fetch = async (input, init) => {
       const res = await counter.fetch(input, init)
       statuses.push(res.status)
       return res
     }
-    const observed = createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant, fetch: observe })
+    const observed = createClient({
+      baseUrl: service.baseUrl,
+      apiKey: service.apiKey,
+      tenant: service.tenant,
+      fetch: observe,
+    })
 
     expect((await client.system.ping()).error).toBeNull()
     expect((await client.system.ping()).error).toBeNull()
@@ -46,7 +56,9 @@ describe('token lifetime (SERVICE_TOKEN_TTL=2)', () => {
   })
 
   it('a token supplied as is is not refreshed: once expired, calls fail with kind authentication', async () => {
-    const token = (await createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant }).auth.token()).data!
+    const token = (
+      await createClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, tenant: service.tenant }).auth.token()
+    ).data!
     expect(token.expiresIn).toBe(2)
     const client = createClient({ baseUrl: service.baseUrl, accessToken: token.accessToken })
     expect((await client.system.ping()).error).toBeNull()

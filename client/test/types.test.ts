@@ -5,19 +5,34 @@ import { camelize, snakify } from '../src/index.js'
 
 describe('types', () => {
   it('are camelCase over the generated wire types', () => {
-    expectTypeOf<UseCase>().toHaveProperty('riskCategoryLevel').toEqualTypeOf<'high' | 'medium' | 'low' | 'none' | null>()
+    expectTypeOf<UseCase>()
+      .toHaveProperty('riskCategoryLevel')
+      .toEqualTypeOf<'high' | 'medium' | 'low' | 'none' | null>()
     expectTypeOf<UseCase>().toHaveProperty('workflowStageId').toEqualTypeOf<string | null>()
     expectTypeOf<UseCase>().not.toHaveProperty('risk_category_level')
     expectTypeOf<AuditLog['changes']>().toEqualTypeOf<{ [key: string]: unknown[] } | null>()
     expectTypeOf<Parameters<Client['useCases']['list']>[0]>().toEqualTypeOf<
-      | { pageLimit?: number; pageAfter?: string; sort?: 'name' | '-name' | 'created_at' | '-created_at' | 'updated_at' | '-updated_at'; q?: string; riskCategoryLevel?: 'high' | 'medium' | 'low' | 'none'; createdAfter?: string; createdBefore?: string; ownerId?: string; customFieldId?: string; customFieldValue?: string }
+      | {
+          pageLimit?: number
+          pageAfter?: string
+          sort?: 'name' | '-name' | 'created_at' | '-created_at' | 'updated_at' | '-updated_at'
+          q?: string
+          riskCategoryLevel?: 'high' | 'medium' | 'low' | 'none'
+          createdAfter?: string
+          createdBefore?: string
+          ownerId?: string
+          customFieldId?: string
+          customFieldValue?: string
+        }
       | undefined
     >()
     expectTypeOf<Awaited<ReturnType<Client['useCases']['get']>>>().toEqualTypeOf<Result<UseCase>>()
     expectTypeOf<Awaited<ReturnType<Client['useCases']['list']>>>().toEqualTypeOf<Result<Page<UseCase>>>()
     expectTypeOf<Awaited<ReturnType<Client['useCases']['delete']>>>().toEqualTypeOf<Result<null>>()
     expectTypeOf<Awaited<ReturnType<Client['auditLogs']['export']>>>().toEqualTypeOf<Result<string>>()
-    expectTypeOf<ReturnType<Client['models']['listAll']>>().toEqualTypeOf<AsyncGenerator<Awaited<ReturnType<Client['models']['get']>>['data'] & {}, void, undefined>>()
+    expectTypeOf<ReturnType<Client['models']['listAll']>>().toEqualTypeOf<
+      AsyncGenerator<Awaited<ReturnType<Client['models']['get']>>['data'] & {}, void, undefined>
+    >()
     expectTypeOf<ClientError['kind']>().toEqualTypeOf<ErrorKind>()
     expectTypeOf(camelize({ a_b: { c_d: 1 } })).toEqualTypeOf<{ aB: { cD: number } }>()
     expectTypeOf(snakify({ aB: [{ cD: 1 }] })).toEqualTypeOf<{ a_b: { c_d: number }[] }>()

@@ -10,7 +10,16 @@ import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
-import { closeDeps, createDeps, createLogger, migrate, migrateAndSeal, openDatabase, serve, waitUntilDatabaseAnswers } from '../main.js'
+import {
+  closeDeps,
+  createDeps,
+  createLogger,
+  migrate,
+  migrateAndSeal,
+  openDatabase,
+  serve,
+  waitUntilDatabaseAnswers,
+} from '../main.js'
 import { type Role, ROLES, systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 import { AppError } from '../http/errors.js'
@@ -24,7 +33,10 @@ interface Command {
   summary: string
   options?: ParseArgsConfig['options']
   positionals?: number
-  run(args: { values: Record<string, string | boolean | undefined>; positionals: string[] }, config: Config): Promise<void>
+  run(
+    args: { values: Record<string, string | boolean | undefined>; positionals: string[] },
+    config: Config,
+  ): Promise<void>
 }
 
 const out = (line: string) => process.stdout.write(line + '\n')
@@ -37,10 +49,14 @@ const COMMANDS: Record<string, Command> = {
   },
   mcp: {
     usage: 'aigov mcp --stdio',
-    summary: 'Serve the MCP tools over stdio for a local assistant, calling the service at SERVICE_API_URL with SERVICE_API_KEY and SERVICE_TENANT. (Over HTTP, the service itself serves /mcp when ENABLE_MCP_SERVER=true.)',
+    summary:
+      'Serve the MCP tools over stdio for a local assistant, calling the service at SERVICE_API_URL with SERVICE_API_KEY and SERVICE_TENANT. (Over HTTP, the service itself serves /mcp when ENABLE_MCP_SERVER=true.)',
     options: { stdio: { type: 'boolean' } },
     run: async (args, config) => {
-      if (!args.values.stdio) throw new UsageError('only --stdio is available here; the HTTP transport is /mcp of "aigov serve" with ENABLE_MCP_SERVER=true')
+      if (!args.values.stdio)
+        throw new UsageError(
+          'only --stdio is available here; the HTTP transport is /mcp of "aigov serve" with ENABLE_MCP_SERVER=true',
+        )
       // Loaded here only: `serve` without MCP never pays for the SDK.
       const { serveStdio } = await import('../mcp/stdio.js')
       await serveStdio(config)
@@ -60,7 +76,10 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     run: (args, config) =>
       withDeps(config, async (deps) => {
-        const tenant = await createTenantsService(deps.database, tenantProvisioners(deps.config)).create(args.positionals[0], 'cli')
+        const tenant = await createTenantsService(deps.database, tenantProvisioners(deps.config)).create(
+          args.positionals[0],
+          'cli',
+        )
         out(`created tenant ${tenant.id}`)
       }),
   },
@@ -74,7 +93,8 @@ const COMMANDS: Record<string, Command> = {
   },
   'library load': {
     usage: 'aigov library load [--tenant <tenant>]',
-    summary: 'Add the starter policy library (risk types, scenarios, controls, packs, intake questionnaire) to a tenant, or to every tenant. Existing records are kept; loading twice changes nothing.',
+    summary:
+      'Add the starter policy library (risk types, scenarios, controls, packs, intake questionnaire) to a tenant, or to every tenant. Existing records are kept; loading twice changes nothing.',
     options: { tenant: { type: 'string' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
@@ -85,7 +105,11 @@ const COMMANDS: Record<string, Command> = {
         const library = createLibraryService(deps)
         for (const id of ids) {
           const { records, skipped } = await library.load(id, 'cli')
-          out(records === 0 ? `${id}: already up to date` : `${id}: added the starter library (${records} audited changes)`)
+          out(
+            records === 0
+              ? `${id}: already up to date`
+              : `${id}: added the starter library (${records} audited changes)`,
+          )
           for (const reason of skipped) out(`${id}: skipped pack ${reason}`)
         }
       }),
@@ -100,14 +124,18 @@ const COMMANDS: Record<string, Command> = {
         const role = required(args.values, 'role') as Role
         if (!ROLES.includes(role)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`)
         await requireTenant(deps, tenant)
-        const key = await createApiKeysService(deps).create(systemCtx(tenant, 'cli'), { name: required(args.values, 'name'), role })
+        const key = await createApiKeysService(deps).create(systemCtx(tenant, 'cli'), {
+          name: required(args.values, 'name'),
+          role,
+        })
         out(`created ${key.id} (${key.role}) for tenant ${tenant}; the secret is shown once:`)
         out(key.key)
       }),
   },
   'keys list': {
     usage: 'aigov keys list --tenant <tenant> [--json]',
-    summary: 'List the active API keys of a tenant: a table with a header row, or one JSON object per line with --json.',
+    summary:
+      'List the active API keys of a tenant: a table with a header row, or one JSON object per line with --json.',
     options: { tenant: { type: 'string' }, json: { type: 'boolean' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
@@ -119,7 +147,11 @@ const COMMANDS: Record<string, Command> = {
         do {
           const page = await service.list(systemCtx(tenant, 'cli'), { page_limit: 100, page_after: cursor })
           for (const key of page.items) {
-            out(args.values.json ? JSON.stringify(key) : `${key.id}\t${key.role}\t${key.key_prefix}…\t${key.name}\t${key.created_at}`)
+            out(
+              args.values.json
+                ? JSON.stringify(key)
+                : `${key.id}\t${key.role}\t${key.key_prefix}…\t${key.name}\t${key.created_at}`,
+            )
           }
           cursor = page.pagination.next_cursor ?? undefined
         } while (cursor)
@@ -139,20 +171,25 @@ const COMMANDS: Record<string, Command> = {
   },
   backup: {
     usage: 'aigov backup <file>',
-    summary: 'Copy the SQLite database into a new file, consistent, while the service runs (VACUUM INTO). Restore: stop the service, put the file at the DATABASE_URL path, start. PostgreSQL: use pg_dump.',
+    summary:
+      'Copy the SQLite database into a new file, consistent, while the service runs (VACUUM INTO). Restore: stop the service, put the file at the DATABASE_URL path, start. PostgreSQL: use pg_dump.',
     positionals: 1,
     run: async (args, config) => {
-      if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('backs up SQLite only; for PostgreSQL use pg_dump (see the README)')
+      if (!config.databaseUrl.startsWith('sqlite:'))
+        throw new UsageError('backs up SQLite only; for PostgreSQL use pg_dump (see the README)')
       const target = resolve(args.positionals[0])
       if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file`)
       const started = Date.now()
       const bytes = await backupSqlite(config, target)
-      out(`backed up ${config.databaseUrl.slice('sqlite:'.length)} to ${target} (${(bytes / 1024 / 1024).toFixed(1)} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s)`)
+      out(
+        `backed up ${config.databaseUrl.slice('sqlite:'.length)} to ${target} (${(bytes / 1024 / 1024).toFixed(1)} MiB in ${((Date.now() - started) / 1000).toFixed(1)} s)`,
+      )
     },
   },
   'webhooks list': {
     usage: 'aigov webhooks list --tenant <tenant>',
-    summary: 'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, audit records not yet queued, last success).',
+    summary:
+      'List the webhook endpoints of a tenant with their delivery health (pending, succeeded and failed deliveries of the last 30 days, audit records not yet queued, last success).',
     options: { tenant: { type: 'string' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
@@ -161,14 +198,21 @@ const COMMANDS: Record<string, Command> = {
         const endpoints = await createWebhooksService(deps).health(systemCtx(tenant, 'cli'))
         if (endpoints.length === 0) out(`tenant ${tenant} has no webhook endpoints`)
         for (const e of endpoints) {
-          const state = !e.enabled ? `disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}` : e.failing_since ? `failing since ${e.failing_since}` : 'healthy'
-          out(`${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tbehind ${e.behind}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`)
+          const state = !e.enabled
+            ? `disabled${e.disabled_reason ? ` (${e.disabled_reason})` : ''}`
+            : e.failing_since
+              ? `failing since ${e.failing_since}`
+              : 'healthy'
+          out(
+            `${e.id}\t${e.url}\t${e.events.join(',')}\t${state}\tpending ${e.pending}\tbehind ${e.behind}\tsucceeded ${e.succeeded}\tfailed ${e.failed}\tlast success ${e.last_success_at ?? 'never'}`,
+          )
         }
       }),
   },
   seed: {
     usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',
-    summary: 'Bulk-load a tenant (default "bench") for scale tests: N use cases, each audited, plus update records up to --audit-logs.',
+    summary:
+      'Bulk-load a tenant (default "bench") for scale tests: N use cases, each audited, plus update records up to --audit-logs.',
     options: { 'use-cases': { type: 'string' }, 'audit-logs': { type: 'string' }, tenant: { type: 'string' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
@@ -187,7 +231,9 @@ const COMMANDS: Record<string, Command> = {
           progress: bar,
         })
         bar.finish()
-        out(`seeded ${result.useCases} use cases and ${result.auditLogs} audit records in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+        out(
+          `seeded ${result.useCases} use cases and ${result.auditLogs} audit records in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        )
       }),
   },
 }
@@ -215,7 +261,8 @@ function required(values: Record<string, string | boolean | undefined>, name: st
 }
 
 async function requireTenant(deps: Deps, tenant: string): Promise<void> {
-  if (!(await createTenantsService(deps.database).exists(tenant))) throw new AppError('not_found', `tenant ${tenant} does not exist`)
+  if (!(await createTenantsService(deps.database).exists(tenant)))
+    throw new AppError('not_found', `tenant ${tenant} does not exist`)
 }
 
 /** VACUUM INTO writes a consistent, compacted copy in one read transaction: writers carry on meanwhile (WAL). */
@@ -274,7 +321,10 @@ function helpText(): string {
     'Commands:',
     ...commandList(Object.keys(COMMANDS)),
     '',
-    ...wrap('Run "aigov <command> --help" for one command, "aigov --version" for the version. Settings are environment variables (see the README).', ''),
+    ...wrap(
+      'Run "aigov <command> --help" for one command, "aigov --version" for the version. Settings are environment variables (see the README).',
+      '',
+    ),
   ].join('\n')
 }
 
@@ -313,7 +363,12 @@ export async function main(argv: string[]): Promise<number> {
     const group = groupCommands(argv[0])
     if (group.length > 0) {
       const asked = argv.length === 1 || argv[1] === '--help' || argv[1] === '-h'
-      const lines = [asked ? `aigov ${argv[0]}: choose a command:` : `aigov ${argv[0]}: unknown command "${argv[1]}"; choose one of:`, ...commandList(group)]
+      const lines = [
+        asked
+          ? `aigov ${argv[0]}: choose a command:`
+          : `aigov ${argv[0]}: unknown command "${argv[1]}"; choose one of:`,
+        ...commandList(group),
+      ]
       ;(asked ? out : (text: string) => process.stderr.write(text + '\n'))(lines.join('\n'))
       return argv[1] === '--help' || argv[1] === '-h' ? 0 : 2
     }
@@ -339,7 +394,10 @@ export async function main(argv: string[]): Promise<number> {
     return 2
   }
   try {
-    await command.run({ values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals }, loadConfig())
+    await command.run(
+      { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals },
+      loadConfig(),
+    )
     return 0
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`aigov: bad setting ${err.message}\n`)

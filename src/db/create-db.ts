@@ -27,7 +27,10 @@ export interface Database {
    * audit feed passes it on to event streams and webhook delivery; the kept records move on), and 'webhookEndpoints'
    * after one that created or enabled a webhook endpoint of the tenant (the feed passes it on to webhook delivery).
    */
-  commits: EventEmitter<{ audit: [tenantId: string, appended: readonly AuditLogRow[]]; webhookEndpoints: [tenantId: string] }>
+  commits: EventEmitter<{
+    audit: [tenantId: string, appended: readonly AuditLogRow[]]
+    webhookEndpoints: [tenantId: string]
+  }>
   close(): Promise<void>
   /** Calls `observer` after every query with its duration (the metrics' database latency). */
   observeQueries(observer: QueryObserver): void
@@ -116,7 +119,9 @@ function createSqlite(path: string, options: DatabaseOptions): Database {
     // WAL needs to write beside the file: a read-only place fails here rather than on the first write.
     sqlite.pragma('journal_mode = WAL')
   } catch (err) {
-    throw new DatabaseStartError(`DATABASE_URL: cannot open the SQLite file ${resolve(path)}: ${(err as Error).message}`)
+    throw new DatabaseStartError(
+      `DATABASE_URL: cannot open the SQLite file ${resolve(path)}: ${(err as Error).message}`,
+    )
   }
   // NORMAL in WAL mode loses nothing when the process dies; only an OS crash could drop the last commits.
   sqlite.pragma('synchronous = NORMAL')
@@ -126,7 +131,8 @@ function createSqlite(path: string, options: DatabaseOptions): Database {
   // per create in all; 6 with it in memory). It holds what one group changed at most.
   if (!options.tempFilesOnDisk) sqlite.pragma('temp_store = MEMORY')
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
-  const stopCheckpointer = path === ':memory:' || options.selfCheckpointing ? async () => undefined : startCheckpointer(sqlite, path)
+  const stopCheckpointer =
+    path === ':memory:' || options.selfCheckpointing ? async () => undefined : startCheckpointer(sqlite, path)
   const { log, observeQueries } = queryLog()
   const statements = withStatementCache(sqlite)
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }), log })
@@ -135,9 +141,19 @@ function createSqlite(path: string, options: DatabaseOptions): Database {
     await stopCheckpointer()
     await db.destroy()
   }
-  const readNow = <R>(query: CompiledQuery<R>) => (sqlite.inTransaction ? undefined : (statements.prepare(query.sql).all(query.parameters) as R[]))
+  const readNow = <R>(query: CompiledQuery<R>) =>
+    sqlite.inTransaction ? undefined : (statements.prepare(query.sql).all(query.parameters) as R[])
   const transaction = groupCommit(db, sqlite, SQLITE_BUSY_TIMEOUT_MS)
-  return { db, dialect: 'sqlite', commits: new EventEmitter(), close, observeQueries, poolStats: () => undefined, readNow, transaction }
+  return {
+    db,
+    dialect: 'sqlite',
+    commits: new EventEmitter(),
+    close,
+    observeQueries,
+    poolStats: () => undefined,
+    readNow,
+    transaction,
+  }
 }
 
 /** How long one query may go unanswered before its request fails with 503 (a partition must not hang requests). */
@@ -161,12 +177,14 @@ function resilientClient(pg: typeof pgTypes) {
     override query(...args: unknown[]): any {
       // Kysely sends (text, values): a statement run before goes by its name, which pg prepares once per connection.
       const [text, values] = args
-      const name = typeof text === 'string' && Array.isArray(values) && values.length > 0 ? this.statementName(text) : undefined
+      const name =
+        typeof text === 'string' && Array.isArray(values) && values.length > 0 ? this.statementName(text) : undefined
       if (name !== undefined) args = [{ name, text, values }, ...args.slice(2)]
       const result = (super.query as (...a: unknown[]) => unknown)(...args)
       if (result instanceof Promise) {
         result.catch((err: Error & { code?: string }) => {
-          if (err?.message === 'Query read timeout') (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+          if (err?.message === 'Query read timeout')
+            (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
           // A migration changed the columns of a table a prepared `select *` reads (another instance's, in a rolling
           // deploy): this statement fails once, and the text is prepared anew under another name on its next run.
           if (name !== undefined && err?.code === FEATURE_NOT_SUPPORTED) statementNames.delete(text as string)
@@ -254,7 +272,8 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   // An idle client losing its server must not crash the process; the next query reports the failure.
   pool.on('error', (err) => options.onPoolError?.(err))
   // Queued on the new connection before any statement of its first user.
-  if (options.planEveryRun) pool.on('connect', (client) => void client.query('set plan_cache_mode = force_custom_plan').catch(() => undefined))
+  if (options.planEveryRun)
+    pool.on('connect', (client) => void client.query('set plan_cache_mode = force_custom_plan').catch(() => undefined))
   const { log, observeQueries } = queryLog()
   const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }), log })
   return {
@@ -287,7 +306,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e?.code === 'string' ? e.code : ''
   const message = typeof e?.message === 'string' ? e.message : ''
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'SQLITE_BUSY', '57P01', '57P03', '53300'].includes(code) ||
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      'ENOTFOUND',
+      'EHOSTUNREACH',
+      'SQLITE_BUSY',
+      '57P01',
+      '57P03',
+      '53300',
+    ].includes(code) ||
     code.startsWith('08') ||
     /timeout exceeded when trying to connect|Connection terminated|Query read timeout/i.test(message)
   )
@@ -305,7 +335,12 @@ export function describeDatabaseUrl(url: string): string {
  * Start-up waits for a database that is still coming up (containers starting together), retrying with
  * backoff up to `timeoutSeconds`, then fails with one line. Errors other than "unreachable" fail at once.
  */
-export async function waitForDatabase(database: Database, url: string, timeoutSeconds: number, onRetry?: (err: Error, delayMs: number) => void): Promise<void> {
+export async function waitForDatabase(
+  database: Database,
+  url: string,
+  timeoutSeconds: number,
+  onRetry?: (err: Error, delayMs: number) => void,
+): Promise<void> {
   const deadline = Date.now() + timeoutSeconds * 1000
   for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
     try {
@@ -318,7 +353,9 @@ export async function waitForDatabase(database: Database, url: string, timeoutSe
       }
       const wait = Math.min(delay, deadline - Date.now())
       if (wait <= 0) {
-        throw new DatabaseStartError(`DATABASE_URL: ${describeDatabaseUrl(url)} is unreachable after ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT_S): ${reason}`)
+        throw new DatabaseStartError(
+          `DATABASE_URL: ${describeDatabaseUrl(url)} is unreachable after ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT_S): ${reason}`,
+        )
       }
       onRetry?.(err as Error, wait)
       await new Promise((r) => setTimeout(r, wait))

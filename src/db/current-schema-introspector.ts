@@ -1,4 +1,12 @@
-import { type DatabaseIntrospector, type DatabaseMetadataOptions, type Kysely, PostgresDialect, PostgresIntrospector, sql, type TableMetadata } from 'kysely'
+import {
+  type DatabaseIntrospector,
+  type DatabaseMetadataOptions,
+  type Kysely,
+  PostgresDialect,
+  PostgresIntrospector,
+  sql,
+  type TableMetadata,
+} from 'kysely'
 
 /** One column of a table of the current schema, as the catalog gives it. */
 interface CatalogColumn {
@@ -49,7 +57,8 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
     const tables = new Map<string, TableMetadata & { columns: TableMetadata['columns'][number][] }>()
     for (const row of rows) {
       let table = tables.get(row.table)
-      if (!table) tables.set(row.table, (table = { name: row.table, schema: row.schema, isView: row.is_view, columns: [] }))
+      if (!table)
+        tables.set(row.table, (table = { name: row.table, schema: row.schema, isView: row.is_view, columns: [] }))
       table.columns.push({
         name: row.column,
         dataType: row.type,

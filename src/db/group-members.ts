@@ -77,7 +77,11 @@ export class MemberFailed extends Error {
  *
  * Written here because neither driver groups transactions; SQLite and PostgreSQL share this part of it.
  */
-export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<GroupOutcome> {
+export async function runMembers(
+  tx: Kysely<Tables>,
+  members: Member[],
+  savepoints: MemberSavepoints | undefined,
+): Promise<GroupOutcome> {
   keepReads(tx)
   try {
     return await runKeepingReads(tx, members, savepoints)
@@ -86,7 +90,11 @@ export async function runMembers(tx: Kysely<Tables>, members: Member[], savepoin
   }
 }
 
-async function runKeepingReads(tx: Kysely<Tables>, members: Member[], savepoints: MemberSavepoints | undefined): Promise<GroupOutcome> {
+async function runKeepingReads(
+  tx: Kysely<Tables>,
+  members: Member[],
+  savepoints: MemberSavepoints | undefined,
+): Promise<GroupOutcome> {
   const done: [Member, unknown][] = []
   const failed: [Member, unknown][] = []
   if (members.length === 1) done.push([members[0], await members[0].work(tx)])

@@ -68,7 +68,9 @@ export async function migrateToLatest(database: Database): Promise<string[]> {
   // Kysely looks for its bookkeeping tables in any schema unless told which: name the current one,
   // so databases that keep several schemas (one per test, one per environment) don't confuse it.
   const migrationTableSchema =
-    database.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema : undefined
+    database.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0].schema
+      : undefined
   if (await allApplied(database, migrationTableSchema)) return []
   // Branches add migrations side by side; one that sorts before an applied one still applies.
   const migrator = new Migrator({ db, provider, migrationTableSchema, allowUnorderedMigrations: true })

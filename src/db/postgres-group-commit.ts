@@ -1,5 +1,13 @@
 import { type Kysely, sql } from 'kysely'
-import { answerCommitted, type GroupOutcome, type Member, MemberFailed, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
+import {
+  answerCommitted,
+  type GroupOutcome,
+  type Member,
+  MemberFailed,
+  type MemberSavepoints,
+  runMembers,
+  type TransactionOptions,
+} from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
@@ -68,14 +76,18 @@ const DEADLOCK_DETECTED = '40P01'
  *
  * Written here because node-postgres has no group commit of its own.
  */
-export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
+export function groupCommitPostgres(
+  db: Kysely<Tables>,
+  poolSize: number,
+): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
   const queues = new Map<string, GroupState>()
   const maxWriting = Math.max(1, Math.floor(poolSize * WRITE_SHARE))
   /** Groups under way over all keys. */
   let writing = 0
   /** Keys whose next group waits for a group of any key to end, longest waiting first: the next one freed is theirs. */
   const waitingForSlot = new Set<string>()
-  const hasSlot = (group: string) => writing < maxWriting && (waitingForSlot.size === 0 || waitingForSlot.values().next().value === group)
+  const hasSlot = (group: string) =>
+    writing < maxWriting && (waitingForSlot.size === 0 || waitingForSlot.values().next().value === group)
   /** Gives a freed slot to the key that has waited longest for one. */
   const handOnSlot = () => {
     for (const group of waitingForSlot) {
@@ -113,7 +125,11 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
       const failed = err.member as Job
       if (!retryLater(failed, err.cause, later)) failedBefore = [...failedBefore, [failed, err.cause]]
       for (const job of later) enqueue(job)
-      return runGroup(jobs.filter((job) => job !== failed), true, failedBefore)
+      return runGroup(
+        jobs.filter((job) => job !== failed),
+        true,
+        failedBefore,
+      )
     }
     answerCommitted({ done: outcome.done, failed: [...failedBefore, ...outcome.failed] })
     for (const job of later) enqueue(job)
@@ -214,11 +230,20 @@ export function groupCommitPostgres(db: Kysely<Tables>, poolSize: number): <T>(w
   return <T>(work: Work<T>, options?: TransactionOptions<T>) =>
     new Promise<T>((resolve, reject) => {
       enqueue({
-        work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject,
-        group: options?.group, locks: options?.locks ?? [], queuedAt: Date.now(), retries: 0,
+        work,
+        finish: options?.finish as Member['finish'],
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        group: options?.group,
+        locks: options?.locks ?? [],
+        queuedAt: Date.now(),
+        retries: 0,
       })
     })
 }
 
 /** PostgreSQL's "too many connections" code: the service answers 503 for it, as when the pool has none free. */
-const queueTimeout = () => Object.assign(new Error(`writes of this group waited over ${QUEUE_TIMEOUT_MS} ms for a connection`), { code: '53300' })
+const queueTimeout = () =>
+  Object.assign(new Error(`writes of this group waited over ${QUEUE_TIMEOUT_MS} ms for a connection`), {
+    code: '53300',
+  })

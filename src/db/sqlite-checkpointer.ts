@@ -44,7 +44,16 @@ export function startCheckpointer(sqlite: SQLite.Database, path: string): () => 
   sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`)
   sqlite.pragma('wal_autocheckpoint = 0')
   const driver = createRequire(import.meta.url).resolve('better-sqlite3')
-  const worker = new Worker(WORKER, { eval: true, workerData: { driver, path, intervalMs: CHECKPOINT_MS, restartBytes: WAL_SIZE_LIMIT, restartWaitMs: RESTART_WAIT_MS } })
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: {
+      driver,
+      path,
+      intervalMs: CHECKPOINT_MS,
+      restartBytes: WAL_SIZE_LIMIT,
+      restartWaitMs: RESTART_WAIT_MS,
+    },
+  })
   let stopping = false
   worker.on('error', () => undefined)
   const exited = new Promise<void>((resolve) =>

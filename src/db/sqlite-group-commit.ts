@@ -1,6 +1,13 @@
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import { answerCommitted, type GroupOutcome, type Member, type MemberSavepoints, runMembers, type TransactionOptions } from './group-members.js'
+import {
+  answerCommitted,
+  type GroupOutcome,
+  type Member,
+  type MemberSavepoints,
+  runMembers,
+  type TransactionOptions,
+} from './group-members.js'
 import type { Tables } from './tables.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
@@ -32,7 +39,11 @@ const BUSY_RETRY_MS = 1
  *
  * Written here because SQLite has no group commit of its own and no library adds one to better-sqlite3.
  */
-export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTimeoutMs: number): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
+export function groupCommit(
+  db: Kysely<Tables>,
+  sqlite: SQLite.Database,
+  busyTimeoutMs: number,
+): <T>(work: Work<T>, options?: TransactionOptions<T>) => Promise<T> {
   // Taken up front, so another process's writer makes the group wait instead of failing mid-way.
   const begin = sqlite.prepare('begin immediate')
   const savepoint = sqlite.prepare('savepoint member')
@@ -116,7 +127,13 @@ export function groupCommit(db: Kysely<Tables>, sqlite: SQLite.Database, busyTim
 
   return <T>(work: Work<T>, options?: TransactionOptions<T>) =>
     new Promise<T>((resolve, reject) => {
-      const job: Job = { work, finish: options?.finish as Member['finish'], resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + busyTimeoutMs }
+      const job: Job = {
+        work,
+        finish: options?.finish as Member['finish'],
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        deadline: Date.now() + busyTimeoutMs,
+      }
       // Requests parsed in this turn all reach here before the check phase: they make up the group.
       if (queue.push(job) === 1) setImmediate(flush)
     })

@@ -19,7 +19,12 @@ export interface Tables {
   use_case_vendors: LinkRow & { use_case_id: string; vendor_id: string }
   model_vendors: LinkRow & { model_id: string; vendor_id: string }
   risk_scenario_risk_types: LinkRow & { risk_scenario_id: string; risk_type_id: string }
-  use_case_risk_scenarios: LinkRow & { use_case_id: string; risk_scenario_id: string; likelihood: number | null; impact: number | null }
+  use_case_risk_scenarios: LinkRow & {
+    use_case_id: string
+    risk_scenario_id: string
+    likelihood: number | null
+    impact: number | null
+  }
   policy_control_bases: PolicyControlBaseRow
   policy_control_versions: PolicyControlVersionRow
   policy_packs: PolicyPackRow
@@ -189,7 +194,6 @@ export interface AuditLogRow {
   /** The chain key the hash is an HMAC under; null: a record from before the chain was keyed (plain SHA-256). */
   chain_key_id: string | null
 }
-
 
 interface NamedRow {
   id: string

@@ -49,10 +49,16 @@ export const conflict = (detail: string) => new AppError('conflict', detail)
 export const invalid = (field: string, message: string) =>
   new AppError('validation_failed', `${field}: ${message}`, [{ field, message }])
 /** Several invalid fields at once: the detail names each as `field: message`, as `invalid` does one. */
-export const invalidFields = (errors: FieldError[]) => new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
+export const invalidFields = (errors: FieldError[]) =>
+  new AppError('validation_failed', errors.map((e) => `${e.field}: ${e.message}`).join('; '), errors)
 
 /** A duplicate name or key: 422 naming the field, with the id of the record that holds it. */
-export const alreadyExists = (what: string, field: 'name' | 'key' | 'email', value: string, existingId: string | undefined) =>
+export const alreadyExists = (
+  what: string,
+  field: 'name' | 'key' | 'email',
+  value: string,
+  existingId: string | undefined,
+) =>
   new AppError(
     'already_exists',
     `a ${what} ${field === 'name' ? 'named' : `with ${field}`} "${value}" already exists in this tenant${existingId ? ` (${existingId})` : ''}`,

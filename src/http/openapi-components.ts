@@ -32,9 +32,33 @@ import * as pagination from '../shared/pagination.js'
  * a route uses them. A new family adds its schemas module here; nothing else changes.
  */
 export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
-  apiKeys, auditLogs, auth, dossier, evidence, governanceSummary, health, models, policyControls, policyPacks, questionnaires, relationships,
-  riskScenarios, riskTypes, system, useCasePolicies, useCases, vendors, useCaseWorkflow, workflowStages, pagination,
-  users, teams, customFields, governed, webhooks, events,
+  apiKeys,
+  auditLogs,
+  auth,
+  dossier,
+  evidence,
+  governanceSummary,
+  health,
+  models,
+  policyControls,
+  policyPacks,
+  questionnaires,
+  relationships,
+  riskScenarios,
+  riskTypes,
+  system,
+  useCasePolicies,
+  useCases,
+  vendors,
+  useCaseWorkflow,
+  workflowStages,
+  pagination,
+  users,
+  teams,
+  customFields,
+  governed,
+  webhooks,
+  events,
 ]
 
 type Json = Record<string, unknown>
@@ -53,7 +77,8 @@ export const componentRef = (name: string) => ({ $ref: `#/components/schemas/${n
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /** Records and enums are named; plain strings and numbers stay inline (naming `{type: "string"}` would match everywhere). */
-const isNameable = (value: unknown): value is Json => isObject(value) && (value.type === 'object' || Array.isArray(value.enum))
+const isNameable = (value: unknown): value is Json =>
+  isObject(value) && (value.type === 'object' || Array.isArray(value.enum))
 
 /** Keywords whose values are data, not schemas. */
 const DATA_KEYWORDS = new Set(['enum', 'const', 'examples', 'example', 'default'])
@@ -62,11 +87,17 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'examples', 'example', 'default'
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (!isObject(value)) return JSON.stringify(value) ?? 'null'
-  return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`
+  return `{${Object.keys(value)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+    .join(',')}}`
 }
 
 /** Names the exported schemas of `modules` (plus `extra`); two different schemas under one name are a startup error. */
-export function buildComponents(extra: Record<string, unknown> = {}, modules: readonly Record<string, unknown>[] = SCHEMA_MODULES): Components {
+export function buildComponents(
+  extra: Record<string, unknown> = {},
+  modules: readonly Record<string, unknown>[] = SCHEMA_MODULES,
+): Components {
   const byObject = new Map<object, string>()
   const byCanonical = new Map<string, string>()
   const originals = new Map<string, Json>()
@@ -76,7 +107,8 @@ export function buildComponents(extra: Record<string, unknown> = {}, modules: re
       if (!/^[A-Z]/.test(name) || name.endsWith('Params') || !isNameable(value) || byObject.has(value)) continue
       const key = canonical(value)
       const known = originals.get(name)
-      if (known && canonical(known) !== key) throw new Error(`two different schemas are exported as ${name}; OpenAPI component names must be unique`)
+      if (known && canonical(known) !== key)
+        throw new Error(`two different schemas are exported as ${name}; OpenAPI component names must be unique`)
       byObject.set(value, byCanonical.get(key) ?? name)
       if (!byCanonical.has(key)) {
         byCanonical.set(key, name)
@@ -103,6 +135,7 @@ export function buildComponents(extra: Record<string, unknown> = {}, modules: re
     return out
   }
   const schemas: Record<string, Json> = {}
-  for (const [name, schema] of [...originals].sort(([a], [b]) => a.localeCompare(b))) schemas[name] = refify(schema, true) as Json
+  for (const [name, schema] of [...originals].sort(([a], [b]) => a.localeCompare(b)))
+    schemas[name] = refify(schema, true) as Json
   return { schemas, nameOf, refify }
 }

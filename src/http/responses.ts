@@ -1,7 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** 201 with the new record and its Location. */
-export function created<T extends { id: string }>(req: FastifyRequest, reply: FastifyReply, record: T, path = `${req.url.split('?')[0]}/${record.id}`): T {
+export function created<T extends { id: string }>(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  record: T,
+  path = `${req.url.split('?')[0]}/${record.id}`,
+): T {
   reply.code(201).header('Location', path)
   return record
 }

@@ -1,19 +1,39 @@
 import type { AuditLog, AuditLogQuery } from '../modules/audit-logs/audit-logs.schemas.js'
-import type { GovernanceSummary, GovernanceSummaryQuery } from '../modules/governance-summary/governance-summary.schemas.js'
+import type {
+  GovernanceSummary,
+  GovernanceSummaryQuery,
+} from '../modules/governance-summary/governance-summary.schemas.js'
 import type { Model, ModelCreate, ModelListQuery, ModelUpdate } from '../modules/models/models.schemas.js'
 import type { PolicyControl, PolicyControlListQuery } from '../modules/policy-controls/policy-controls.schemas.js'
 import type { PolicyPack, PolicyPackListQuery } from '../modules/policy-packs/policy-packs.schemas.js'
 import type { Dossier } from '../modules/dossier/dossier.schemas.js'
-import type { AnsweredQuestionnaire, AnswersUpdate, AttachedQuestionnaire, Questionnaire, QuestionnaireListQuery } from '../modules/questionnaires/questionnaires.schemas.js'
+import type {
+  AnsweredQuestionnaire,
+  AnswersUpdate,
+  AttachedQuestionnaire,
+  Questionnaire,
+  QuestionnaireListQuery,
+} from '../modules/questionnaires/questionnaires.schemas.js'
 import type { RiskScenarioLinkBody, UseCaseRiskScenario } from '../modules/relationships/relationships.schemas.js'
 import type { RiskScenario, RiskScenarioListQuery } from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import type { RiskType, RiskTypeListQuery } from '../modules/risk-types/risk-types.schemas.js'
-import type { AppliedPolicyPack, ApplyPolicyPack, ControlEvidence, UseCaseControl, UseCaseControlListQuery, UseCaseControlUpdate } from '../modules/use-case-policies/use-case-policies.schemas.js'
+import type {
+  AppliedPolicyPack,
+  ApplyPolicyPack,
+  ControlEvidence,
+  UseCaseControl,
+  UseCaseControlListQuery,
+  UseCaseControlUpdate,
+} from '../modules/use-case-policies/use-case-policies.schemas.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from '../modules/use-cases/use-cases.schemas.js'
 import type { Vendor, VendorCreate, VendorListQuery, VendorUpdate } from '../modules/vendors/vendors.schemas.js'
 import type { UseCaseWorkflow } from '../modules/workflow-stages/use-case-workflow.schemas.js'
 import type { WorkflowStage, WorkflowStageListQuery } from '../modules/workflow-stages/workflow-stages.schemas.js'
-import type { CustomField, CustomFieldCreate, CustomFieldListQuery } from '../modules/custom-fields/custom-fields.schemas.js'
+import type {
+  CustomField,
+  CustomFieldCreate,
+  CustomFieldListQuery,
+} from '../modules/custom-fields/custom-fields.schemas.js'
 import type { Team, TeamCreate, TeamListQuery } from '../modules/teams/teams.schemas.js'
 import type { User, UserCreate, UserListQuery } from '../modules/users/users.schemas.js'
 import type { Page } from '../shared/pagination.js'
@@ -52,7 +72,12 @@ export interface GovernanceBackend {
   updateUseCaseControl(id: string, controlId: string, input: UseCaseControlUpdate): Promise<UseCaseControl>
   listUseCaseQuestionnaires(id: string, query: PageArgs): Promise<Page<AttachedQuestionnaire>>
   getQuestionnaireAnswers(target: AnswerTarget, id: string, key: string): Promise<AnsweredQuestionnaire>
-  answerQuestionnaire(target: AnswerTarget, id: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire>
+  answerQuestionnaire(
+    target: AnswerTarget,
+    id: string,
+    key: string,
+    input: AnswersUpdate,
+  ): Promise<AnsweredQuestionnaire>
   listControlEvidence(id: string, controlId: string): Promise<Page<ControlEvidence>>
   getUseCaseDossier(id: string): Promise<Dossier>
 

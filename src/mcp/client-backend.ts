@@ -87,7 +87,8 @@ export function clientBackend(client: Client): GovernanceBackend {
     listPolicyPacks: (q) => data(client.policyPacks.list(args(q))),
     getPolicyPack: (key, version) => data(client.policyPacks.get(key, version === undefined ? undefined : { version })),
     listQuestionnaires: (q) => data(client.questionnaires.list(args(q))),
-    getQuestionnaire: (key, version) => data(client.questionnaires.get(key, version === undefined ? undefined : { version })),
+    getQuestionnaire: (key, version) =>
+      data(client.questionnaires.get(key, version === undefined ? undefined : { version })),
 
     queryAuditLogs: (q) => data(client.auditLogs.query(args(q))),
     getAuditLog: (id) => data(client.auditLogs.get(id)),

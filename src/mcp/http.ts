@@ -55,7 +55,10 @@ export function mcpHttpRoutes(deps: Deps, services: Services) {
     })
     const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) => {
       reply.header('allow', 'POST')
-      throw new AppError('method_not_allowed', 'this MCP server is stateless: send every message as a POST; there is no session to stream from or end')
+      throw new AppError(
+        'method_not_allowed',
+        'this MCP server is stateless: send every message as a POST; there is no session to stream from or end',
+      )
     }
     app.get(MCP_PATH, { schema: { hide: true } }, notAllowed)
     app.delete(MCP_PATH, { schema: { hide: true } }, notAllowed)
@@ -68,7 +71,10 @@ async function authenticate(req: FastifyRequest, deps: Deps, services: Services)
   if (req.headers.authorization === undefined && apiKey !== undefined) {
     const tenant = req.headers['x-tenant']
     return services.auth.checkApiKey(
-      { apiKey: typeof apiKey === 'string' ? apiKey : undefined, tenant: typeof tenant === 'string' ? tenant : undefined },
+      {
+        apiKey: typeof apiKey === 'string' ? apiKey : undefined,
+        tenant: typeof tenant === 'string' ? tenant : undefined,
+      },
       { requestId: req.id, source: 'mcp' },
     )
   }
@@ -79,12 +85,22 @@ async function authenticate(req: FastifyRequest, deps: Deps, services: Services)
 }
 
 /** Hands the raw request to the SDK's transport, keeping the headers Fastify's hooks set (request id, rate limits). */
-async function serveRaw(req: FastifyRequest, reply: FastifyReply, transport: StreamableHTTPServerTransport, log: FastifyInstance['log']) {
+async function serveRaw(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  transport: StreamableHTTPServerTransport,
+  log: FastifyInstance['log'],
+) {
   for (const [name, value] of Object.entries(reply.getHeaders())) {
     if (value !== undefined) reply.raw.setHeader(name, value)
     if (name.startsWith('ratelimit-') && value !== undefined) reply.raw.setHeader(`x-${name}`, value)
   }
-  const authInfo: AuthInfo = { token: '', clientId: req.ctx.actor.id ?? 'unknown', scopes: [req.ctx.role], extra: { ctx: req.ctx } }
+  const authInfo: AuthInfo = {
+    token: '',
+    clientId: req.ctx.actor.id ?? 'unknown',
+    scopes: [req.ctx.role],
+    extra: { ctx: req.ctx },
+  }
   const raw = Object.assign(req.raw, { auth: authInfo })
   reply.hijack()
   try {
@@ -93,7 +109,9 @@ async function serveRaw(req: FastifyRequest, reply: FastifyReply, transport: Str
     log.error({ err }, 'MCP transport failed')
     if (!reply.raw.headersSent) {
       reply.raw.writeHead(500, { 'content-type': 'application/problem+json' })
-      reply.raw.end(JSON.stringify({ status: 500, code: 'internal', detail: 'the MCP request failed', request_id: req.id }))
+      reply.raw.end(
+        JSON.stringify({ status: 500, code: 'internal', detail: 'the MCP request failed', request_id: req.id }),
+      )
     } else reply.raw.end()
   }
 }

@@ -19,7 +19,8 @@ export function inProcessBackend(s: Services, ctx: Ctx): GovernanceBackend {
     unlinkUseCaseVendor: (id, vendorId) => s.relationships.unlink(ctx, 'use_case_vendors', id, vendorId),
     listUseCaseRiskScenarios: (id, q) => s.relationships.listUseCaseRiskScenarios(ctx, id, q),
     linkUseCaseRiskScenario: (id, input) => record(s.relationships.linkUseCaseRiskScenario(ctx, id, input)),
-    unlinkUseCaseRiskScenario: (id, riskScenarioId) => s.relationships.unlink(ctx, 'use_case_risk_scenarios', id, riskScenarioId),
+    unlinkUseCaseRiskScenario: (id, riskScenarioId) =>
+      s.relationships.unlink(ctx, 'use_case_risk_scenarios', id, riskScenarioId),
     listModelVendors: (id, q) => s.relationships.listModelVendors(ctx, id, q),
     linkModelVendor: (id, vendorId) => record(s.relationships.linkModelVendor(ctx, id, vendorId)),
     unlinkModelVendor: (id, vendorId) => s.relationships.unlink(ctx, 'model_vendors', id, vendorId),

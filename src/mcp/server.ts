@@ -1,8 +1,14 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js'
 import {
-  type CallToolResult, CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
-  McpError, ReadResourceRequestSchema,
+  type CallToolResult,
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import { AppError } from '../http/errors.js'
 import { problemFields } from '../http/plugins/problems.js'
@@ -48,7 +54,13 @@ export function offeredTools(readOnly: boolean): ToolDef[] {
 
 interface ToolTable {
   byName: Map<string, { tool: ToolDef; validate: (data: unknown) => object }>
-  listed: { name: string; title: string; description: string; inputSchema: { type: 'object' }; annotations: Record<string, unknown> }[]
+  listed: {
+    name: string
+    title: string
+    description: string
+    inputSchema: { type: 'object' }
+    annotations: Record<string, unknown>
+  }[]
 }
 
 const toolTables = new Map<boolean, ToolTable>()
@@ -66,7 +78,13 @@ function toolTable(readOnly: boolean): ToolTable {
       title: t.title,
       description: t.description,
       inputSchema: JSON.parse(JSON.stringify(t.input)) as { type: 'object' },
-      annotations: { title: t.title, readOnlyHint: !t.write, destructiveHint: t.name.startsWith('unlink_'), idempotentHint: !t.write || t.name.startsWith('link_') || t.name.startsWith('unlink_'), openWorldHint: false },
+      annotations: {
+        title: t.title,
+        readOnlyHint: !t.write,
+        destructiveHint: t.name.startsWith('unlink_'),
+        idempotentHint: !t.write || t.name.startsWith('link_') || t.name.startsWith('unlink_'),
+        openWorldHint: false,
+      },
     })),
   }
   toolTables.set(readOnly, table)
@@ -104,24 +122,35 @@ export function createMcpServer(options: McpServerOptions): Server {
   })
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: [{
-      uriTemplate: RESOURCE_TEMPLATE,
-      name: 'use_case',
-      title: 'Use case overview',
-      description: 'A use case with its linked models, vendors and risk scenarios, applied policy packs, controls and their status, and workflow position.',
-      mimeType: 'application/json',
-    }],
+    resourceTemplates: [
+      {
+        uriTemplate: RESOURCE_TEMPLATE,
+        name: 'use_case',
+        title: 'Use case overview',
+        description:
+          'A use case with its linked models, vendors and risk scenarios, applied policy packs, controls and their status, and workflow position.',
+        mimeType: 'application/json',
+      },
+    ],
   }))
 
   // Lists the use cases as readable resources, a page at a time (the MCP cursor is the list's cursor).
   server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const caller = options.caller(extra.authInfo)
-    const page = await asMcpError(() => caller.backend.listUseCases({ page_limit: 100, ...(request.params?.cursor ? { page_after: request.params.cursor } : {}) }))
+    const page = await asMcpError(() =>
+      caller.backend.listUseCases({
+        page_limit: 100,
+        ...(request.params?.cursor ? { page_after: request.params.cursor } : {}),
+      }),
+    )
     return {
       resources: page.items.map((uc) => ({
         uri: `governance://use_cases/${uc.id}`,
         name: uc.name,
-        description: [uc.risk_category_level ? `risk: ${uc.risk_category_level}` : null, uc.description].filter(Boolean).join(' — ') || undefined,
+        description:
+          [uc.risk_category_level ? `risk: ${uc.risk_category_level}` : null, uc.description]
+            .filter(Boolean)
+            .join(' — ') || undefined,
         mimeType: 'application/json',
       })),
       ...(page.pagination.next_cursor ? { nextCursor: page.pagination.next_cursor } : {}),
@@ -130,7 +159,8 @@ export function createMcpServer(options: McpServerOptions): Server {
 
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     const match = RESOURCE_URI.exec(request.params.uri)
-    if (!match) throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${request.params.uri}; use ${RESOURCE_TEMPLATE}`)
+    if (!match)
+      throw new McpError(RESOURCE_NOT_FOUND, `unknown resource ${request.params.uri}; use ${RESOURCE_TEMPLATE}`)
     const caller = options.caller(extra.authInfo)
     const overview = await asMcpError(() => useCaseOverview(caller.backend, decodeURIComponent(match[1])))
     return { contents: [{ uri: request.params.uri, mimeType: 'application/json', text: json(overview) }] }
@@ -145,21 +175,39 @@ export const neededRole = (tool: ToolDef): Role => tool.role ?? (tool.write ? 'w
 /** The refusal of a tool for too low a role: one message whichever side checked it (this server, or the service behind stdio). */
 function toolForbidden(tool: ToolDef, role: string): AppError {
   const needed = neededRole(tool)
-  const why = needed === 'admin' ? 'changes the tenant\'s definitions' : 'changes data'
-  return new AppError('forbidden', `this API key has role "${role}"; ${tool.name} ${why} and needs "${needed}"`, undefined, { role, required_role: needed })
+  const why = needed === 'admin' ? "changes the tenant's definitions" : 'changes data'
+  return new AppError(
+    'forbidden',
+    `this API key has role "${role}"; ${tool.name} ${why} and needs "${needed}"`,
+    undefined,
+    { role, required_role: needed },
+  )
 }
 
 /** A failure as an MCP tool result: isError, with the problem document as text and as structured content. */
 function toolError(err: unknown, tool: ToolDef, caller: ToolCaller, options: McpServerOptions): CallToolResult {
   let problem: Record<string, unknown>
-  const refusedRole = err instanceof ProblemError && err.problem.code === 'forbidden' && typeof err.problem.role === 'string' && typeof err.problem.required_role === 'string'
+  const refusedRole =
+    err instanceof ProblemError &&
+    err.problem.code === 'forbidden' &&
+    typeof err.problem.role === 'string' &&
+    typeof err.problem.required_role === 'string'
   // Behind stdio the service refuses the route; the caller asked for a tool, so the refusal names the tool.
-  if (refusedRole) problem = problemFields(toolForbidden(tool, err.problem.role as string), `tools/${tool.name}`, typeof err.problem.request_id === 'string' ? err.problem.request_id : '')
+  if (refusedRole)
+    problem = problemFields(
+      toolForbidden(tool, err.problem.role as string),
+      `tools/${tool.name}`,
+      typeof err.problem.request_id === 'string' ? err.problem.request_id : '',
+    )
   else if (err instanceof ProblemError) problem = err.problem
   else if (err instanceof AppError) problem = problemFields(err, `tools/${tool.name}`, caller.requestId ?? '')
   else {
     options.onUnexpectedError?.(err, tool.name)
-    problem = problemFields(new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it'), `tools/${tool.name}`, caller.requestId ?? '')
+    problem = problemFields(
+      new AppError('internal', 'an unexpected error occurred; quote the request_id when reporting it'),
+      `tools/${tool.name}`,
+      caller.requestId ?? '',
+    )
   }
   return { isError: true, content: [{ type: 'text', text: json(problem) }], structuredContent: problem }
 }
@@ -169,8 +217,17 @@ async function asMcpError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (err) {
-    if (err instanceof ProblemError) throw new McpError(err.problem.code === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidRequest, err.message, err.problem)
-    if (err instanceof AppError) throw new McpError(err.code === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidRequest, err.detail, { code: err.code, status: err.status })
+    if (err instanceof ProblemError)
+      throw new McpError(
+        err.problem.code === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidRequest,
+        err.message,
+        err.problem,
+      )
+    if (err instanceof AppError)
+      throw new McpError(err.code === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidRequest, err.detail, {
+        code: err.code,
+        status: err.status,
+      })
     throw err
   }
 }

@@ -30,6 +30,9 @@ export async function serveStdio(config: Config): Promise<void> {
   process.stdin.once('end', () => process.exit(0))
   await server.connect(transport)
   const ping = await client.system.ping()
-  if (ping.error) log(`the service refused the credential or did not answer (${ping.error.message}); tools will report errors until that is fixed`)
+  if (ping.error)
+    log(
+      `the service refused the credential or did not answer (${ping.error.message}); tools will report errors until that is fixed`,
+    )
   else log(`serving tools over stdio for tenant ${ping.data.tenant}`)
 }

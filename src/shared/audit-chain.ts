@@ -1,4 +1,14 @@
-import { createHash, createHmac, createPrivateKey, createPublicKey, hkdfSync, type KeyObject, sign, timingSafeEqual, verify } from 'node:crypto'
+import {
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  hkdfSync,
+  type KeyObject,
+  sign,
+  timingSafeEqual,
+  verify,
+} from 'node:crypto'
 import type { Config } from '../config.js'
 import type { AuditLogRow } from '../db/tables.js'
 
@@ -22,7 +32,8 @@ interface ChainKey {
   key: Buffer
 }
 
-const keyId = (material: Buffer | string) => createHash('sha256').update('aigov audit key id\0').update(material).digest('hex').slice(0, 16)
+const keyId = (material: Buffer | string) =>
+  createHash('sha256').update('aigov audit key id\0').update(material).digest('hex').slice(0, 16)
 
 const derive = (secret: string, info: string) => Buffer.from(hkdfSync('sha256', secret, 'aigov audit', info, 32))
 
@@ -40,8 +51,15 @@ export function auditKeys(config: Config, fallbackSecret: string): AuditKeys {
   const chainKeys = new Map([chain, ...config.auditChainKeysPrevious.map(chainKey)].map((k) => [k.id, k]))
   const privateKey = config.auditSigningKey
     ? createPrivateKey(config.auditSigningKey)
-    // An Ed25519 private key is 32 random bytes: wrapped in PKCS#8 DER so Node takes it as a key.
-    : createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, derive(config.auditChainKey ?? fallbackSecret, 'checkpoint ed25519 v1')]), format: 'der', type: 'pkcs8' })
+    : // An Ed25519 private key is 32 random bytes: wrapped in PKCS#8 DER so Node takes it as a key.
+      createPrivateKey({
+        key: Buffer.concat([
+          ED25519_PKCS8_PREFIX,
+          derive(config.auditChainKey ?? fallbackSecret, 'checkpoint ed25519 v1'),
+        ]),
+        format: 'der',
+        type: 'pkcs8',
+      })
   const publicKey = createPublicKey(privateKey)
   return {
     chain,
@@ -54,9 +72,26 @@ export function auditKeys(config: Config, fallbackSecret: string): AuditKeys {
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
 
 const HASHED_FIELDS = [
-  'id', 'tenant_id', 'seq', 'created_at', 'action', 'resource_type', 'resource_id', 'resource_name',
-  'sub_object_type', 'sub_object_id', 'sub_object_name', 'use_case_id', 'actor_type', 'actor_id',
-  'actor_name', 'source', 'request_id', 'changes', 'metadata', 'prev_hash',
+  'id',
+  'tenant_id',
+  'seq',
+  'created_at',
+  'action',
+  'resource_type',
+  'resource_id',
+  'resource_name',
+  'sub_object_type',
+  'sub_object_id',
+  'sub_object_name',
+  'use_case_id',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'source',
+  'request_id',
+  'changes',
+  'metadata',
+  'prev_hash',
 ] as const
 
 export type HashedRow = Omit<AuditLogRow, 'hash'>
@@ -80,7 +115,8 @@ export interface Checkpoint {
   signed_at: string
 }
 
-const checkpointMessage = (c: Checkpoint) => Buffer.from(`aigov audit checkpoint v1\n${c.tenant}\n${c.sequence}\n${c.head}\n${c.signed_at}`)
+const checkpointMessage = (c: Checkpoint) =>
+  Buffer.from(`aigov audit checkpoint v1\n${c.tenant}\n${c.sequence}\n${c.head}\n${c.signed_at}`)
 
 export function signCheckpoint(checkpoint: Checkpoint, keys: AuditKeys): string {
   return sign(null, checkpointMessage(checkpoint), keys.signing.privateKey).toString('base64url')
@@ -90,18 +126,32 @@ export function checkpointSignatureValid(checkpoint: Checkpoint, signature: stri
   return verify(null, checkpointMessage(checkpoint), keys.signing.publicKey, Buffer.from(signature, 'base64url'))
 }
 
-const legacyProofMessage = (tenantId: string, legacySeq: number | null) => `aigov audit legacy proof v1\n${tenantId}\n${legacySeq ?? 'none'}`
+const legacyProofMessage = (tenantId: string, legacySeq: number | null) =>
+  `aigov audit legacy proof v1\n${tenantId}\n${legacySeq ?? 'none'}`
 
 /**
  * The proof of up to which sequence a tenant's chain may hold unkeyed records (null: none): an HMAC under the chain
  * key, so a database writer who rewrites a chain in the unkeyed scheme cannot also move the line it must stay behind.
  */
-export function legacyProof(tenantId: string, legacySeq: number | null, keys: AuditKeys): { key_id: string; mac: string } {
-  return { key_id: keys.chain.id, mac: createHmac('sha256', keys.chain.key).update(legacyProofMessage(tenantId, legacySeq)).digest('hex') }
+export function legacyProof(
+  tenantId: string,
+  legacySeq: number | null,
+  keys: AuditKeys,
+): { key_id: string; mac: string } {
+  return {
+    key_id: keys.chain.id,
+    mac: createHmac('sha256', keys.chain.key).update(legacyProofMessage(tenantId, legacySeq)).digest('hex'),
+  }
 }
 
 /** Whether `mac` proves `legacySeq` for the tenant under the chain key it names (the current or a previous one). */
-export function legacyProofValid(tenantId: string, legacySeq: number | null, keyId: string, mac: string, keys: AuditKeys): boolean {
+export function legacyProofValid(
+  tenantId: string,
+  legacySeq: number | null,
+  keyId: string,
+  mac: string,
+  keys: AuditKeys,
+): boolean {
   const key = keys.chainKeys.get(keyId)
   if (!key || !/^[0-9a-f]{64}$/.test(mac)) return false
   const expected = createHmac('sha256', key.key).update(legacyProofMessage(tenantId, legacySeq)).digest()

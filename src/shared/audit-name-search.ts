@@ -23,7 +23,9 @@ export function auditNameSearchTable(tenantId: string) {
 export async function createAuditNameSearch(db: Kysely<any>, dialect: DialectName, tenantId: string): Promise<void> {
   if (dialect !== 'sqlite') return
   // columnsize=0: no per-record sizes (they serve ranking, which this never does); a quarter less work per write.
-  await sql`create virtual table ${auditNameSearchTable(tenantId)} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(db)
+  await sql`create virtual table ${auditNameSearchTable(tenantId)} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(
+    db,
+  )
 }
 
 /** How soon after a commit its records are indexed: the commits in between share one index segment. */
@@ -44,12 +46,23 @@ interface NameRange {
  * Adds the tenant's audit records after its indexed position (`tenants.audit_names_seq`), up to seq `upTo`, to its
  * index and moves the position, in the caller's transaction: each record goes in once, whoever indexes.
  */
-export async function indexAuditNames(tx: Kysely<any>, dialect: DialectName, tenantId: string, upTo: number): Promise<void> {
-  const { audit_names_seq: from } = await tx.selectFrom('tenants').select('audit_names_seq').where('id', '=', tenantId).executeTakeFirstOrThrow()
+export async function indexAuditNames(
+  tx: Kysely<any>,
+  dialect: DialectName,
+  tenantId: string,
+  upTo: number,
+): Promise<void> {
+  const { audit_names_seq: from } = await tx
+    .selectFrom('tenants')
+    .select('audit_names_seq')
+    .where('id', '=', tenantId)
+    .executeTakeFirstOrThrow()
   if (upTo <= from) return
   if (dialect === 'postgres') return addNames(tx, [{ tenantId, from, upTo }])
   await sql`insert into ${auditNameSearchTable(tenantId)} (rowid, resource_name)
-    select seq, resource_name from audit_logs where tenant_id = ${tenantId} and seq > ${from} and seq <= ${upTo} and resource_name is not null`.execute(tx)
+    select seq, resource_name from audit_logs where tenant_id = ${tenantId} and seq > ${from} and seq <= ${upTo} and resource_name is not null`.execute(
+    tx,
+  )
   await tx.updateTable('tenants').set({ audit_names_seq: upTo }).where('id', '=', tenantId).execute()
 }
 
@@ -74,7 +87,9 @@ async function addNames(tx: Kysely<any>, ranges: NameRange[]): Promise<void> {
     on conflict do nothing`.execute(tx)
   // The batch's keys wait in the indexes' pending lists (fastupdate, 2026-11-28T00), which every search reads
   // whole: moved into the indexes now, in one pass that touches each key once for all of the batch's names.
-  await sql`select gin_clean_pending_list('audit_names_trigrams'::regclass), gin_clean_pending_list('audit_names_five_grams'::regclass)`.execute(tx)
+  await sql`select gin_clean_pending_list('audit_names_trigrams'::regclass), gin_clean_pending_list('audit_names_five_grams'::regclass)`.execute(
+    tx,
+  )
   await sql`update tenants as t set audit_names_seq = r.up_to
     from unnest(${tenantIds}::text[], ${upTos}::bigint[]) as r (tenant_id, up_to)
     where t.id = r.tenant_id and t.audit_names_seq < r.up_to`.execute(tx)
@@ -86,7 +101,11 @@ async function addNames(tx: Kysely<any>, ranges: NameRange[]): Promise<void> {
  */
 export async function indexAllAuditNames(database: Database, tenantId: string): Promise<void> {
   for (;;) {
-    const tenant = await database.db.selectFrom('tenants').select(['audit_seq', 'audit_names_seq']).where('id', '=', tenantId).executeTakeFirstOrThrow()
+    const tenant = await database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_names_seq'])
+      .where('id', '=', tenantId)
+      .executeTakeFirstOrThrow()
     if (tenant.audit_names_seq >= tenant.audit_seq) return
     const upTo = Math.min(tenant.audit_seq, tenant.audit_names_seq + INDEX_BATCH)
     await database.transaction((tx) => indexAuditNames(tx, database.dialect, tenantId, upTo))
@@ -121,7 +140,10 @@ export async function notIndexedSeqs(db: Kysely<any>, tenantId: string, most: nu
  */
 export class AuditNameIndexer {
   private sweeper: NodeJS.Timeout | undefined
-  private readonly rounds = new CoalescedRuns(() => this.indexBehind().catch(this.onError), () => INDEX_DELAY_MS)
+  private readonly rounds = new CoalescedRuns(
+    () => this.indexBehind().catch(this.onError),
+    () => INDEX_DELAY_MS,
+  )
 
   constructor(
     private readonly database: Database,
@@ -145,11 +167,18 @@ export class AuditNameIndexer {
   private async indexBehind(): Promise<void> {
     const { db } = this.database
     // Read outside the transaction: nothing behind (the usual case when idle) takes no write lock.
-    const behind = await db.selectFrom('tenants').select(['id', 'audit_seq', 'audit_names_seq']).whereRef('audit_seq', '>', 'audit_names_seq').execute()
+    const behind = await db
+      .selectFrom('tenants')
+      .select(['id', 'audit_seq', 'audit_names_seq'])
+      .whereRef('audit_seq', '>', 'audit_names_seq')
+      .execute()
     if (behind.length === 0) return
     // An equal share of the batch for each tenant behind: one with a long backlog holds up no other.
     const share = Math.max(1, Math.floor(INDEX_BATCH / behind.length))
-    const batches = behind.map((tenant) => ({ tenantId: tenant.id, upTo: Math.min(tenant.audit_seq, tenant.audit_names_seq + share) }))
+    const batches = behind.map((tenant) => ({
+      tenantId: tenant.id,
+      upTo: Math.min(tenant.audit_seq, tenant.audit_names_seq + share),
+    }))
     if (batches.some(({ upTo }, i) => upTo < behind[i].audit_seq)) this.rounds.request()
     if (this.database.dialect === 'postgres') {
       // One transaction for every tenant behind: their names share one table, and a round costs a few statements.
@@ -158,6 +187,12 @@ export class AuditNameIndexer {
     }
     // SQLite: a transaction per tenant (its own index), all started at once: they commit together (group commit),
     // and a tenant whose indexing fails is rolled back alone, holding up no other tenant.
-    await Promise.all(batches.map(({ tenantId, upTo }) => this.database.transaction((tx) => indexAuditNames(tx, this.database.dialect, tenantId, upTo)).catch(this.onError)))
+    await Promise.all(
+      batches.map(({ tenantId, upTo }) =>
+        this.database
+          .transaction((tx) => indexAuditNames(tx, this.database.dialect, tenantId, upTo))
+          .catch(this.onError),
+      ),
+    )
   }
 }

@@ -17,8 +17,27 @@ import {
 import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
-import { type AuditEntry, diff, forChange, forChangeInMutation, type MutationOutcome, runMutation, runRecordedMutation, type Tx } from './mutation.js'
-import { applyKeyset, keyset, LONG_TEXT, type ListQuery, type Page, pageTextOf, textSize, toPage, withinTextBudget } from './pagination.js'
+import {
+  type AuditEntry,
+  diff,
+  forChange,
+  forChangeInMutation,
+  type MutationOutcome,
+  runMutation,
+  runRecordedMutation,
+  type Tx,
+} from './mutation.js'
+import {
+  applyKeyset,
+  keyset,
+  LONG_TEXT,
+  type ListQuery,
+  type Page,
+  pageTextOf,
+  textSize,
+  toPage,
+  withinTextBudget,
+} from './pagination.js'
 import { type UniqueField, uniqueName } from './records.js'
 import { containsText } from './search.js'
 
@@ -57,7 +76,13 @@ export interface CatalogQuery {
   custom_field_value?: string
 }
 
-export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> {
+export interface CatalogSpec<
+  Row extends BaseRow,
+  Item extends { id: string },
+  Create,
+  Update,
+  Query extends CatalogQuery,
+> {
   table: UniqueField['table']
   /** Words for messages: `use case`. */
   label: string
@@ -93,7 +118,13 @@ export interface CatalogSpec<Row extends BaseRow, Item extends { id: string }, C
 }
 
 /** A family whose reads the database renders: every item field, as the SQL that gives its JSON (see item-json.ts). */
-export interface JsonCatalogSpec<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery> extends CatalogSpec<Row, Item, Create, Update, Query> {
+export interface JsonCatalogSpec<
+  Row extends BaseRow,
+  Item extends { id: string },
+  Create,
+  Update,
+  Query extends CatalogQuery,
+> extends CatalogSpec<Row, Item, Create, Update, Query> {
   json: { [K in keyof Item]-?: JsonField }
   /**
    * Audited fields that no list filter, search or sort of the family reads: an update of only these leaves every
@@ -118,37 +149,54 @@ export type CatalogService<Item, Create, Update, Query> = {
  */
 const tenantOf = (table: string) => sql<string>`${sql.ref(`${table}.tenant_id`)} || ''`
 
-export function createCatalogService<Row extends BaseRow, Item extends { id: string }, Create extends object, Update extends object, Query extends CatalogQuery>(
+export function createCatalogService<
+  Row extends BaseRow,
+  Item extends { id: string },
+  Create extends object,
+  Update extends object,
+  Query extends CatalogQuery,
+>(
   database: Database,
   spec: CatalogSpec<Row, Item, Create, Update, Query>,
   itemCache: ItemCache | null = null,
 ): CatalogService<Item, Create, Update, Query> {
   const { db } = database
   const tenant = tenantOf(spec.table)
-  const select = (conn: Tx, tenantId: string, id: string) => (conn as AnyDb).selectFrom(spec.table).selectAll().where(tenant, '=', tenantId).where('id', '=', id)
-  const find = (conn: Tx, tenantId: string, id: string) => select(conn, tenantId, id).executeTakeFirst() as Promise<Row | undefined>
+  const select = (conn: Tx, tenantId: string, id: string) =>
+    (conn as AnyDb).selectFrom(spec.table).selectAll().where(tenant, '=', tenantId).where('id', '=', id)
+  const find = (conn: Tx, tenantId: string, id: string) =>
+    select(conn, tenantId, id).executeTakeFirst() as Promise<Row | undefined>
   // A read-modify-write holds the row (see forChange), so a concurrent update of the same record waits instead
   // of diffing (and auditing) against a stale copy.
-  const lock = (tx: Tx, tenantId: string, id: string) => forChange(tx, select(tx, tenantId, id)).executeTakeFirst() as Promise<Row | undefined>
+  const lock = (tx: Tx, tenantId: string, id: string) =>
+    forChange(tx, select(tx, tenantId, id)).executeTakeFirst() as Promise<Row | undefined>
 
   const decorate = (conn: Tx, tenantId: string, items: Item[]) => decorateItems(spec, conn, tenantId, items)
 
   // A family the database renders: its item as one selected column, in the two reads its writes make, compiled once.
-  const itemSql = 'json' in spec ? renderedItem(database, spec as JsonCatalogSpec<Row, Item, Create, Update, Query>) : null
-  const writtenItem = itemSql && (db as AnyDb).selectFrom(spec.table).select(itemSql).where(tenant, '=', '').where('id', '=', '').compile()
+  const itemSql =
+    'json' in spec ? renderedItem(database, spec as JsonCatalogSpec<Row, Item, Create, Update, Query>) : null
+  const writtenItem =
+    itemSql &&
+    (db as AnyDb).selectFrom(spec.table).select(itemSql).where(tenant, '=', '').where('id', '=', '').compile()
   const lockedItem = itemSql && forChangeInMutation(database.dialect, select(db, '', '').select(itemSql)).compile()
 
   /** The item of a record whose writes are all done: rendered by the database in one query, else decorated. */
   const written = async (tx: Tx, tenantId: string, row: Row): Promise<Item> => {
     if (!writtenItem) return (await decorate(tx, tenantId, [spec.toItem(row)]))[0]
-    const [{ item }] = (await tx.executeQuery<{ item: string }>({ ...writtenItem, parameters: [tenantId, row.id] })).rows
+    const [{ item }] = (await tx.executeQuery<{ item: string }>({ ...writtenItem, parameters: [tenantId, row.id] }))
+      .rows
     return JSON.parse(item) as Item
   }
   /**
    * The row a change locks, and its item before the change: read together where the database renders the item, so
    * that it costs no decoration queries (owner name, custom field values, questionnaire ids), a third of a PATCH's work.
    */
-  const lockWithItem = async (tx: Tx, tenantId: string, id: string): Promise<{ current: Row; before: Item } | undefined> => {
+  const lockWithItem = async (
+    tx: Tx,
+    tenantId: string,
+    id: string,
+  ): Promise<{ current: Row; before: Item } | undefined> => {
     if (!lockedItem) {
       const current = await lock(tx, tenantId, id)
       return current && { current, before: (await decorate(tx, tenantId, [spec.toItem(current)]))[0] }
@@ -172,7 +220,13 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
    * field values, attachments), so the item before, with the changed row fields, is the item after: three queries
    * fewer for the common PATCH. A body naming anything else is decorated again.
    */
-  const afterUpdate = async (current: Row, columns: Partial<Row>, before: Item, input: Update, decorated: () => Promise<Item[]>): Promise<Item> => {
+  const afterUpdate = async (
+    current: Row,
+    columns: Partial<Row>,
+    before: Item,
+    input: Update,
+    decorated: () => Promise<Item[]>,
+  ): Promise<Item> => {
     if (!namesRowFieldsOnly(input, columns)) return (await decorated())[0]
     const was = spec.toItem(current) as Record<string, unknown>
     const now = spec.toItem({ ...current, ...columns }) as Record<string, unknown>
@@ -181,13 +235,18 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
   }
 
   const unique: UniqueField = { table: spec.table, what: spec.label, field: spec.uniqueField ?? 'name' }
-  const guarded = <T>(ctx: Ctx, input: Create | Update, work: () => Promise<T>) => uniqueName(db, ctx, unique, spec.uniqueValue(input), work)
+  const guarded = <T>(ctx: Ctx, input: Create | Update, work: () => Promise<T>) =>
+    uniqueName(db, ctx, unique, spec.uniqueValue(input), work)
 
   return {
     async list(ctx, query) {
       const ks = keyset(query, spec.sortColumns)
       const q = (await listQuery(db, spec, ctx, query)).selectAll()
-      const page = toPage((await withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf(spec.table)).execute()) as Row[], ks, spec.toItem)
+      const page = toPage(
+        (await withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf(spec.table)).execute()) as Row[],
+        ks,
+        spec.toItem,
+      )
       return { ...page, items: await decorate(db, ctx.tenantId, page.items) }
     },
 
@@ -203,16 +262,31 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
           const at = now()
           const governed = input as GovernedInput
           const owner = spec.governed ? await resolveOwner(tx, ctx.tenantId, governed.owner) : {}
-          const row = { id: newId(spec.idPrefix), tenant_id: ctx.tenantId, ...(await spec.create(input, ctx, tx)), ...owner, created_at: at, updated_at: at } as unknown as Row
+          const row = {
+            id: newId(spec.idPrefix),
+            tenant_id: ctx.tenantId,
+            ...(await spec.create(input, ctx, tx)),
+            ...owner,
+            created_at: at,
+            updated_at: at,
+          } as unknown as Row
           await (tx as AnyDb).insertInto(spec.table).values(row).execute()
           forgetReads(tx, spec.table)
-          const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true) : {}
+          const valueChanges = spec.governed
+            ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true)
+            : {}
           const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, row, input) : []
           // As on update: a body of row fields only leaves nothing for decorate to fill in.
           const created = namesRowFieldsOnly(input, row) ? spec.toItem(row) : await written(tx, ctx.tenantId, row)
           return {
             result: created,
-            audit: [{ ...auditOf('created', row as never), changes: { ...diff(blank(created), created, spec.audited), ...valueChanges } }, ...extra],
+            audit: [
+              {
+                ...auditOf('created', row as never),
+                changes: { ...diff(blank(created), created, spec.audited), ...valueChanges },
+              },
+              ...extra,
+            ],
           }
         }),
       )
@@ -222,46 +296,84 @@ export function createCatalogService<Row extends BaseRow, Item extends { id: str
       // Where the database renders the item and reads keep it rendered, the update's statement renders it too.
       const mark = itemSql ? itemCache?.mark(ctx.tenantId) : undefined
       const { result, appended } = await guarded(ctx, input, () =>
-        runRecordedMutation(database, ctx, async (tx): Promise<MutationOutcome<{ item: Item; rendered?: RenderedRow }>> => {
-          const locked = await lockWithItem(tx, ctx.tenantId, id)
-          if (!locked) throw notFound(spec.label, id)
-          const { current, before } = locked
-          const governed = input as GovernedInput
-          const columns = { ...(await spec.update(input, current, tx, ctx)), ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))) }
-          const valueChanges = spec.governed ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false) : {}
-          const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
-          const after = await afterUpdate(current, columns, before, input, () => decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })]))
-          const changes = { ...diff(before, after, spec.audited), ...valueChanges }
-          // Nothing of the record itself changed: no update record, no new updated_at.
-          if (Object.keys(changes).length === 0) return { result: { item: after }, audit: extra }
-          const updatedAt = now()
-          const update = (tx as AnyDb).updateTable(spec.table).set({ ...columns, updated_at: updatedAt }).where(tenant, '=', ctx.tenantId).where('id', '=', id)
-          // The last write of the change: what it returns is the record as committed.
-          const rendered = mark && itemSql ? { id, updatedAt, text: itemText(((await update.returning(itemSql).executeTakeFirstOrThrow()) as { item: string }).item) } : (await update.execute(), undefined)
-          forgetReads(tx, spec.table)
-          return { result: { item: { ...after, updated_at: updatedAt }, rendered }, audit: [{ ...auditOf('updated', after as never), changes }, ...extra] }
-        }, [id]),
+        runRecordedMutation(
+          database,
+          ctx,
+          async (tx): Promise<MutationOutcome<{ item: Item; rendered?: RenderedRow }>> => {
+            const locked = await lockWithItem(tx, ctx.tenantId, id)
+            if (!locked) throw notFound(spec.label, id)
+            const { current, before } = locked
+            const governed = input as GovernedInput
+            const columns = {
+              ...(await spec.update(input, current, tx, ctx)),
+              ...(spec.governed && (await resolveOwner(tx, ctx.tenantId, governed.owner))),
+            }
+            const valueChanges = spec.governed
+              ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, id, governed.custom_fields, false)
+              : {}
+            const extra = spec.afterWrite ? await spec.afterWrite(tx, ctx, { ...current, ...columns }, input) : []
+            const after = await afterUpdate(current, columns, before, input, () =>
+              decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })]),
+            )
+            const changes = { ...diff(before, after, spec.audited), ...valueChanges }
+            // Nothing of the record itself changed: no update record, no new updated_at.
+            if (Object.keys(changes).length === 0) return { result: { item: after }, audit: extra }
+            const updatedAt = now()
+            const update = (tx as AnyDb)
+              .updateTable(spec.table)
+              .set({ ...columns, updated_at: updatedAt })
+              .where(tenant, '=', ctx.tenantId)
+              .where('id', '=', id)
+            // The last write of the change: what it returns is the record as committed.
+            const rendered =
+              mark && itemSql
+                ? {
+                    id,
+                    updatedAt,
+                    text: itemText(
+                      ((await update.returning(itemSql).executeTakeFirstOrThrow()) as { item: string }).item,
+                    ),
+                  }
+                : (await update.execute(), undefined)
+            forgetReads(tx, spec.table)
+            return {
+              result: { item: { ...after, updated_at: updatedAt }, rendered },
+              audit: [{ ...auditOf('updated', after as never), changes }, ...extra],
+            }
+          },
+          [id],
+        ),
       )
       if (mark && result.rendered) itemCache!.putWritten(mark, spec.resourceType, result.rendered, appended[0].seq)
       return result.item
     },
 
     async delete(ctx, id) {
-      await runMutation(database, ctx, async (tx) => {
-        const current = await lock(tx, ctx.tenantId, id)
-        if (!current) throw notFound(spec.label, id)
-        const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
-        if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
-        await (tx as AnyDb).deleteFrom(spec.table).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
-        forgetReads(tx, spec.table)
-        return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
-      }, [id])
+      await runMutation(
+        database,
+        ctx,
+        async (tx) => {
+          const current = await lock(tx, ctx.tenantId, id)
+          if (!current) throw notFound(spec.label, id)
+          const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
+          if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
+          await (tx as AnyDb).deleteFrom(spec.table).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
+          forgetReads(tx, spec.table)
+          return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
+        },
+        [id],
+      )
     },
   }
 }
 
 /** The family's records of the tenant that a list query's search and filters select (no columns chosen yet). */
-async function listQuery<Query extends CatalogQuery>(db: Kysely<Tables>, spec: CatalogSpec<any, any, any, any, Query>, ctx: Ctx, query: Query): Promise<ListQuery> {
+async function listQuery<Query extends CatalogQuery>(
+  db: Kysely<Tables>,
+  spec: CatalogSpec<any, any, any, any, Query>,
+  ctx: Ctx,
+  query: Query,
+): Promise<ListQuery> {
   let q: ListQuery = (db as AnyDb).selectFrom(spec.table).where('tenant_id', '=', ctx.tenantId)
   if (query.q !== undefined) {
     const text = query.q
@@ -275,15 +387,20 @@ async function listQuery<Query extends CatalogQuery>(db: Kysely<Tables>, spec: C
 }
 
 /** The list page and the get of a family, as the JSON text the database renders: what its GET routes send. */
-export function createJsonReads<Row extends BaseRow, Item extends { id: string }, Create, Update, Query extends CatalogQuery>(
-  database: Database,
-  spec: JsonCatalogSpec<Row, Item, Create, Update, Query>,
-  itemCache: ItemCache | null,
-) {
+export function createJsonReads<
+  Row extends BaseRow,
+  Item extends { id: string },
+  Create,
+  Update,
+  Query extends CatalogQuery,
+>(database: Database, spec: JsonCatalogSpec<Row, Item, Create, Update, Query>, itemCache: ItemCache | null) {
   const { db, dialect } = database
   const type = spec.resourceType
   const item = renderedItem(database, spec)
-  const rendered = (db as AnyDb).selectFrom(spec.table).select(['id', 'updated_at', item]).where(tenantOf(spec.table), '=', '')
+  const rendered = (db as AnyDb)
+    .selectFrom(spec.table)
+    .select(['id', 'updated_at', item])
+    .where(tenantOf(spec.table), '=', '')
   const getQuery = rendered.where('id', '=', '').compile()
   // Any number of ids in one parameter, so that one statement text (prepared once per connection) serves every batch.
   const someQuery = rendered.where(anyOf(dialect, `${spec.table}.id`)).compile()
@@ -292,13 +409,18 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
 
   /** The rendered items of these ids (those that exist); one id with the GET's own statement. */
   const read = async (ctx: Ctx, ids: string[]): Promise<RenderedRow[]> => {
-    const query = ids.length === 1 ? { ...getQuery, parameters: [ctx.tenantId, ids[0]] } : { ...someQuery, parameters: [ctx.tenantId, anyOfValue(dialect, ids)] }
+    const query =
+      ids.length === 1
+        ? { ...getQuery, parameters: [ctx.tenantId, ids[0]] }
+        : { ...someQuery, parameters: [ctx.tenantId, anyOfValue(dialect, ids)] }
     const { rows } = await db.executeQuery<Rendered>(query)
     return rows.map((row) => ({ id: row.id, updatedAt: row.updated_at, text: itemText(row.item) }))
   }
   /** The rendered items of these ids (those that exist), by id; kept for later reads of `view` when given. */
   const render = async (ctx: Ctx, ids: string[], view: ItemView | null): Promise<Map<string, ItemText>> =>
-    view ? itemCache!.render(view, type, ids, (some) => read(ctx, some)) : new Map((await read(ctx, ids)).map((row) => [row.id, row.text]))
+    view
+      ? itemCache!.render(view, type, ids, (some) => read(ctx, some))
+      : new Map((await read(ctx, ids)).map((row) => [row.id, row.text]))
 
   return {
     /** A page: its records' ids in order from the list query, their JSON from the item cache or rendered for it. */
@@ -306,20 +428,32 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       const ks = keyset(query, spec.sortColumns)
       if (!itemCache) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
-        const { rows } = await db.executeQuery<{ id: string; item: string }>(withinTextBudget(db, applyKeyset(q, ks), ks, textSize('p', ['item'])).compile())
+        const { rows } = await db.executeQuery<{ id: string; item: string }>(
+          withinTextBudget(db, applyKeyset(q, ks), ks, textSize('p', ['item'])).compile(),
+        )
         const page = toPage(rows, ks, (row) => itemText(row.item))
         return pageBody(page.items, page.pagination)
       }
       const view = await itemCache.view(ctx.tenantId, ctx.readAt)
       // Sorted by updated_at, every update moves its record: those pages are never kept.
       const pageKey = ks.column === 'updated_at' ? null : JSON.stringify(query)
-      let page: (PageIds & { body?: PageBody }) | undefined = pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
+      let page: (PageIds & { body?: PageBody }) | undefined =
+        pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
       // The versions the list query read, when it ran: a kept page and kept items are both current in the view.
       let versions: string[] | undefined
       if (!page) {
         const long = LONG_TEXT[spec.table]
-        const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', 'updated_at', ks.column])]).$if(long !== undefined, (qb) => qb.select(textSize(spec.table, long!).as('page_text')))
-        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(withinTextBudget(db, applyKeyset(q, ks), ks, long ? sql<number>`${sql.ref('p.page_text')}` : undefined).compile())
+        const q = (await listQuery(db, spec, ctx, query))
+          .select([...new Set(['id', 'updated_at', ks.column])])
+          .$if(long !== undefined, (qb) => qb.select(textSize(spec.table, long!).as('page_text')))
+        const { rows } = await db.executeQuery<{ id: string; updated_at: string }>(
+          withinTextBudget(
+            db,
+            applyKeyset(q, ks),
+            ks,
+            long ? sql<number>`${sql.ref('p.page_text')}` : undefined,
+          ).compile(),
+        )
         const read = toPage(rows, ks, (row) => row)
         page = { ids: read.items.map((row) => row.id), pagination: read.pagination }
         versions = read.items.map((row) => row.updated_at)
@@ -334,7 +468,8 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
       // A record deleted between the two statements is left out, as a list after the delete would.
       const items = ids.flatMap((id, i) => kept[i] ?? fresh!.get(id) ?? [])
       const bytes = pageBody(items, page.pagination)
-      if (pageKey !== null && items.length === ids.length) itemCache.putPageBody(view, type, pageKey, page, { texts: items, bytes })
+      if (pageKey !== null && items.length === ids.length)
+        itemCache.putPageBody(view, type, pageKey, page, { texts: items, bytes })
       return bytes
     },
 
@@ -346,7 +481,8 @@ export function createJsonReads<Row extends BaseRow, Item extends { id: string }
     },
 
     /** The JSON text getJson sends for each of `ids` that exists, by id (webhook events read a batch's records at once). */
-    getJsonMany: async (ctx: Ctx, ids: string[]): Promise<Map<string, string>> => new Map([...(await render(ctx, ids, null))].map(([id, text]) => [id, text.json])),
+    getJsonMany: async (ctx: Ctx, ids: string[]): Promise<Map<string, string>> =>
+      new Map([...(await render(ctx, ids, null))].map(([id, text]) => [id, text.json])),
   }
 }
 
@@ -361,7 +497,12 @@ interface Decoration<Item> {
   decorate?(db: Tx, tenantId: string, items: Item[]): Promise<Item[]>
 }
 
-async function decorateItems<Item extends { id: string }>(spec: Decoration<Item>, conn: Tx, tenantId: string, items: Item[]): Promise<Item[]> {
+async function decorateItems<Item extends { id: string }>(
+  spec: Decoration<Item>,
+  conn: Tx,
+  tenantId: string,
+  items: Item[],
+): Promise<Item[]> {
   const governed = spec.governed ? ((await decorateGoverned(conn, tenantId, items as never[])) as Item[]) : items
   return spec.decorate ? spec.decorate(conn, tenantId, governed) : governed
 }
@@ -373,7 +514,12 @@ export function catalogItems<Row, Item extends { id: string }>(
   tenantId: string,
   rows: Row[],
 ): Promise<Item[]> {
-  return decorateItems(spec, conn, tenantId, rows.map((row) => spec.toItem(row)))
+  return decorateItems(
+    spec,
+    conn,
+    tenantId,
+    rows.map((row) => spec.toItem(row)),
+  )
 }
 
 /** True when every field of a body is a column of the row it writes: then nothing decorate fills in can change. */

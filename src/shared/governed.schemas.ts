@@ -10,7 +10,10 @@ export const OwnerRef = Type.Object(
     owner_id: Type.String({ maxLength: 64, pattern: '^(usr|team)_', examples: ['usr_01jd3k8m9v4q2w6e8r0t2y4u6i'] }),
     owner_type: Type.Optional(OwnerType),
   },
-  { additionalProperties: false, description: 'A user or team of the tenant; `owner_type` follows from the id when absent.' },
+  {
+    additionalProperties: false,
+    description: 'A user or team of the tenant; `owner_type` follows from the id when absent.',
+  },
 )
 
 export const Owner = Type.Object({
@@ -39,7 +42,9 @@ export const CustomFieldValue = Type.Object({
 /** Body members of create and update. */
 export const governedEditable = {
   owner: Type.Optional(Nullable(OwnerRef)),
-  custom_fields: Type.Optional(Type.Array(CustomFieldValueInput, { maxItems: 100, description: 'Fields not named stay as they are.' })),
+  custom_fields: Type.Optional(
+    Type.Array(CustomFieldValueInput, { maxItems: 100, description: 'Fields not named stay as they are.' }),
+  ),
 }
 
 /** Members every read carries. */
@@ -51,6 +56,10 @@ export const governedRead = {
 /** List filters. */
 export const governedFilters = {
   owner_id: Type.Optional(Type.String({ maxLength: 64, description: 'Records owned by this user or team.' })),
-  custom_field_id: Type.Optional(Type.String({ maxLength: 64, description: 'With `custom_field_value`: records carrying that value.' })),
-  custom_field_value: Type.Optional(Type.String({ maxLength: 500, description: 'Exact value (numbers, booleans and date-times compared by value).' })),
+  custom_field_id: Type.Optional(
+    Type.String({ maxLength: 64, description: 'With `custom_field_value`: records carrying that value.' }),
+  ),
+  custom_field_value: Type.Optional(
+    Type.String({ maxLength: 500, description: 'Exact value (numbers, booleans and date-times compared by value).' }),
+  ),
 }

@@ -56,37 +56,70 @@ export function ownerOf(ownerId: string | null, ownerType: string | null): Owner
  * Checks an owner (or assignee) reference against the tenant's users and teams; returns the columns to
  * write: none when absent, nulls when cleared. Another tenant's id is as unknown as a made-up one.
  */
-export async function resolveOwner(tx: Tx, tenantId: string, ref: OwnerRef | null | undefined, field = 'owner', column = 'owner'): Promise<Record<string, string | null>> {
+export async function resolveOwner(
+  tx: Tx,
+  tenantId: string,
+  ref: OwnerRef | null | undefined,
+  field = 'owner',
+  column = 'owner',
+): Promise<Record<string, string | null>> {
   if (ref === undefined) return {}
   if (ref === null) return { [`${column}_id`]: null, [`${column}_type`]: null }
   const type: OwnerType = ref.owner_id.startsWith('team_') ? 'team' : 'user'
-  if (ref.owner_type !== undefined && ref.owner_type !== type) throw invalidAt(`${field}/owner_type`, `${ref.owner_id} is not a ${ref.owner_type}`)
+  if (ref.owner_type !== undefined && ref.owner_type !== type)
+    throw invalidAt(`${field}/owner_type`, `${ref.owner_id} is not a ${ref.owner_type}`)
   const found = (await ownerNames(tx, tenantId, [{ owner_id: ref.owner_id, owner_type: type }])).has(ref.owner_id)
   if (!found) throw invalidAt(`${field}/owner_id`, `no ${type} ${ref.owner_id} in this tenant`)
   return { [`${column}_id`]: ref.owner_id, [`${column}_type`]: type }
 }
 
 /** Display names of owners: a user's name (else email), a team's name. */
-export async function ownerNames(db: Db, tenantId: string, refs: readonly Pick<Owner, 'owner_id' | 'owner_type'>[]): Promise<Map<string, string>> {
+export async function ownerNames(
+  db: Db,
+  tenantId: string,
+  refs: readonly Pick<Owner, 'owner_id' | 'owner_type'>[],
+): Promise<Map<string, string>> {
   const names = new Map<string, string>()
   const userIds = [...new Set(refs.filter((r) => r.owner_type === 'user').map((r) => r.owner_id))]
   const teamIds = [...new Set(refs.filter((r) => r.owner_type === 'team').map((r) => r.owner_id))]
   if (userIds.length > 0) {
-    const users = await db.selectFrom('users').select(['id', 'name', 'email']).where('tenant_id', '=', tenantId).where('id', 'in', userIds).execute()
+    const users = await db
+      .selectFrom('users')
+      .select(['id', 'name', 'email'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', userIds)
+      .execute()
     for (const u of users) names.set(u.id, u.name ?? u.email)
   }
   if (teamIds.length > 0) {
-    const teams = await db.selectFrom('teams').select(['id', 'name']).where('tenant_id', '=', tenantId).where('id', 'in', teamIds).execute()
+    const teams = await db
+      .selectFrom('teams')
+      .select(['id', 'name'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', teamIds)
+      .execute()
     for (const t of teams) names.set(t.id, t.name)
   }
   return names
 }
 
 /** Fills owner names and custom field values for a page of governed items with two queries. */
-export async function decorateGoverned<Item extends GovernedItem>(db: Db, tenantId: string, items: Item[]): Promise<Item[]> {
+export async function decorateGoverned<Item extends GovernedItem>(
+  db: Db,
+  tenantId: string,
+  items: Item[],
+): Promise<Item[]> {
   if (items.length === 0) return items
-  const names = await ownerNames(db, tenantId, items.flatMap((item) => (item.owner ? [item.owner] : [])))
-  const values = await loadCustomFieldValues(db, tenantId, items.map((item) => item.id))
+  const names = await ownerNames(
+    db,
+    tenantId,
+    items.flatMap((item) => (item.owner ? [item.owner] : [])),
+  )
+  const values = await loadCustomFieldValues(
+    db,
+    tenantId,
+    items.map((item) => item.id),
+  )
   return items.map((item) => ({
     ...item,
     owner: item.owner ? { ...item.owner, name: names.get(item.owner.owner_id) ?? '' } : null,
@@ -94,10 +127,16 @@ export async function decorateGoverned<Item extends GovernedItem>(db: Db, tenant
   }))
 }
 
-async function loadCustomFieldValues(db: Db, tenantId: string, entityIds: string[]): Promise<Map<string, CustomFieldValue[]>> {
+async function loadCustomFieldValues(
+  db: Db,
+  tenantId: string,
+  entityIds: string[],
+): Promise<Map<string, CustomFieldValue[]>> {
   const rows = await db
     .selectFrom('custom_field_values as v')
-    .innerJoin('custom_fields as f', (join) => join.onRef('f.id', '=', 'v.custom_field_id').onRef('f.tenant_id', '=', 'v.tenant_id'))
+    .innerJoin('custom_fields as f', (join) =>
+      join.onRef('f.id', '=', 'v.custom_field_id').onRef('f.tenant_id', '=', 'v.tenant_id'),
+    )
     .select(['v.entity_id', 'v.custom_field_id', 'v.value', 'f.name', 'f.multiple'])
     .where('v.tenant_id', '=', tenantId)
     .where('v.entity_id', 'in', entityIds)
@@ -146,7 +185,8 @@ function definition(row: CustomFieldRow): Definition {
   }
 }
 
-const appliesTo = (def: Definition, entity: EntityType) => def.entityTypes.length === 0 || def.entityTypes.includes(entity)
+const appliesTo = (def: Definition, entity: EntityType) =>
+  def.entityTypes.length === 0 || def.entityTypes.includes(entity)
 
 /**
  * Checks the body's custom field values against their definitions and writes them (replacing each named
@@ -163,7 +203,9 @@ export async function writeCustomFieldValues(
 ): Promise<Record<string, [unknown, unknown]>> {
   const given = input ?? []
   if (given.length === 0 && !creating) return {}
-  const rows = await keptRead(tx, 'custom_fields', tenantId, () => tx.selectFrom('custom_fields').selectAll().where('tenant_id', '=', tenantId).execute())
+  const rows = await keptRead(tx, 'custom_fields', tenantId, () =>
+    tx.selectFrom('custom_fields').selectAll().where('tenant_id', '=', tenantId).execute(),
+  )
   const defs = new Map(rows.map((row) => [row.id, definition(row)]))
   const errors: FieldError[] = []
   const seen = new Set<string>()
@@ -171,10 +213,17 @@ export async function writeCustomFieldValues(
   for (const [i, item] of given.entries()) {
     const at = `custom_fields/${i}`
     const def = defs.get(item.custom_field_id)
-    if (!def) errors.push({ field: `${at}/custom_field_id`, message: `no custom field ${item.custom_field_id} in this tenant` })
-    else if (def.archived) errors.push({ field: `${at}/custom_field_id`, message: `the custom field "${def.name}" is archived` })
-    else if (!appliesTo(def, entity)) errors.push({ field: `${at}/custom_field_id`, message: `the custom field "${def.name}" is not for ${ENTITY_LABELS[entity]}` })
-    else if (seen.has(def.id)) errors.push({ field: `${at}/custom_field_id`, message: 'the same custom field is given twice' })
+    if (!def)
+      errors.push({ field: `${at}/custom_field_id`, message: `no custom field ${item.custom_field_id} in this tenant` })
+    else if (def.archived)
+      errors.push({ field: `${at}/custom_field_id`, message: `the custom field "${def.name}" is archived` })
+    else if (!appliesTo(def, entity))
+      errors.push({
+        field: `${at}/custom_field_id`,
+        message: `the custom field "${def.name}" is not for ${ENTITY_LABELS[entity]}`,
+      })
+    else if (seen.has(def.id))
+      errors.push({ field: `${at}/custom_field_id`, message: 'the same custom field is given twice' })
     else {
       seen.add(def.id)
       const checked = await checkValue(tx, tenantId, def, item.value)
@@ -185,7 +234,12 @@ export async function writeCustomFieldValues(
   if (creating) {
     // A required field named with an empty value is reported at its member by checkValue.
     for (const def of defs.values()) {
-      if (def.required && !def.archived && appliesTo(def, entity) && !given.some((item) => item.custom_field_id === def.id)) {
+      if (
+        def.required &&
+        !def.archived &&
+        appliesTo(def, entity) &&
+        !given.some((item) => item.custom_field_id === def.id)
+      ) {
         errors.push({ field: 'custom_fields', message: `the custom field "${def.name}" is required` })
       }
     }
@@ -206,23 +260,48 @@ export async function writeCustomFieldValues(
     const afterValue = shape(def, values)
     if (JSON.stringify(beforeValue) === JSON.stringify(afterValue)) continue
     changes[`custom_fields.${def.name}`] = [beforeValue, afterValue]
-    await tx.deleteFrom('custom_field_values').where('tenant_id', '=', tenantId).where('entity_id', '=', entityId).where('custom_field_id', '=', def.id).execute()
+    await tx
+      .deleteFrom('custom_field_values')
+      .where('tenant_id', '=', tenantId)
+      .where('entity_id', '=', entityId)
+      .where('custom_field_id', '=', def.id)
+      .execute()
     if (values && values.length > 0) {
       await tx
         .insertInto('custom_field_values')
-        .values(values.map((value, position) => ({ tenant_id: tenantId, custom_field_id: def.id, entity_type: entity, entity_id: entityId, position, value: JSON.stringify(value), value_key: keys[position] })))
+        .values(
+          values.map((value, position) => ({
+            tenant_id: tenantId,
+            custom_field_id: def.id,
+            entity_type: entity,
+            entity_id: entityId,
+            position,
+            value: JSON.stringify(value),
+            value_key: keys[position],
+          })),
+        )
         .execute()
     }
   }
   return changes
 }
 
-const shape = (def: Definition, values: Scalar[] | null): FieldValue | null => (values === null || values.length === 0 ? null : def.multiple ? values : values[0])
+const shape = (def: Definition, values: Scalar[] | null): FieldValue | null =>
+  values === null || values.length === 0 ? null : def.multiple ? values : values[0]
 
 /** The value's elements and their canonical keys, or the message saying why it does not fit the field. */
-async function checkValue(tx: Tx, tenantId: string, def: Definition, value: FieldValue | null): Promise<{ keys: string[]; values: Scalar[] | null } | string> {
-  if (value === null) return def.required ? `the custom field "${def.name}" is required; it cannot be cleared` : { keys: [], values: null }
-  if (Array.isArray(value) !== def.multiple) return def.multiple ? 'must be a list (the field takes several values)' : 'must be a single value, not a list'
+async function checkValue(
+  tx: Tx,
+  tenantId: string,
+  def: Definition,
+  value: FieldValue | null,
+): Promise<{ keys: string[]; values: Scalar[] | null } | string> {
+  if (value === null)
+    return def.required
+      ? `the custom field "${def.name}" is required; it cannot be cleared`
+      : { keys: [], values: null }
+  if (Array.isArray(value) !== def.multiple)
+    return def.multiple ? 'must be a list (the field takes several values)' : 'must be a single value, not a list'
   const elements = Array.isArray(value) ? value : [value]
   if (def.required && elements.length === 0) return `the custom field "${def.name}" is required`
   const keys: string[] = []
@@ -230,12 +309,18 @@ async function checkValue(tx: Tx, tenantId: string, def: Definition, value: Fiel
   for (const element of elements) {
     const key = canonicalValue(def.type, element)
     if (key === null) return `must be a ${TYPE_WORDS[def.type] ?? def.type}`
-    if (def.options.length > 0 && !def.options.some((option) => canonicalValue(def.type, option) === key)) return `must be one of: ${def.options.join(', ')}`
+    if (def.options.length > 0 && !def.options.some((option) => canonicalValue(def.type, option) === key))
+      return `must be one of: ${def.options.join(', ')}`
     keys.push(key)
     values.push(def.type === 'datetime' ? key : element)
   }
   if (def.type === 'user' && keys.length > 0) {
-    const found = await tx.selectFrom('users').select('id').where('tenant_id', '=', tenantId).where('id', 'in', keys).execute()
+    const found = await tx
+      .selectFrom('users')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', keys)
+      .execute()
     const missing = keys.filter((key) => !found.some((u) => u.id === key))
     if (missing.length > 0) return `no user ${missing.join(', ')} in this tenant`
   }
@@ -261,7 +346,12 @@ export function canonicalValue(type: string, value: unknown): string | null {
     case 'string':
       return typeof value === 'string' && value.length <= 500 ? value : null
     case 'number': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN
+      const n =
+        typeof value === 'number'
+          ? value
+          : typeof value === 'string' && value.trim() !== ''
+            ? Number(value)
+            : Number.NaN
       return Number.isFinite(n) ? String(n) : null
     }
     case 'boolean':
@@ -290,12 +380,25 @@ export async function customFieldValueFilter(
   if (fieldId === undefined && value === undefined) return q
   if (fieldId === undefined || value === undefined) {
     const missing = fieldId === undefined ? 'custom_field_id' : 'custom_field_value'
-    throw new AppError('bad_request', `${missing}: custom_field_id and custom_field_value go together`, [{ field: missing, message: 'required with the other' }])
+    throw new AppError('bad_request', `${missing}: custom_field_id and custom_field_value go together`, [
+      { field: missing, message: 'required with the other' },
+    ])
   }
-  const field = await db.selectFrom('custom_fields').select('type').where('tenant_id', '=', tenantId).where('id', '=', fieldId).executeTakeFirst()
-  if (!field) throw new AppError('bad_request', `custom_field_id: no custom field ${fieldId} in this tenant`, [{ field: 'custom_field_id', message: 'no such custom field' }])
+  const field = await db
+    .selectFrom('custom_fields')
+    .select('type')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', fieldId)
+    .executeTakeFirst()
+  if (!field)
+    throw new AppError('bad_request', `custom_field_id: no custom field ${fieldId} in this tenant`, [
+      { field: 'custom_field_id', message: 'no such custom field' },
+    ])
   const key = canonicalValue(field.type, value)
-  if (key === null) throw new AppError('bad_request', `custom_field_value: must be a ${TYPE_WORDS[field.type]}`, [{ field: 'custom_field_value', message: `must be a ${TYPE_WORDS[field.type]}` }])
+  if (key === null)
+    throw new AppError('bad_request', `custom_field_value: must be a ${TYPE_WORDS[field.type]}`, [
+      { field: 'custom_field_value', message: `must be a ${TYPE_WORDS[field.type]}` },
+    ])
   return q.where('id', 'in', (eb: ExpressionBuilder<any, any>) =>
     eb
       .selectFrom('custom_field_values')
@@ -308,7 +411,11 @@ export async function customFieldValueFilter(
 }
 
 export async function removeCustomFieldValues(tx: Tx, tenantId: string, entityId: string): Promise<void> {
-  await tx.deleteFrom('custom_field_values').where('tenant_id', '=', tenantId).where('entity_id', '=', entityId).execute()
+  await tx
+    .deleteFrom('custom_field_values')
+    .where('tenant_id', '=', tenantId)
+    .where('entity_id', '=', entityId)
+    .execute()
 }
 
 function invalidAt(field: string, message: string): AppError {
@@ -322,8 +429,19 @@ function invalidAt(field: string, message: string): AppError {
 export async function refuseWhileOwning(tx: Tx, tenantId: string, type: OwnerType, id: string): Promise<void> {
   const shown = 3
   const found: string[] = []
-  for (const [table, label] of [['use_cases', 'use case'], ['models', 'model'], ['vendors', 'vendor']] as const) {
-    const rows = await tx.selectFrom(table).select(['id', 'name']).where('tenant_id', '=', tenantId).where('owner_id', '=', id).orderBy('id').limit(shown).execute()
+  for (const [table, label] of [
+    ['use_cases', 'use case'],
+    ['models', 'model'],
+    ['vendors', 'vendor'],
+  ] as const) {
+    const rows = await tx
+      .selectFrom(table)
+      .select(['id', 'name'])
+      .where('tenant_id', '=', tenantId)
+      .where('owner_id', '=', id)
+      .orderBy('id')
+      .limit(shown)
+      .execute()
     found.push(...rows.map((row) => `owns ${label} "${row.name}" (${row.id})`))
   }
   const controls = await tx
@@ -338,7 +456,9 @@ export async function refuseWhileOwning(tx: Tx, tenantId: string, type: OwnerTyp
   if (type === 'user') {
     const values = await tx
       .selectFrom('custom_field_values as v')
-      .innerJoin('custom_fields as f', (join) => join.onRef('f.id', '=', 'v.custom_field_id').onRef('f.tenant_id', '=', 'v.tenant_id'))
+      .innerJoin('custom_fields as f', (join) =>
+        join.onRef('f.id', '=', 'v.custom_field_id').onRef('f.tenant_id', '=', 'v.tenant_id'),
+      )
       .select(['v.entity_id', 'f.name'])
       .where('v.tenant_id', '=', tenantId)
       .where('f.type', '=', 'user')
@@ -347,5 +467,9 @@ export async function refuseWhileOwning(tx: Tx, tenantId: string, type: OwnerTyp
       .execute()
     found.push(...values.map((v) => `is the "${v.name}" value of ${v.entity_id}`))
   }
-  if (found.length > 0) throw new AppError('conflict', `${type} ${id} ${found.join('; ')}: reassign first${type === 'user' ? ', or deactivate the user instead' : ''}`)
+  if (found.length > 0)
+    throw new AppError(
+      'conflict',
+      `${type} ${id} ${found.join('; ')}: reassign first${type === 'user' ? ', or deactivate the user instead' : ''}`,
+    )
 }

@@ -44,7 +44,10 @@ export function databaseIdempotencyStore(database: Database): IdempotencyStore {
     async claim(id, fingerprint) {
       for (let attempt = 0; attempt < 2; attempt++) {
         try {
-          await db.insertInto('idempotency_records').values({ id, fingerprint, state: 'pending', response: null, expires_at: expiresIn(PENDING_TTL_MS) }).execute()
+          await db
+            .insertInto('idempotency_records')
+            .values({ id, fingerprint, state: 'pending', response: null, expires_at: expiresIn(PENDING_TTL_MS) })
+            .execute()
           return { kind: 'claimed' }
         } catch (err) {
           if (!isUniqueViolation(err)) throw err
@@ -52,10 +55,21 @@ export function databaseIdempotencyStore(database: Database): IdempotencyStore {
         const row = await db.selectFrom('idempotency_records').selectAll().where('id', '=', id).executeTakeFirst()
         if (!row) continue
         if (row.expires_at <= new Date().toISOString()) {
-          await db.deleteFrom('idempotency_records').where('id', '=', id).where('expires_at', '=', row.expires_at).execute()
+          await db
+            .deleteFrom('idempotency_records')
+            .where('id', '=', id)
+            .where('expires_at', '=', row.expires_at)
+            .execute()
           continue
         }
-        return toClaim({ fingerprint: row.fingerprint, state: row.state, response: row.response ? (JSON.parse(row.response) as StoredResponse) : null }, fingerprint)
+        return toClaim(
+          {
+            fingerprint: row.fingerprint,
+            state: row.state,
+            response: row.response ? (JSON.parse(row.response) as StoredResponse) : null,
+          },
+          fingerprint,
+        )
       }
       return { kind: 'pending' }
     },
@@ -78,7 +92,8 @@ export function redisIdempotencyStore(redis: RedisClient): IdempotencyStore {
   return {
     async claim(id, fingerprint) {
       const pending: Entry = { fingerprint, state: 'pending', response: null }
-      if ((await redis.set(key(id), JSON.stringify(pending), 'PX', PENDING_TTL_MS, 'NX')) === 'OK') return { kind: 'claimed' }
+      if ((await redis.set(key(id), JSON.stringify(pending), 'PX', PENDING_TTL_MS, 'NX')) === 'OK')
+        return { kind: 'claimed' }
       const stored = await redis.get(key(id))
       return stored ? toClaim(JSON.parse(stored) as Entry, fingerprint) : { kind: 'pending' }
     },
@@ -93,12 +108,17 @@ export function redisIdempotencyStore(redis: RedisClient): IdempotencyStore {
 }
 
 /** Redis when it answers, the database when it does not: a Redis outage never fails a request. */
-export function idempotencyStore(database: Database, redis: RedisClient | undefined, log: FastifyBaseLogger): IdempotencyStore {
+export function idempotencyStore(
+  database: Database,
+  redis: RedisClient | undefined,
+  log: FastifyBaseLogger,
+): IdempotencyStore {
   const fallback = databaseIdempotencyStore(database)
   if (!redis) return fallback
   const primary = redisIdempotencyStore(redis)
   const warn = warnAtMostEveryMinute(log)
-  const either = <A extends unknown[], R>(op: (store: IdempotencyStore) => (...args: A) => Promise<R>) =>
+  const either =
+    <A extends unknown[], R>(op: (store: IdempotencyStore) => (...args: A) => Promise<R>) =>
     async (...args: A): Promise<R> => {
       try {
         return await op(primary)(...args)

@@ -17,7 +17,27 @@ function randomFraction(): number {
 
 const nextUlid = monotonicFactory(randomFraction)
 
-export type IdPrefix = 'uc' | 'mdl' | 'vnd' | 'rt' | 'rs' | 'ws' | 'pcb' | 'pcv' | 'pp' | 'q' | 'ucc' | 'al' | 'key' | 'usr' | 'team' | 'cf' | 'ev' | 'evb' | 'whep' | 'whd'
+export type IdPrefix =
+  | 'uc'
+  | 'mdl'
+  | 'vnd'
+  | 'rt'
+  | 'rs'
+  | 'ws'
+  | 'pcb'
+  | 'pcv'
+  | 'pp'
+  | 'q'
+  | 'ucc'
+  | 'al'
+  | 'key'
+  | 'usr'
+  | 'team'
+  | 'cf'
+  | 'ev'
+  | 'evb'
+  | 'whep'
+  | 'whd'
 
 /**
  * A type prefix plus a ULID, lower-cased, so that id order is creation order. `atMs` is the creation time

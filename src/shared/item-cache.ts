@@ -111,7 +111,11 @@ export class ItemCache {
   ) {
     // A quarter of the memory for pages: their ids are small (thousands fit), and the bytes of pages sent are kept.
     const pagesBytes = Math.max(1, Math.floor(maxBytes / 4))
-    this.items = new LRUCache<string, Entry>({ maxSize: Math.max(1, maxBytes - pagesBytes), ttl: ITEM_TTL_MS, sizeCalculation: (e) => e.text.json.length + e.updatedAt.length + 96 })
+    this.items = new LRUCache<string, Entry>({
+      maxSize: Math.max(1, maxBytes - pagesBytes),
+      ttl: ITEM_TTL_MS,
+      sizeCalculation: (e) => e.text.json.length + e.updatedAt.length + 96,
+    })
     this.pages = new LRUCache<string, PageEntry>({ maxSize: pagesBytes, ttl: ITEM_TTL_MS, sizeCalculation: pageSize })
     const { db } = database
     this.headQuery = db.selectFrom('tenants').select('audit_seq').where('id', '=', '').compile()
@@ -156,7 +160,10 @@ export class ItemCache {
   }
 
   private async readChanges(tenantId: string, state: TenantState, head: number): Promise<void> {
-    const { rows } = await this.database.db.executeQuery<Change>({ ...this.deltaQuery, parameters: [tenantId, state.seq, head] })
+    const { rows } = await this.database.db.executeQuery<Change>({
+      ...this.deltaQuery,
+      parameters: [tenantId, state.seq, head],
+    })
     // Another request may have moved the state on meanwhile; the changes read still cover the rest of the way.
     if (state.seq >= head) return
     this.apply(tenantId, state, rows, head)
@@ -176,7 +183,8 @@ export class ItemCache {
 
   /** Forgets what `changes` (the tenant's records after its state, up to `head`) changed, and moves the state to `head`. */
   private apply(tenantId: string, state: TenantState, changes: readonly Change[], head: number): void {
-    const everything = changes.length > DELTA_LIMIT || changes.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
+    const everything =
+      changes.length > DELTA_LIMIT || changes.some((r) => !ITEM_TYPES.has(r.resource_type) || r.resource_id === null)
     if (everything) {
       state.epoch = ++this.epochs
       state.forgotten.clear()
@@ -222,7 +230,8 @@ export class ItemCache {
   /** The record's JSON if kept and current in this view; for a list row, only if rendered from that very version. */
   get(view: ItemView, type: string, id: string, updatedAt?: string): ItemText | undefined {
     const entry = this.items.get(id)
-    if (!entry || entry.tenantId !== view.tenantId || entry.type !== type || entry.epoch !== view.epoch) return undefined
+    if (!entry || entry.tenantId !== view.tenantId || entry.type !== type || entry.epoch !== view.epoch)
+      return undefined
     return updatedAt === undefined || entry.updatedAt === updatedAt ? entry.text : undefined
   }
 
@@ -258,7 +267,12 @@ export class ItemCache {
    * may use, the rest read with `read` in one go and filed. On PostgreSQL a rendering is a round trip, and the
    * requests that missed the same record meanwhile each read it again.
    */
-  async render(view: ItemView, type: string, ids: string[], read: (ids: string[]) => Promise<RenderedRow[]>): Promise<Map<string, ItemText>> {
+  async render(
+    view: ItemView,
+    type: string,
+    ids: string[],
+    read: (ids: string[]) => Promise<RenderedRow[]>,
+  ): Promise<Map<string, ItemText>> {
     const found = new Map<string, ItemText>()
     const waits: Promise<void>[] = []
     const own: string[] = []
@@ -293,9 +307,11 @@ export class ItemCache {
    */
   private sharable(view: ItemView, type: string, id: string): Promise<ItemText | undefined> | undefined {
     const underWay = this.rendering.get(id)
-    if (!underWay || underWay.type !== type || underWay.view.state !== view.state || underWay.view.epoch !== view.epoch) return undefined
+    if (!underWay || underWay.type !== type || underWay.view.state !== view.state || underWay.view.epoch !== view.epoch)
+      return undefined
     const since = underWay.view.seq
-    if (since < view.seq && (since < view.state.forgottenFrom || (view.state.forgotten.get(id) ?? since) > since)) return undefined
+    if (since < view.seq && (since < view.state.forgottenFrom || (view.state.forgotten.get(id) ?? since) > since))
+      return undefined
     return underWay.text
   }
 
@@ -330,7 +346,9 @@ export class ItemCache {
 
   private async head(tenantId: string): Promise<number> {
     const query = { ...this.headQuery, parameters: [tenantId] }
-    const rows = this.database.readNow<{ audit_seq: number }>(query) ?? (await this.database.db.executeQuery<{ audit_seq: number }>(query)).rows
+    const rows =
+      this.database.readNow<{ audit_seq: number }>(query) ??
+      (await this.database.db.executeQuery<{ audit_seq: number }>(query)).rows
     return rows[0]?.audit_seq ?? 0
   }
 }
@@ -366,4 +384,7 @@ interface Change {
 const pageKey = (tenantId: string, type: string, query: string) => `${tenantId} ${type} ${query}`
 // A page's bytes count twice: the texts they were built from stay with them, even once the items are dropped.
 const pageSize = (page: PageEntry, key: string) =>
-  page.ids.reduce((n, id) => n + id.length + 16, key.length + 128 + (page.pagination.next_cursor?.length ?? 0) + 2 * (page.body?.bytes.length ?? 0))
+  page.ids.reduce(
+    (n, id) => n + id.length + 16,
+    key.length + 128 + (page.pagination.next_cursor?.length ?? 0) + 2 * (page.body?.bytes.length ?? 0),
+  )

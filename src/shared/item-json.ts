@@ -27,7 +27,8 @@ export const storedJson =
   (table, dialect) =>
     parsed(ref(table, name), dialect)
 
-const parsed = (text: Expression<unknown>, dialect: DialectName) => (dialect === 'sqlite' ? sql`json(${text})` : sql`(${text})::json`)
+const parsed = (text: Expression<unknown>, dialect: DialectName) =>
+  dialect === 'sqlite' ? sql`json(${text})` : sql`(${text})::json`
 
 /** `{key: value, …}` of JSON values, keys in the given order. */
 export function jsonObject(dialect: DialectName, fields: [string, Expression<unknown>][]): RawBuilder<unknown> {
@@ -37,11 +38,14 @@ export function jsonObject(dialect: DialectName, fields: [string, Expression<unk
 
 /** The JSON array of `value` over a subquery's rows in `order`; `[]` when there are none. */
 function jsonArray(dialect: DialectName, value: Expression<unknown>, order: RawBuilder<unknown>): RawBuilder<unknown> {
-  return dialect === 'sqlite' ? sql`json_group_array(${value} order by ${order})` : sql`coalesce(json_agg(${value} order by ${order}), '[]'::json)`
+  return dialect === 'sqlite'
+    ? sql`json_group_array(${value} order by ${order})`
+    : sql`coalesce(json_agg(${value} order by ${order}), '[]'::json)`
 }
 
 /** A scalar subquery yielding JSON, embedded as JSON (SQLite passes text on unless told it is JSON). */
-const subquery = (dialect: DialectName, query: RawBuilder<unknown>) => (dialect === 'sqlite' ? sql`json((${query}))` : sql`(${query})`)
+const subquery = (dialect: DialectName, query: RawBuilder<unknown>) =>
+  dialect === 'sqlite' ? sql`json((${query}))` : sql`(${query})`
 
 /** The owner as `ownerOf` + `decorateGoverned` give it: `{owner_id, owner_type, name}` or null. */
 export const owner: JsonField = (table, dialect) => {
@@ -51,7 +55,11 @@ export const owner: JsonField = (table, dialect) => {
   const name = sql`coalesce(case ${type}
     when 'user' then (select coalesce(u.name, u.email) from users u where u.tenant_id = ${tenant} and u.id = ${id})
     when 'team' then (select t.name from teams t where t.tenant_id = ${tenant} and t.id = ${id}) end, '')`
-  return sql`case when ${id} is null then null else ${jsonObject(dialect, [['owner_id', id], ['owner_type', type], ['name', name]])} end`
+  return sql`case when ${id} is null then null else ${jsonObject(dialect, [
+    ['owner_id', id],
+    ['owner_type', type],
+    ['name', name],
+  ])} end`
 }
 
 /** The record's custom field values as `loadCustomFieldValues` gives them: by field id, a list for `multiple` fields. */
@@ -59,7 +67,11 @@ export const customFields: JsonField = (table, dialect) => {
   const values = sql`(select ${jsonArray(dialect, parsed(sql.ref('w.value'), dialect), sql`w.position`)}
     from custom_field_values w where w.tenant_id = v.tenant_id and w.entity_id = v.entity_id and w.custom_field_id = v.custom_field_id)`
   const value = sql`case when f.multiple = 1 then ${subquery(dialect, values)} else ${parsed(sql.ref('v.value'), dialect)} end`
-  const item = jsonObject(dialect, [['custom_field_id', sql.ref('f.id')], ['name', sql.ref('f.name')], ['value', value]])
+  const item = jsonObject(dialect, [
+    ['custom_field_id', sql.ref('f.id')],
+    ['name', sql.ref('f.name')],
+    ['value', value],
+  ])
   return subquery(
     dialect,
     sql`select ${jsonArray(dialect, item, sql`v.custom_field_id`)}
@@ -79,7 +91,10 @@ export const questionnaireIds: JsonField = (table, dialect) =>
 
 /** The item as JSON text (PostgreSQL returns json values parsed unless cast). */
 export function itemJson(fields: Record<string, JsonField>, table: string, dialect: DialectName): RawBuilder<string> {
-  const object = jsonObject(dialect, Object.entries(fields).map(([key, field]) => [key, field(table, dialect)]))
+  const object = jsonObject(
+    dialect,
+    Object.entries(fields).map(([key, field]) => [key, field(table, dialect)]),
+  )
   return (dialect === 'sqlite' ? object : sql`${object}::text`) as RawBuilder<string>
 }
 

@@ -25,7 +25,12 @@ export const END_TABLES = {
 } as const satisfies Record<LinkEnd, keyof Tables>
 
 export interface LinkTable {
-  table: 'use_case_models' | 'use_case_vendors' | 'model_vendors' | 'use_case_risk_scenarios' | 'risk_scenario_risk_types'
+  table:
+    | 'use_case_models'
+    | 'use_case_vendors'
+    | 'model_vendors'
+    | 'use_case_risk_scenarios'
+    | 'risk_scenario_risk_types'
   owner: LinkEnd
   ownerColumn: string
   member: LinkEnd
@@ -33,11 +38,41 @@ export interface LinkTable {
 }
 
 export const LINK_TABLES = {
-  use_case_models: { table: 'use_case_models', owner: 'use_case', ownerColumn: 'use_case_id', member: 'model', memberColumn: 'model_id' },
-  use_case_vendors: { table: 'use_case_vendors', owner: 'use_case', ownerColumn: 'use_case_id', member: 'vendor', memberColumn: 'vendor_id' },
-  use_case_risk_scenarios: { table: 'use_case_risk_scenarios', owner: 'use_case', ownerColumn: 'use_case_id', member: 'risk_scenario', memberColumn: 'risk_scenario_id' },
-  model_vendors: { table: 'model_vendors', owner: 'model', ownerColumn: 'model_id', member: 'vendor', memberColumn: 'vendor_id' },
-  risk_scenario_risk_types: { table: 'risk_scenario_risk_types', owner: 'risk_scenario', ownerColumn: 'risk_scenario_id', member: 'risk_type', memberColumn: 'risk_type_id' },
+  use_case_models: {
+    table: 'use_case_models',
+    owner: 'use_case',
+    ownerColumn: 'use_case_id',
+    member: 'model',
+    memberColumn: 'model_id',
+  },
+  use_case_vendors: {
+    table: 'use_case_vendors',
+    owner: 'use_case',
+    ownerColumn: 'use_case_id',
+    member: 'vendor',
+    memberColumn: 'vendor_id',
+  },
+  use_case_risk_scenarios: {
+    table: 'use_case_risk_scenarios',
+    owner: 'use_case',
+    ownerColumn: 'use_case_id',
+    member: 'risk_scenario',
+    memberColumn: 'risk_scenario_id',
+  },
+  model_vendors: {
+    table: 'model_vendors',
+    owner: 'model',
+    ownerColumn: 'model_id',
+    member: 'vendor',
+    memberColumn: 'vendor_id',
+  },
+  risk_scenario_risk_types: {
+    table: 'risk_scenario_risk_types',
+    owner: 'risk_scenario',
+    ownerColumn: 'risk_scenario_id',
+    member: 'risk_type',
+    memberColumn: 'risk_type_id',
+  },
 } as const satisfies Record<string, LinkTable>
 
 /** One way through a link table: from `side`'s record to the records on the other side. */
@@ -53,8 +88,18 @@ export interface Named {
 
 const ends = (path: LinkPath) =>
   path.from === 'owner'
-    ? { fromEnd: path.link.owner, fromColumn: path.link.ownerColumn, toEnd: path.link.member, toColumn: path.link.memberColumn }
-    : { fromEnd: path.link.member, fromColumn: path.link.memberColumn, toEnd: path.link.owner, toColumn: path.link.ownerColumn }
+    ? {
+        fromEnd: path.link.owner,
+        fromColumn: path.link.ownerColumn,
+        toEnd: path.link.member,
+        toColumn: path.link.memberColumn,
+      }
+    : {
+        fromEnd: path.link.member,
+        fromColumn: path.link.memberColumn,
+        toEnd: path.link.owner,
+        toColumn: path.link.ownerColumn,
+      }
 
 export function findNamed(db: Db, tenantId: string, end: LinkEnd, id: string): Promise<Named | undefined> {
   return (db as AnyDb)
@@ -69,7 +114,14 @@ export function findNamed(db: Db, tenantId: string, end: LinkEnd, id: string): P
  * The records linked to `id` along `path`, keyset-paginated on their id, each with the link's own
  * columns (`likelihood`, `impact`) under `link_*` names when `linkColumns` asks for them.
  */
-export function listLinked<Row>(db: Db, tenantId: string, path: LinkPath, id: string, ks: Keyset, linkColumns: string[] = []): Promise<Row[]> {
+export function listLinked<Row>(
+  db: Db,
+  tenantId: string,
+  path: LinkPath,
+  id: string,
+  ks: Keyset,
+  linkColumns: string[] = [],
+): Promise<Row[]> {
   const { toEnd, fromColumn, toColumn } = ends(path)
   const target = END_TABLES[toEnd]
   const q = (db as AnyDb)
@@ -83,7 +135,13 @@ export function listLinked<Row>(db: Db, tenantId: string, path: LinkPath, id: st
   return withinTextBudget(db as AnyDb, applyKeyset(q, ks), ks, pageTextOf(target)).execute() as Promise<Row[]>
 }
 
-export function findLink<Row extends object>(db: Db, tenantId: string, link: LinkTable, ownerId: string, memberId: string): Promise<Row | undefined> {
+export function findLink<Row extends object>(
+  db: Db,
+  tenantId: string,
+  link: LinkTable,
+  ownerId: string,
+  memberId: string,
+): Promise<Row | undefined> {
   return (db as AnyDb)
     .selectFrom(link.table)
     .selectAll()
@@ -94,16 +152,37 @@ export function findLink<Row extends object>(db: Db, tenantId: string, link: Lin
 }
 
 /** Inserts a link unless it exists; true when this call made it. */
-export async function insertLink(db: Db, tenantId: string, link: LinkTable, ownerId: string, memberId: string, createdAt: string, extra: Record<string, unknown> = {}): Promise<boolean> {
+export async function insertLink(
+  db: Db,
+  tenantId: string,
+  link: LinkTable,
+  ownerId: string,
+  memberId: string,
+  createdAt: string,
+  extra: Record<string, unknown> = {},
+): Promise<boolean> {
   const result = await (db as AnyDb)
     .insertInto(link.table)
-    .values({ tenant_id: tenantId, [link.ownerColumn]: ownerId, [link.memberColumn]: memberId, created_at: createdAt, ...extra })
+    .values({
+      tenant_id: tenantId,
+      [link.ownerColumn]: ownerId,
+      [link.memberColumn]: memberId,
+      created_at: createdAt,
+      ...extra,
+    })
     .onConflict((oc) => oc.columns([link.ownerColumn, link.memberColumn]).doNothing())
     .executeTakeFirst()
   return Number(result.numInsertedOrUpdatedRows ?? 0) > 0
 }
 
-export async function updateLink(db: Db, tenantId: string, link: LinkTable, ownerId: string, memberId: string, changes: Record<string, unknown>): Promise<void> {
+export async function updateLink(
+  db: Db,
+  tenantId: string,
+  link: LinkTable,
+  ownerId: string,
+  memberId: string,
+  changes: Record<string, unknown>,
+): Promise<void> {
   await (db as AnyDb)
     .updateTable(link.table)
     .set(changes)
@@ -114,7 +193,13 @@ export async function updateLink(db: Db, tenantId: string, link: LinkTable, owne
 }
 
 /** Deletes a link; true when there was one. */
-export async function deleteLink(db: Db, tenantId: string, link: LinkTable, ownerId: string, memberId: string): Promise<boolean> {
+export async function deleteLink(
+  db: Db,
+  tenantId: string,
+  link: LinkTable,
+  ownerId: string,
+  memberId: string,
+): Promise<boolean> {
   const result = await (db as AnyDb)
     .deleteFrom(link.table)
     .where('tenant_id', '=', tenantId)
@@ -125,7 +210,13 @@ export async function deleteLink(db: Db, tenantId: string, link: LinkTable, owne
 }
 
 /** The audit entry of a link or unlink, always told from the owner's side. */
-export function linkAudit(link: LinkTable, verb: 'linked' | 'unlinked' | 'link_updated', owner: Named, member: Named, extra: Pick<AuditEntry, 'changes' | 'metadata'> = {}): AuditEntry {
+export function linkAudit(
+  link: LinkTable,
+  verb: 'linked' | 'unlinked' | 'link_updated',
+  owner: Named,
+  member: Named,
+  extra: Pick<AuditEntry, 'changes' | 'metadata'> = {},
+): AuditEntry {
   return {
     action: `${link.owner}.${link.member}_${verb}`,
     resourceType: link.owner,
@@ -144,10 +235,22 @@ export function linkAudit(link: LinkTable, verb: 'linked' | 'unlinked' | 'link_u
  * removed link. On PostgreSQL the record is locked first, so a concurrent link waits and then fails
  * its foreign key instead of being removed by the cascade without an audit record.
  */
-export async function removeAssociations(db: Db, dialect: DialectName, tenantId: string, end: LinkEnd, record: Named): Promise<AuditEntry[]> {
+export async function removeAssociations(
+  db: Db,
+  dialect: DialectName,
+  tenantId: string,
+  end: LinkEnd,
+  record: Named,
+): Promise<AuditEntry[]> {
   const adb = db as AnyDb
   if (dialect === 'postgres') {
-    await adb.selectFrom(END_TABLES[end]).select('id').where('tenant_id', '=', tenantId).where('id', '=', record.id).forUpdate().execute()
+    await adb
+      .selectFrom(END_TABLES[end])
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', record.id)
+      .forUpdate()
+      .execute()
   }
   const entries: AuditEntry[] = []
   for (const link of Object.values(LINK_TABLES) as LinkTable[]) {
@@ -166,7 +269,11 @@ export async function removeAssociations(db: Db, dialect: DialectName, tenantId:
       await adb.deleteFrom(link.table).where('tenant_id', '=', tenantId).where(fromColumn, '=', record.id).execute()
       const metadata = { reason: `${end}.deleted` }
       for (const other of others) {
-        entries.push(from === 'owner' ? linkAudit(link, 'unlinked', record, other, { metadata }) : linkAudit(link, 'unlinked', other, record, { metadata }))
+        entries.push(
+          from === 'owner'
+            ? linkAudit(link, 'unlinked', record, other, { metadata })
+            : linkAudit(link, 'unlinked', other, record, { metadata }),
+        )
       }
     }
   }

@@ -24,7 +24,9 @@ export function createMetrics(database: Database) {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5],
     registers: [registry],
   })
-  database.observeQueries((durationMs, failed) => dbQueries.observe({ outcome: failed ? 'error' : 'ok' }, durationMs / 1000))
+  database.observeQueries((durationMs, failed) =>
+    dbQueries.observe({ outcome: failed ? 'error' : 'ok' }, durationMs / 1000),
+  )
   new Gauge({
     name: 'aigov_db_pool_connections',
     help: 'PostgreSQL connection pool: connections by state (idle, in use) and requests waiting for one',
@@ -66,7 +68,11 @@ export function createMetrics(database: Database) {
     help: 'Webhook deliveries waiting to be sent or retried, across all instances (the delivery backlog)',
     registers: [registry],
     async collect() {
-      const row = await database.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', sql.lit('pending')).executeTakeFirstOrThrow()
+      const row = await database.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('status', '=', sql.lit('pending'))
+        .executeTakeFirstOrThrow()
       this.set(Number(row.n))
     },
   })

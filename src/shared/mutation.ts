@@ -58,7 +58,12 @@ export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: 
  * append for the whole group is one wait for the tenant's other writers instead of one per mutation. `locks` names
  * the rows `work` locks to change them (see TransactionOptions.locks).
  */
-export async function runMutation<T>(database: Database, ctx: Ctx, work: (tx: Tx) => Promise<MutationOutcome<T>>, locks?: readonly string[]): Promise<T> {
+export async function runMutation<T>(
+  database: Database,
+  ctx: Ctx,
+  work: (tx: Tx) => Promise<MutationOutcome<T>>,
+  locks?: readonly string[],
+): Promise<T> {
   return (await runRecordedMutation(database, ctx, work, locks)).result
 }
 
@@ -123,7 +128,13 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
  * FOR NO KEY UPDATE, not FOR UPDATE: rows inserted in this transaction hold KEY SHARE locks on the
  * tenant row through their foreign keys, and FOR UPDATE would deadlock two such writers.
  */
-async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId: string, entries: { ctx: Ctx; entry: AuditEntry }[]): Promise<AuditLogRow[]> {
+async function appendAudit(
+  tx: Tx,
+  database: Database,
+  keys: AuditKeys,
+  tenantId: string,
+  entries: { ctx: Ctx; entry: AuditEntry }[],
+): Promise<AuditLogRow[]> {
   const statements = auditStatements(database)
   const known = statements.heads?.get(tenantId)
   let tenant: Head | undefined
@@ -132,8 +143,17 @@ async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId
     // still is the head, else the head as it is (locked), to append at as below.
     const rows = chainOn(keys, entries, known)
     const next = headAfter(rows)
-    const parameters = [...rows.flatMap(auditValues), tenantId, known.audit_seq, known.audit_head, next.audit_seq, next.audit_head]
-    const [found] = (await tx.executeQuery<Head & { moved: boolean }>({ ...statements.appendIfHead(rows.length), parameters })).rows
+    const parameters = [
+      ...rows.flatMap(auditValues),
+      tenantId,
+      known.audit_seq,
+      known.audit_head,
+      next.audit_seq,
+      next.audit_head,
+    ]
+    const [found] = (
+      await tx.executeQuery<Head & { moved: boolean }>({ ...statements.appendIfHead(rows.length), parameters })
+    ).rows
     if (found?.moved) {
       statements.heads!.set(tenantId, next)
       return rows
@@ -150,7 +170,10 @@ async function appendAudit(tx: Tx, database: Database, keys: AuditKeys, tenantId
   if (database.dialect === 'postgres') {
     // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
     // under that lock is a wait for every other writer of the tenant.
-    await tx.executeQuery({ ...statements.appendWithHead(rows.length), parameters: [...rows.flatMap(auditValues), ...head] })
+    await tx.executeQuery({
+      ...statements.appendWithHead(rows.length),
+      parameters: [...rows.flatMap(auditValues), ...head],
+    })
     statements.heads!.set(tenantId, next)
     return rows
   }
@@ -175,12 +198,34 @@ function chainOn(keys: AuditKeys, entries: { ctx: Ctx; entry: AuditEntry }[], he
 }
 
 /** The head once `rows` are appended. */
-const headAfter = (rows: AuditLogRow[]): Head => ({ audit_seq: rows[rows.length - 1].seq, audit_head: rows[rows.length - 1].hash })
+const headAfter = (rows: AuditLogRow[]): Head => ({
+  audit_seq: rows[rows.length - 1].seq,
+  audit_head: rows[rows.length - 1].hash,
+})
 
 const AUDIT_COLUMNS = [
-  'id', 'tenant_id', 'seq', 'created_at', 'action', 'resource_type', 'resource_id', 'resource_name', 'sub_object_type', 'sub_object_id',
-  'sub_object_name', 'use_case_id', 'actor_type', 'actor_id', 'actor_name', 'source', 'request_id', 'changes', 'metadata', 'prev_hash',
-  'hash', 'chain_key_id',
+  'id',
+  'tenant_id',
+  'seq',
+  'created_at',
+  'action',
+  'resource_type',
+  'resource_id',
+  'resource_name',
+  'sub_object_type',
+  'sub_object_id',
+  'sub_object_name',
+  'use_case_id',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'source',
+  'request_id',
+  'changes',
+  'metadata',
+  'prev_hash',
+  'hash',
+  'chain_key_id',
 ] as const satisfies readonly (keyof AuditLogRow)[]
 
 /** A record's values in the order of AUDIT_COLUMNS, the order its insert was compiled with. */
@@ -227,7 +272,13 @@ function auditStatements(database: Database): AuditStatements {
   const moveHead = db.updateTable('tenants').set({ audit_seq: 0, audit_head: '' }).where('id', '=', '')
   let head = db.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', '')
   if (database.dialect === 'postgres') head = head.forNoKeyUpdate()
-  const withHead = (count: number) => db.with('appended', (w) => w.insertInto('audit_logs').values(records(count))).updateTable('tenants').set({ audit_seq: 0, audit_head: '' }).where('id', '=', '').compile()
+  const withHead = (count: number) =>
+    db
+      .with('appended', (w) => w.insertInto('audit_logs').values(records(count)))
+      .updateTable('tenants')
+      .set({ audit_seq: 0, audit_head: '' })
+      .where('id', '=', '')
+      .compile()
   const keptByCount = (build: (count: number) => CompiledQuery) => {
     const counts = new Map<number, CompiledQuery>()
     return (count: number) => {
@@ -256,7 +307,11 @@ function auditStatements(database: Database): AuditStatements {
  */
 function appendIfHeadSql(count: number): string {
   const width = AUDIT_COLUMNS.length
-  const rows = Array.from({ length: count }, (_, r) => `(${AUDIT_COLUMNS.map((column, c) => `$${r * width + c + 1}${column === 'seq' ? '::bigint' : ''}`).join(', ')})`)
+  const rows = Array.from(
+    { length: count },
+    (_, r) =>
+      `(${AUDIT_COLUMNS.map((column, c) => `$${r * width + c + 1}${column === 'seq' ? '::bigint' : ''}`).join(', ')})`,
+  )
   const [tenant, seq, hash, newSeq, newHash] = [1, 2, 3, 4, 5].map((i) => `$${count * width + i}`)
   return [
     `with head as (select audit_seq, audit_head from tenants where id = ${tenant} for no key update),`,
@@ -327,7 +382,11 @@ export async function auditedUpdate<T extends { updated_at: string }>(
 }
 
 /** Field-by-field [before, after] for the fields that changed; null when nothing did. */
-export function diff<T extends object>(before: T, after: T, fields: readonly (keyof T & string)[]): Record<string, [unknown, unknown]> | null {
+export function diff<T extends object>(
+  before: T,
+  after: T,
+  fields: readonly (keyof T & string)[],
+): Record<string, [unknown, unknown]> | null {
   const changes: Record<string, [unknown, unknown]> = {}
   for (const field of fields) {
     if (JSON.stringify(before[field]) !== JSON.stringify(after[field])) changes[field] = [before[field], after[field]]

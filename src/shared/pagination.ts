@@ -9,7 +9,9 @@ export type ListQuery = SelectQueryBuilder<any, any, any>
 
 /** Query parameters every list accepts. */
 export const PageQuery = {
-  page_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Records per page (1-100).' })),
+  page_limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Records per page (1-100).' }),
+  ),
   page_after: Type.Optional(Type.String({ maxLength: 1024, description: 'The `next_cursor` of the previous page.' })),
 }
 
@@ -27,11 +29,16 @@ export function SortParam<F extends string>(fields: readonly F[]) {
 }
 
 /** `q`: a case-insensitive substring of the name. */
-export const NameSearch = Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }))
+export const NameSearch = Type.Optional(
+  Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+)
 
 /** The list query of a named family: pages, sort by name or timestamps, `q` on the name, and the family's own filters. */
 export function NamedListQuery<P extends TProperties>(filters: P) {
-  return Type.Object({ ...PageQuery, sort: SortParam(['name', 'created_at', 'updated_at']), q: NameSearch, ...filters }, { additionalProperties: false })
+  return Type.Object(
+    { ...PageQuery, sort: SortParam(['name', 'created_at', 'updated_at']), q: NameSearch, ...filters },
+    { additionalProperties: false },
+  )
 }
 
 export const Pagination = Type.Object({
@@ -70,7 +77,9 @@ export function keyset(
 ): Keyset {
   const cursor = query.page_after === undefined ? null : decodeCursor(query.page_after)
   if (cursor && query.sort !== undefined && cursor.sort !== query.sort) {
-    throw cursorError(`the cursor was made for sort "${cursor.sort}", not "${query.sort}"; send page_after without sort, or with the same sort`)
+    throw cursorError(
+      `the cursor was made for sort "${cursor.sort}", not "${query.sort}"; send page_after without sort, or with the same sort`,
+    )
   }
   const sort = query.sort ?? cursor?.sort ?? defaultSort
   const descending = sort.startsWith('-')
@@ -78,14 +87,19 @@ export function keyset(
   const column = field === 'id' ? 'id' : columns[field]
   if (!column) {
     if (query.sort === undefined && cursor) throw cursorError('not a cursor of this list')
-    throw new AppError('bad_request', `sort: unknown field "${field}"`, [{ field: 'sort', message: 'not a sortable field' }])
+    throw new AppError('bad_request', `sort: unknown field "${field}"`, [
+      { field: 'sort', message: 'not a sortable field' },
+    ])
   }
   const after = cursor && { value: cursor.value, id: cursor.id }
   return { sort, column, descending, after, limit: query.page_limit ?? DEFAULT_PAGE_LIMIT }
 }
 
 /** Adds the keyset WHERE, ORDER BY and LIMIT (limit + 1, to learn whether a next page exists). */
-export function applyKeyset<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, ks: Keyset): SelectQueryBuilder<DB, TB, O> {
+export function applyKeyset<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  ks: Keyset,
+): SelectQueryBuilder<DB, TB, O> {
   const direction = ks.descending ? 'desc' : 'asc'
   const op = ks.descending ? '<' : '>'
   let q = qb
@@ -131,7 +145,8 @@ export const textSize = (alias: string, columns: string[]): RawBuilder<number> =
   sql<number>`${sql.join([sql.lit(ROW_TEXT), ...columns.map((c) => sql`coalesce(length(${sql.ref(`${alias}.${c}`)}), 0)`)], sql` + `)}`
 
 /** The size of a page row of `table` (its own columns, as `p`); undefined for a table without long text. */
-export const pageTextOf = (table: string): Expression<number> | undefined => (LONG_TEXT[table] ? textSize('p', LONG_TEXT[table]) : undefined)
+export const pageTextOf = (table: string): Expression<number> | undefined =>
+  LONG_TEXT[table] ? textSize('p', LONG_TEXT[table]) : undefined
 
 const BEFORE = 'page_text_before'
 const BEFORE_PREVIOUS = 'page_text_before_previous'
@@ -144,22 +159,44 @@ export const PAGE_TEXT_COLUMNS = [BEFORE] as const
  * the budget never reach this process. toPage ends the page there. `size` measures a row of the page query, as `p`
  * (`pageTextOf(table)`); none: the table holds no long text.
  */
-export function withinTextBudget<Q extends SelectQueryBuilder<any, any, any>>(db: { selectFrom: (from: any) => any }, page: Q, ks: Keyset, size: Expression<number> | undefined): Q {
+export function withinTextBudget<Q extends SelectQueryBuilder<any, any, any>>(
+  db: { selectFrom: (from: any) => any },
+  page: Q,
+  ks: Keyset,
+  size: Expression<number> | undefined,
+): Q {
   if (!size) return page
   const direction = sql.raw(ks.descending ? 'desc' : 'asc')
-  const order = ks.column === 'id' ? sql`${sql.ref('p.id')} ${direction}` : sql`${sql.ref(`p.${ks.column}`)} ${direction}, ${sql.ref('p.id')} ${direction}`
-  const measured = db.selectFrom(page.as('p')).selectAll('p').select([
-    sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 1 preceding), 0)`.as(BEFORE),
-    sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 2 preceding), 0)`.as(BEFORE_PREVIOUS),
-  ])
-  const outer = db.selectFrom(measured.as('w')).selectAll('w').where(sql.ref(`w.${BEFORE_PREVIOUS}`), '<', PAGE_TEXT_BUDGET)
+  const order =
+    ks.column === 'id'
+      ? sql`${sql.ref('p.id')} ${direction}`
+      : sql`${sql.ref(`p.${ks.column}`)} ${direction}, ${sql.ref('p.id')} ${direction}`
+  const measured = db
+    .selectFrom(page.as('p'))
+    .selectAll('p')
+    .select([
+      sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 1 preceding), 0)`.as(
+        BEFORE,
+      ),
+      sql<number>`coalesce(sum(${size}) over (order by ${order} rows between unbounded preceding and 2 preceding), 0)`.as(
+        BEFORE_PREVIOUS,
+      ),
+    ])
+  const outer = db
+    .selectFrom(measured.as('w'))
+    .selectAll('w')
+    .where(sql.ref(`w.${BEFORE_PREVIOUS}`), '<', PAGE_TEXT_BUDGET)
   const sortRef = (column: string) => sql.ref(`w.${column}`)
   const ordered = ks.column === 'id' ? outer : outer.orderBy(sortRef(ks.column), ks.descending ? 'desc' : 'asc')
   return ordered.orderBy(sortRef('id'), ks.descending ? 'desc' : 'asc') as Q
 }
 
 /** Cuts the extra row (or the rows past the text budget) and builds the next cursor from the last row's sort value and id. */
-export function toPage<Row extends { id: string }, Item>(rows: Row[], ks: Keyset, toItem: (row: Row) => Item): Page<Item> {
+export function toPage<Row extends { id: string }, Item>(
+  rows: Row[],
+  ks: Keyset,
+  toItem: (row: Row) => Item,
+): Page<Item> {
   let end = Math.min(rows.length, ks.limit)
   if (rows.length > 0 && BEFORE in rows[0]) {
     for (let i = 1; i < end; i++) {
@@ -176,7 +213,10 @@ export function toPage<Row extends { id: string }, Item>(rows: Row[], ks: Keyset
   const hasMore = rows.length > end
   const pageRows = hasMore ? rows.slice(0, end) : rows
   const last = pageRows[pageRows.length - 1]
-  const next = hasMore && last ? encodeCursor(ks.sort, (last as Record<string, unknown>)[ks.column] as string | number, last.id) : null
+  const next =
+    hasMore && last
+      ? encodeCursor(ks.sort, (last as Record<string, unknown>)[ks.column] as string | number, last.id)
+      : null
   return { items: pageRows.map(toItem), pagination: { has_more: hasMore, next_cursor: next } }
 }
 
@@ -184,7 +224,8 @@ function encodeCursor(sort: string, value: string | number, id: string): string 
   return Buffer.from(JSON.stringify([sort, value, id])).toString('base64url')
 }
 
-const cursorError = (why: string) => new AppError('bad_request', `page_after: ${why}`, [{ field: 'page_after', message: why }])
+const cursorError = (why: string) =>
+  new AppError('bad_request', `page_after: ${why}`, [{ field: 'page_after', message: why }])
 
 function decodeCursor(cursor: string): { sort: string; value: string | number; id: string } {
   let decoded: unknown

@@ -29,7 +29,13 @@ export interface UniqueField {
  * `already_exists` with the existing record's id, so a sync can skip it without a second lookup.
  * `value` is the name or key being written (undefined when the write keeps it).
  */
-export async function uniqueName<T>(db: Kysely<Tables>, ctx: Ctx, unique: UniqueField, value: string | undefined, work: () => Promise<T>): Promise<T> {
+export async function uniqueName<T>(
+  db: Kysely<Tables>,
+  ctx: Ctx,
+  unique: UniqueField,
+  value: string | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
   // The clashing record may vanish between the failed write and the lookup: then the write is tried again.
   for (let attempt = 1; ; attempt++) {
     try {
@@ -38,13 +44,24 @@ export async function uniqueName<T>(db: Kysely<Tables>, ctx: Ctx, unique: Unique
       if (!isUniqueViolation(err)) throw err
       if (value === undefined) throw conflict(`this ${unique.what} clashes with another one in this tenant`)
       const existingId = await findExisting(db, ctx.tenantId, unique, value)
-      if (existingId !== undefined || attempt === 3) throw alreadyExists(unique.what, unique.field ?? 'name', value.trim(), existingId)
+      if (existingId !== undefined || attempt === 3)
+        throw alreadyExists(unique.what, unique.field ?? 'name', value.trim(), existingId)
     }
   }
 }
 
-async function findExisting(db: Kysely<Tables>, tenantId: string, unique: UniqueField, value: string): Promise<string | undefined> {
-  const [column, key] = unique.field === 'key' ? ['key', value] : unique.field === 'email' ? ['email_key', emailKey(value)] : ['name_key', nameKey(value)]
+async function findExisting(
+  db: Kysely<Tables>,
+  tenantId: string,
+  unique: UniqueField,
+  value: string,
+): Promise<string | undefined> {
+  const [column, key] =
+    unique.field === 'key'
+      ? ['key', value]
+      : unique.field === 'email'
+        ? ['email_key', emailKey(value)]
+        : ['name_key', nameKey(value)]
   const row = await (db as unknown as Kysely<Record<string, { id: string; tenant_id: string }>>)
     .selectFrom(unique.table)
     .select('id')

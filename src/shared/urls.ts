@@ -5,7 +5,8 @@
  */
 export const HTTP_URL_FORMAT = 'http-url'
 
-export const HTTP_URL_MESSAGE = 'must be an http:// or https:// URL with a host (no control characters, no spaces around it)'
+export const HTTP_URL_MESSAGE =
+  'must be an http:// or https:// URL with a host (no control characters, no spaces around it)'
 
 /** True when `raw` is an http(s) URL with a host, spelled plainly. */
 export function isHttpUrl(raw: string): boolean {

@@ -43,11 +43,23 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
   }
 
   it('rejects requests without a valid token (401 problem)', async () => {
-    for (const [method, url] of [['GET', base], ['POST', base], ['GET', `${base}/${spec.idPrefix}_00000000000000000000000000`]] as const) {
-      const res = await t.app.inject({ method, url: `/api/v1/integration${url}`, payload: method === 'POST' ? spec.validBody(0) : undefined })
+    for (const [method, url] of [
+      ['GET', base],
+      ['POST', base],
+      ['GET', `${base}/${spec.idPrefix}_00000000000000000000000000`],
+    ] as const) {
+      const res = await t.app.inject({
+        method,
+        url: `/api/v1/integration${url}`,
+        payload: method === 'POST' ? spec.validBody(0) : undefined,
+      })
       expect(res.statusCode).toBe(401)
       expect(res.headers['content-type']).toContain('application/problem+json')
-      const bad = await t.app.inject({ method, url: `/api/v1/integration${url}`, headers: { authorization: 'Bearer not-a-token' } })
+      const bad = await t.app.inject({
+        method,
+        url: `/api/v1/integration${url}`,
+        headers: { authorization: 'Bearer not-a-token' },
+      })
       expect(bad.statusCode).toBe(401)
     }
   })
@@ -67,7 +79,10 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
     const record = await create('acme', spec.validBody(2))
     const other = t.as('globex', 'admin')
     expect((await other({ method: 'GET', url: `${base}/${record.id}` })).statusCode).toBe(404)
-    if (spec.updateBody) expect((await other({ method: 'PATCH', url: `${base}/${record.id}`, payload: spec.updateBody })).statusCode).toBe(404)
+    if (spec.updateBody)
+      expect((await other({ method: 'PATCH', url: `${base}/${record.id}`, payload: spec.updateBody })).statusCode).toBe(
+        404,
+      )
     if (spec.deletable) expect((await other({ method: 'DELETE', url: `${base}/${record.id}` })).statusCode).toBe(404)
     const list = await other({ method: 'GET', url: `${base}?page_limit=100` })
     expect(list.json().items.map((r: { id: string }) => r.id)).not.toContain(record.id)
@@ -79,7 +94,10 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
 
   it('rejects unknown body fields with 422 naming them, and creates nothing', async () => {
     const before = (await t.as('acme', 'read')({ method: 'GET', url: `${base}?page_limit=100` })).json().items.length
-    const res = await t.as('acme', writer)({ method: 'POST', url: base, payload: { ...spec.validBody(3), bogus_field: 1 } })
+    const res = await t.as(
+      'acme',
+      writer,
+    )({ method: 'POST', url: base, payload: { ...spec.validBody(3), bogus_field: 1 } })
     expect(res.statusCode).toBe(422)
     expect(res.json().errors).toContainEqual({ field: 'bogus_field', message: 'unknown field' })
     const after = (await t.as('acme', 'read')({ method: 'GET', url: `${base}?page_limit=100` })).json().items.length
@@ -125,7 +143,10 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
       const record = await create('acme', spec.validBody(5))
       const res = await t.as('acme', writer)({ method: 'PATCH', url: `${base}/${record.id}`, payload: updateBody })
       expect(res.statusCode, res.body).toBe(200)
-      const audit = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.updated` })
+      const audit = await t.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.updated` })
       expect(audit.json().items).toHaveLength(1)
     })
   }
@@ -137,7 +158,10 @@ export function contractTests(dialect: DialectName, spec: ContractSpec): void {
       expect((await write({ method: 'DELETE', url: `${base}/${record.id}` })).statusCode).toBe(204)
       expect((await write({ method: 'GET', url: `${base}/${record.id}` })).statusCode).toBe(404)
       expect((await write({ method: 'DELETE', url: `${base}/${record.id}` })).statusCode).toBe(404)
-      const audit = await t.as('acme', 'read')({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.deleted` })
+      const audit = await t.as(
+        'acme',
+        'read',
+      )({ method: 'GET', url: `/audit_logs?resource_id=${record.id}&action=${spec.resourceType}.deleted` })
       expect(audit.json().items).toHaveLength(1)
     })
   }

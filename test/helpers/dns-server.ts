@@ -21,7 +21,9 @@ export interface DnsServer {
  * their TTL and no AAAA; a name `hang(name)` holds is never answered (the query is read and dropped, a TCP
  * connection is accepted and left open); any other name is NXDOMAIN.
  */
-export async function startDnsServer(options: { records?: Record<string, { address: string; ttl: number }[]>; hang?: (name: string) => boolean } = {}): Promise<DnsServer> {
+export async function startDnsServer(
+  options: { records?: Record<string, { address: string; ttl: number }[]>; hang?: (name: string) => boolean } = {},
+): Promise<DnsServer> {
   const queries: DnsQuery[] = []
   const answer = (udp: dgram.Socket) => (message: Buffer, from: dgram.RemoteInfo) => {
     let query: dnsPacket.Packet
@@ -36,11 +38,17 @@ export async function startDnsServer(options: { records?: Record<string, { addre
     queries.push({ name, type: question.type, at: Date.now() })
     if (options.hang?.(name)) return
     const records = options.records?.[name]
-    const answers = records && question.type === 'A' ? records.map((r) => ({ type: 'A' as const, name: question.name, ttl: r.ttl, data: r.address })) : []
+    const answers =
+      records && question.type === 'A'
+        ? records.map((r) => ({ type: 'A' as const, name: question.name, ttl: r.ttl, data: r.address }))
+        : []
     const response = dnsPacket.encode({
       type: 'response',
       id: query.id,
-      flags: dnsPacket.AUTHORITATIVE_ANSWER | ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) | (records ? 0 : 3 /* NXDOMAIN */),
+      flags:
+        dnsPacket.AUTHORITATIVE_ANSWER |
+        ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) |
+        (records ? 0 : 3) /* NXDOMAIN */,
       questions: [question],
       answers,
     })

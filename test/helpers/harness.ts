@@ -35,7 +35,10 @@ export interface TestDatabase {
 export async function freshDatabase(dialect: DialectName): Promise<TestDatabase> {
   if (dialect === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'aigov-test-'))
-    return { env: { DATABASE_URL: `sqlite:${join(dir, 'test.db')}` }, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    return {
+      env: { DATABASE_URL: `sqlite:${join(dir, 'test.db')}` },
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    }
   }
   const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   const client = new pg.Client({ connectionString: POSTGRES_URL })
@@ -43,7 +46,9 @@ export async function freshDatabase(dialect: DialectName): Promise<TestDatabase>
   await client.query(`create schema ${schema}`)
   await client.end()
   return {
-    env: { DATABASE_URL: `${POSTGRES_URL}${POSTGRES_URL!.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}` },
+    env: {
+      DATABASE_URL: `${POSTGRES_URL}${POSTGRES_URL!.includes('?') ? '&' : '?'}options=-c%20search_path%3D${schema}`,
+    },
     drop: async () => {
       const c = new pg.Client({ connectionString: POSTGRES_URL })
       await c.connect()
@@ -97,7 +102,11 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
     const cached = tokens.get(`${tenant}/${role}`)
     if (cached) return cached
     const secret = await apiKey(tenant, role)
-    const res = await app.inject({ method: 'POST', url: `${PREFIX}/auth/token`, headers: { 'x-api-key': secret, 'x-tenant': tenant } })
+    const res = await app.inject({
+      method: 'POST',
+      url: `${PREFIX}/auth/token`,
+      headers: { 'x-api-key': secret, 'x-tenant': tenant },
+    })
     if (res.statusCode !== 200) throw new Error(`token exchange failed: ${res.statusCode} ${res.body}`)
     const value = res.json().access_token as string
     tokens.set(`${tenant}/${role}`, value)
@@ -112,7 +121,14 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
     apiKey,
     as: (tenant, role) => async (opts) => {
       const bearer = await token(tenant, role)
-      return app.inject({ ...opts, url: opts.url.startsWith('/') && !opts.url.startsWith(PREFIX) && !opts.url.startsWith('/livez') ? PREFIX + opts.url : opts.url, headers: { authorization: `Bearer ${bearer}`, ...opts.headers } })
+      return app.inject({
+        ...opts,
+        url:
+          opts.url.startsWith('/') && !opts.url.startsWith(PREFIX) && !opts.url.startsWith('/livez')
+            ? PREFIX + opts.url
+            : opts.url,
+        headers: { authorization: `Bearer ${bearer}`, ...opts.headers },
+      })
     },
     async close() {
       await app.close()

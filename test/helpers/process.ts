@@ -6,7 +6,11 @@ export const CLI = fileURLToPath(new URL('../../dist/service/aigov.js', import.m
 
 /** Runs the built CLI to completion. */
 export function runCli(args: string[], env: Record<string, string>) {
-  const res = spawnSync(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8', timeout: 30_000 })
+  const res = spawnSync(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
   return { code: res.status, stdout: res.stdout, stderr: res.stderr }
 }
 
@@ -30,10 +34,20 @@ export interface ServiceProcess {
 }
 
 /** Starts `aigov serve` as a real process (with extra Node options, e.g. `npm start`'s heap cap) and waits until /livez answers. */
-export async function startServiceProcess(env: Record<string, string>, port?: number, nodeArgs: string[] = []): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  port?: number,
+  nodeArgs: string[] = [],
+): Promise<ServiceProcess> {
   const listenPort = port ?? (await freePort())
   const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
-    env: { PATH: process.env.PATH, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(listenPort), LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH,
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PORT: String(listenPort),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let output = ''

@@ -24,7 +24,9 @@ export function pythonSkipReason(): string | undefined {
 /** Why mypy cannot check the Python client here, or undefined when it can. */
 export function mypySkipReason(): string | undefined {
   if (mypyReason === null) {
-    mypyReason = missing('mypy') ? `mypy --strict on the Python client is skipped: ${PYTHON} cannot import mypy (Debian: python3-mypy)` : undefined
+    mypyReason = missing('mypy')
+      ? `mypy --strict on the Python client is skipped: ${PYTHON} cannot import mypy (Debian: python3-mypy)`
+      : undefined
   }
   return mypyReason
 }

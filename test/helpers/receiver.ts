@@ -45,7 +45,10 @@ export async function startReceiver(behaviour: Behaviour = ok): Promise<Receiver
     async until(predicate, ms = 10_000) {
       const deadline = Date.now() + ms
       while (!predicate(received)) {
-        if (Date.now() > deadline) throw new Error(`receiver: condition not met within ${ms} ms; got ${received.map((r) => r.json.type).join(', ')}`)
+        if (Date.now() > deadline)
+          throw new Error(
+            `receiver: condition not met within ${ms} ms; got ${received.map((r) => r.json.type).join(', ')}`,
+          )
         await new Promise((r) => setTimeout(r, 25))
       }
       return received

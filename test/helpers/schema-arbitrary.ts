@@ -18,14 +18,25 @@ export function valueFor(schema: JsonSchema, depth = 0): fc.Arbitrary<unknown> {
     case 'boolean':
       return fc.boolean()
     case 'integer':
-      return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? Math.max(1000, (schema.minimum ?? 0) + 1000) })
+      return fc.integer({
+        min: schema.minimum ?? -1000,
+        max: schema.maximum ?? Math.max(1000, (schema.minimum ?? 0) + 1000),
+      })
     case 'number':
-      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true })
+      return fc.double({
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e6,
+        noNaN: true,
+        noDefaultInfinity: true,
+      })
     case 'string':
       return stringFor(schema)
     case 'array': {
       const minLength = schema.minItems ?? 0
-      const maxLength = Math.max(minLength, Math.min(schema.maxItems ?? MAX_ITEMS, minLength + (depth > 2 ? 0 : MAX_ITEMS)))
+      const maxLength = Math.max(
+        minLength,
+        Math.min(schema.maxItems ?? MAX_ITEMS, minLength + (depth > 2 ? 0 : MAX_ITEMS)),
+      )
       const items = valueFor(schema.items ?? {}, depth + 1)
       return schema.uniqueItems
         ? fc.uniqueArray(items, { minLength, maxLength, selector: (v) => JSON.stringify(v) })
@@ -47,7 +58,9 @@ function objectFor(schema: JsonSchema, depth: number): fc.Arbitrary<Record<strin
     if (!required.has(name) && depth > 3) continue
     model[name] = valueFor(sub, depth + 1)
   }
-  return fc.record(model, { requiredKeys: [...required].filter((k) => k in model) }) as fc.Arbitrary<Record<string, unknown>>
+  return fc.record(model, { requiredKeys: [...required].filter((k) => k in model) }) as fc.Arbitrary<
+    Record<string, unknown>
+  >
 }
 
 function stringFor(schema: JsonSchema): fc.Arbitrary<string> {
@@ -56,19 +69,51 @@ function stringFor(schema: JsonSchema): fc.Arbitrary<string> {
   const fits = (s: string) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity)
   switch (schema.format) {
     case 'date-time':
-      return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString())
+      return fc
+        .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true })
+        .map((d) => d.toISOString())
     case 'date':
-      return fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10))
+      return fc
+        .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2099-12-31T00:00:00Z'), noInvalidDate: true })
+        .map((d) => d.toISOString().slice(0, 10))
   }
   if (schema.pattern) {
-    return fc.stringMatching(new RegExp(schema.pattern as string), { size: 'small' }).map((s) => s.slice(0, maxLength)).filter((s) => fits(s) && new RegExp(schema.pattern as string).test(s))
+    return fc
+      .stringMatching(new RegExp(schema.pattern as string), { size: 'small' })
+      .map((s) => s.slice(0, maxLength))
+      .filter((s) => fits(s) && new RegExp(schema.pattern as string).test(s))
   }
-  return fc.string({ minLength, maxLength, unit: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789-_.'.split('')) }, { weight: 2, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', ' ', '\u00a0') }) })
+  return fc.string({
+    minLength,
+    maxLength,
+    unit: fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz ABCXYZ0123456789-_.'.split('')) },
+      { weight: 2, arbitrary: fc.constantFrom('é', 'ß', '中', '😀', ' ', '\u00a0') },
+    ),
+  })
 }
 
 /** Strings a careless or hostile client sends: control characters, lone surrogates, bidi overrides, emoji, NUL. */
 export const oddUnicode = fc.oneof(
   fc.string({ unit: 'binary', minLength: 1, maxLength: 30 }),
-  fc.string({ unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 4 }),
-  fc.constantFrom('\u0000', '\u202eevil', 'a\u200db', '\ufeff', '\u0301', '👩‍👩‍👧‍👦', 'Ω≈ç√', '\r\n', '%00', '../../etc/passwd', "' or 1=1 --", '${7*7}', '<script>x</script>'),
+  fc.string({
+    unit: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+    minLength: 1,
+    maxLength: 4,
+  }),
+  fc.constantFrom(
+    '\u0000',
+    '\u202eevil',
+    'a\u200db',
+    '\ufeff',
+    '\u0301',
+    '👩‍👩‍👧‍👦',
+    'Ω≈ç√',
+    '\r\n',
+    '%00',
+    '../../etc/passwd',
+    "' or 1=1 --",
+    '${7*7}',
+    '<script>x</script>',
+  ),
 )

@@ -42,8 +42,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('close', close)
     upstream.on('close', close)
     // While stalled, bytes are held back (as a partitioned network would) and delivered on restore.
-    client.on('data', (chunk: Buffer) => (state === 'blackhole' ? link.held.push([upstream, chunk]) : upstream.write(chunk)))
-    upstream.on('data', (chunk: Buffer) => (state === 'blackhole' ? link.held.push([client, chunk]) : client.write(chunk)))
+    client.on('data', (chunk: Buffer) =>
+      state === 'blackhole' ? link.held.push([upstream, chunk]) : upstream.write(chunk),
+    )
+    upstream.on('data', (chunk: Buffer) =>
+      state === 'blackhole' ? link.held.push([client, chunk]) : client.write(chunk),
+    )
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as { port: number }).port

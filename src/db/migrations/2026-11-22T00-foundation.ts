@@ -51,11 +51,28 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('use_cases_tenant_name').on('use_cases').columns(['tenant_id', 'name_key']).unique().execute()
+  await db.schema
+    .createIndex('use_cases_tenant_name')
+    .on('use_cases')
+    .columns(['tenant_id', 'name_key'])
+    .unique()
+    .execute()
   await db.schema.createIndex('use_cases_tenant_id').on('use_cases').columns(['tenant_id', 'id']).execute()
-  await db.schema.createIndex('use_cases_tenant_created').on('use_cases').columns(['tenant_id', 'created_at', 'id']).execute()
-  await db.schema.createIndex('use_cases_tenant_updated').on('use_cases').columns(['tenant_id', 'updated_at', 'id']).execute()
-  await db.schema.createIndex('use_cases_tenant_risk').on('use_cases').columns(['tenant_id', 'risk_category_level', 'id']).execute()
+  await db.schema
+    .createIndex('use_cases_tenant_created')
+    .on('use_cases')
+    .columns(['tenant_id', 'created_at', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('use_cases_tenant_updated')
+    .on('use_cases')
+    .columns(['tenant_id', 'updated_at', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('use_cases_tenant_risk')
+    .on('use_cases')
+    .columns(['tenant_id', 'risk_category_level', 'id'])
+    .execute()
 
   await db.schema
     .createTable('audit_logs')
@@ -83,12 +100,36 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await db.schema.createIndex('audit_logs_tenant_seq').on('audit_logs').columns(['tenant_id', 'seq']).unique().execute()
   await db.schema.createIndex('audit_logs_tenant_id').on('audit_logs').columns(['tenant_id', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_created').on('audit_logs').columns(['tenant_id', 'created_at', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_resource').on('audit_logs').columns(['tenant_id', 'resource_id', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_type').on('audit_logs').columns(['tenant_id', 'resource_type', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_action').on('audit_logs').columns(['tenant_id', 'action', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_use_case').on('audit_logs').columns(['tenant_id', 'use_case_id', 'id']).execute()
-  await db.schema.createIndex('audit_logs_tenant_actor').on('audit_logs').columns(['tenant_id', 'actor_id', 'id']).execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_created')
+    .on('audit_logs')
+    .columns(['tenant_id', 'created_at', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_resource')
+    .on('audit_logs')
+    .columns(['tenant_id', 'resource_id', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_type')
+    .on('audit_logs')
+    .columns(['tenant_id', 'resource_type', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_action')
+    .on('audit_logs')
+    .columns(['tenant_id', 'action', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_use_case')
+    .on('audit_logs')
+    .columns(['tenant_id', 'use_case_id', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_actor')
+    .on('audit_logs')
+    .columns(['tenant_id', 'actor_id', 'id'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -12,9 +12,18 @@ export async function up(db: Kysely<any>): Promise<void> {
   const indexNamed = async (table: string, extra: string[] = []) => {
     await db.schema.createIndex(`${table}_tenant_name`).on(table).columns(['tenant_id', 'name_key']).unique().execute()
     await db.schema.createIndex(`${table}_tenant_id`).on(table).columns(['tenant_id', 'id']).execute()
-    await db.schema.createIndex(`${table}_tenant_created`).on(table).columns(['tenant_id', 'created_at', 'id']).execute()
-    await db.schema.createIndex(`${table}_tenant_updated`).on(table).columns(['tenant_id', 'updated_at', 'id']).execute()
-    for (const column of extra) await db.schema.createIndex(`${table}_tenant_${column}`).on(table).columns(['tenant_id', column, 'id']).execute()
+    await db.schema
+      .createIndex(`${table}_tenant_created`)
+      .on(table)
+      .columns(['tenant_id', 'created_at', 'id'])
+      .execute()
+    await db.schema
+      .createIndex(`${table}_tenant_updated`)
+      .on(table)
+      .columns(['tenant_id', 'updated_at', 'id'])
+      .execute()
+    for (const column of extra)
+      await db.schema.createIndex(`${table}_tenant_${column}`).on(table).columns(['tenant_id', column, 'id']).execute()
   }
 
   await named('models')
@@ -70,7 +79,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   await indexNamed('workflow_stages', ['position'])
 
   // Links: plain associations, removed with either end (ON DELETE CASCADE); the services audit the removal.
-  const link = async (table: string, left: [string, string], right: [string, string], extra: (t: any) => any = (t) => t) => {
+  const link = async (
+    table: string,
+    left: [string, string],
+    right: [string, string],
+    extra: (t: any) => any = (t) => t,
+  ) => {
     await extra(
       db.schema
         .createTable(table)
@@ -94,8 +108,16 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'use_case_risk_scenarios', 'risk_scenario_risk_types', 'model_vendors', 'use_case_vendors', 'use_case_models',
-    'workflow_stages', 'risk_scenarios', 'risk_types', 'vendors', 'models',
+    'use_case_risk_scenarios',
+    'risk_scenario_risk_types',
+    'model_vendors',
+    'use_case_vendors',
+    'use_case_models',
+    'workflow_stages',
+    'risk_scenarios',
+    'risk_types',
+    'vendors',
+    'models',
   ]) {
     await db.schema.dropTable(table).execute()
   }

@@ -7,7 +7,8 @@ import type { Kysely } from 'kysely'
 export async function up(db: Kysely<any>): Promise<void> {
   const tenantIndexes = async (table: string, extra: string[] = []) => {
     await db.schema.createIndex(`${table}_tenant_id`).on(table).columns(['tenant_id', 'id']).execute()
-    for (const column of extra) await db.schema.createIndex(`${table}_tenant_${column}`).on(table).columns(['tenant_id', column, 'id']).execute()
+    for (const column of extra)
+      await db.schema.createIndex(`${table}_tenant_${column}`).on(table).columns(['tenant_id', column, 'id']).execute()
   }
 
   await db.schema
@@ -24,7 +25,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('policy_control_bases_tenant_key').on('policy_control_bases').columns(['tenant_id', 'key']).unique().execute()
+  await db.schema
+    .createIndex('policy_control_bases_tenant_key')
+    .on('policy_control_bases')
+    .columns(['tenant_id', 'key'])
+    .unique()
+    .execute()
   await tenantIndexes('policy_control_bases', ['name_key'])
 
   await db.schema
@@ -45,7 +51,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('policy_control_versions_base_version').on('policy_control_versions').columns(['base_id', 'version']).unique().execute()
+  await db.schema
+    .createIndex('policy_control_versions_base_version')
+    .on('policy_control_versions')
+    .columns(['base_id', 'version'])
+    .unique()
+    .execute()
   await tenantIndexes('policy_control_versions', ['key', 'status', 'base_id'])
 
   await db.schema
@@ -61,7 +72,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('policy_packs_tenant_key_version').on('policy_packs').columns(['tenant_id', 'key', 'version']).unique().execute()
+  await db.schema
+    .createIndex('policy_packs_tenant_key_version')
+    .on('policy_packs')
+    .columns(['tenant_id', 'key', 'version'])
+    .unique()
+    .execute()
   await tenantIndexes('policy_packs', ['latest'])
 
   await db.schema
@@ -85,7 +101,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addPrimaryKeyConstraint('use_case_policy_packs_pk', ['use_case_id', 'policy_pack_key'])
     .execute()
-  await db.schema.createIndex('use_case_policy_packs_pack').on('use_case_policy_packs').columns(['policy_pack_id', 'use_case_id']).execute()
+  await db.schema
+    .createIndex('use_case_policy_packs_pack')
+    .on('use_case_policy_packs')
+    .columns(['policy_pack_id', 'use_case_id'])
+    .execute()
 
   await db.schema
     .createTable('use_case_controls')
@@ -104,8 +124,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('use_case_controls_use_case_key').on('use_case_controls').columns(['use_case_id', 'control_key']).unique().execute()
-  await db.schema.createIndex('use_case_controls_use_case_id').on('use_case_controls').columns(['tenant_id', 'use_case_id', 'id']).execute()
+  await db.schema
+    .createIndex('use_case_controls_use_case_key')
+    .on('use_case_controls')
+    .columns(['use_case_id', 'control_key'])
+    .unique()
+    .execute()
+  await db.schema
+    .createIndex('use_case_controls_use_case_id')
+    .on('use_case_controls')
+    .columns(['tenant_id', 'use_case_id', 'id'])
+    .execute()
 
   await db.schema
     .createTable('questionnaires')
@@ -122,7 +151,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('questionnaires_tenant_key_version').on('questionnaires').columns(['tenant_id', 'key', 'version']).unique().execute()
+  await db.schema
+    .createIndex('questionnaires_tenant_key_version')
+    .on('questionnaires')
+    .columns(['tenant_id', 'key', 'version'])
+    .unique()
+    .execute()
   await tenantIndexes('questionnaires', ['latest'])
 
   for (const [table, owner, ownerTable] of [
@@ -144,8 +178,15 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'model_questionnaires', 'use_case_questionnaires', 'questionnaires', 'use_case_controls', 'use_case_policy_packs',
-    'policy_pack_controls', 'policy_packs', 'policy_control_versions', 'policy_control_bases',
+    'model_questionnaires',
+    'use_case_questionnaires',
+    'questionnaires',
+    'use_case_controls',
+    'use_case_policy_packs',
+    'policy_pack_controls',
+    'policy_packs',
+    'policy_control_versions',
+    'policy_control_bases',
   ]) {
     await db.schema.dropTable(table).execute()
   }

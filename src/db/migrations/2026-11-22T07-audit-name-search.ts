@@ -12,8 +12,12 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) {
     // columnsize=0: no per-record sizes (they serve ranking, which this never does); a quarter less work per write.
-    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram', columnsize = 0)`.execute(db)
-    await sql`insert into audit_logs_name_search (resource_name, audit_id) select resource_name, id from audit_logs where resource_name is not null`.execute(db)
+    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram', columnsize = 0)`.execute(
+      db,
+    )
+    await sql`insert into audit_logs_name_search (resource_name, audit_id) select resource_name, id from audit_logs where resource_name is not null`.execute(
+      db,
+    )
     await sql`
       create trigger audit_logs_name_search_insert after insert on audit_logs when new.resource_name is not null
       begin insert into audit_logs_name_search (resource_name, audit_id) values (new.resource_name, new.id); end
@@ -22,7 +26,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   const schema = await trigramSchema(db)
   if (schema === null) return
-  await sql`create index audit_logs_name_trgm on audit_logs using gin (lower(resource_name) ${sql.id(schema)}.gin_trgm_ops)`.execute(db)
+  await sql`create index audit_logs_name_trgm on audit_logs using gin (lower(resource_name) ${sql.id(schema)}.gin_trgm_ops)`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
@@ -41,7 +47,11 @@ export async function down(db: Kysely<any>): Promise<void> {
  */
 async function trigramSchema(db: Kysely<any>): Promise<string | null> {
   const installed = async () =>
-    (await sql<{ schema: string }>`select extnamespace::regnamespace::text as schema from pg_extension where extname = 'pg_trgm'`.execute(db)).rows[0]?.schema ?? null
+    (
+      await sql<{
+        schema: string
+      }>`select extnamespace::regnamespace::text as schema from pg_extension where extname = 'pg_trgm'`.execute(db)
+    ).rows[0]?.schema ?? null
   const existing = await installed()
   if (existing !== null) return existing
   const available = await sql`select 1 from pg_available_extensions where name = 'pg_trgm'`.execute(db)

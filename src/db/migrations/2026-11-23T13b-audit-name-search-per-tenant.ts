@@ -15,15 +15,21 @@ export async function up(db: Kysely<any>): Promise<void> {
         from (select lower(name) as folded) as f, generate_series(1, char_length(folded) - 2) as i
       $$
     `.execute(db)
-    await sql`create index audit_logs_name_trigrams on audit_logs using gin (audit_name_trigrams(tenant_id, resource_name))`.execute(db)
+    await sql`create index audit_logs_name_trigrams on audit_logs using gin (audit_name_trigrams(tenant_id, resource_name))`.execute(
+      db,
+    )
     await sql`drop index if exists audit_logs_name_trgm`.execute(db)
     return
   }
   await atomically(db, async () => {
     for (const { id } of (await sql<{ id: string }>`select id from tenants`.execute(db)).rows) {
       const table = sql.table(`${id}:audit_name_search`)
-      await sql`create virtual table ${table} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(db)
-      await sql`insert into ${table} (rowid, resource_name) select seq, resource_name from audit_logs where tenant_id = ${id} and resource_name is not null`.execute(db)
+      await sql`create virtual table ${table} using fts5(resource_name, tokenize = 'trigram', content = '', columnsize = 0)`.execute(
+        db,
+      )
+      await sql`insert into ${table} (rowid, resource_name) select seq, resource_name from audit_logs where tenant_id = ${id} and resource_name is not null`.execute(
+        db,
+      )
     }
     await sql`drop trigger audit_logs_name_search_insert`.execute(db)
     await sql`drop table audit_logs_name_search`.execute(db)
@@ -35,13 +41,24 @@ export async function down(db: Kysely<any>): Promise<void> {
     await sql`drop index audit_logs_name_trigrams`.execute(db)
     await sql`drop function audit_name_trigrams(text, text)`.execute(db)
     // The earlier index, where pg_trgm is installed (the earlier migration made it only then).
-    const trgm = (await sql<{ schema: string }>`select extnamespace::regnamespace::text as schema from pg_extension where extname = 'pg_trgm'`.execute(db)).rows[0]
-    if (trgm) await sql`create index audit_logs_name_trgm on audit_logs using gin (lower(resource_name) ${sql.id(trgm.schema)}.gin_trgm_ops)`.execute(db)
+    const trgm = (
+      await sql<{
+        schema: string
+      }>`select extnamespace::regnamespace::text as schema from pg_extension where extname = 'pg_trgm'`.execute(db)
+    ).rows[0]
+    if (trgm)
+      await sql`create index audit_logs_name_trgm on audit_logs using gin (lower(resource_name) ${sql.id(trgm.schema)}.gin_trgm_ops)`.execute(
+        db,
+      )
     return
   }
   await atomically(db, async () => {
-    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram', columnsize = 0)`.execute(db)
-    await sql`insert into audit_logs_name_search (resource_name, audit_id) select resource_name, id from audit_logs where resource_name is not null`.execute(db)
+    await sql`create virtual table audit_logs_name_search using fts5(resource_name, audit_id unindexed, tokenize = 'trigram', columnsize = 0)`.execute(
+      db,
+    )
+    await sql`insert into audit_logs_name_search (resource_name, audit_id) select resource_name, id from audit_logs where resource_name is not null`.execute(
+      db,
+    )
     await sql`
       create trigger audit_logs_name_search_insert after insert on audit_logs when new.resource_name is not null
       begin insert into audit_logs_name_search (resource_name, audit_id) values (new.resource_name, new.id); end

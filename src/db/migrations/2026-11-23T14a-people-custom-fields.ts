@@ -4,8 +4,16 @@ import type { Kysely } from 'kysely'
 export async function up(db: Kysely<any>): Promise<void> {
   const tenantIndexes = async (table: string) => {
     await db.schema.createIndex(`${table}_tenant_id`).on(table).columns(['tenant_id', 'id']).execute()
-    await db.schema.createIndex(`${table}_tenant_created`).on(table).columns(['tenant_id', 'created_at', 'id']).execute()
-    await db.schema.createIndex(`${table}_tenant_updated`).on(table).columns(['tenant_id', 'updated_at', 'id']).execute()
+    await db.schema
+      .createIndex(`${table}_tenant_created`)
+      .on(table)
+      .columns(['tenant_id', 'created_at', 'id'])
+      .execute()
+    await db.schema
+      .createIndex(`${table}_tenant_updated`)
+      .on(table)
+      .columns(['tenant_id', 'updated_at', 'id'])
+      .execute()
   }
 
   await db.schema
@@ -64,7 +72,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('custom_fields_tenant_name').on('custom_fields').columns(['tenant_id', 'name_key']).unique().execute()
+  await db.schema
+    .createIndex('custom_fields_tenant_name')
+    .on('custom_fields')
+    .columns(['tenant_id', 'name_key'])
+    .unique()
+    .execute()
   await tenantIndexes('custom_fields')
 
   // One row per value (a `multiple` field has one per element, in order); value_key is the canonical text
@@ -80,9 +93,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('value_key', 'varchar(512)', (c) => c.notNull())
     .addPrimaryKeyConstraint('custom_field_values_pk', ['tenant_id', 'entity_id', 'custom_field_id', 'position'])
     .execute()
-  await db.schema.createIndex('custom_field_values_lookup').on('custom_field_values').columns(['tenant_id', 'custom_field_id', 'value_key', 'entity_id']).execute()
+  await db.schema
+    .createIndex('custom_field_values_lookup')
+    .on('custom_field_values')
+    .columns(['tenant_id', 'custom_field_id', 'value_key', 'entity_id'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['custom_field_values', 'custom_fields', 'team_members', 'teams', 'users']) await db.schema.dropTable(table).execute()
+  for (const table of ['custom_field_values', 'custom_fields', 'team_members', 'teams', 'users'])
+    await db.schema.dropTable(table).execute()
 }

@@ -14,7 +14,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('use_cases').dropColumn('owner').execute()
   await db.schema.alterTable('use_case_controls').addColumn('assignee_id', 'varchar(40)').execute()
   await db.schema.alterTable('use_case_controls').addColumn('assignee_type', 'varchar(10)').execute()
-  await db.schema.createIndex('use_case_controls_tenant_assignee').on('use_case_controls').columns(['tenant_id', 'assignee_id']).execute()
+  await db.schema
+    .createIndex('use_case_controls_tenant_assignee')
+    .on('use_case_controls')
+    .columns(['tenant_id', 'assignee_id'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

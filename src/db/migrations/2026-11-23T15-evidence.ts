@@ -19,7 +19,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('chunks', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('evidence_blobs_tenant_sha256').on('evidence_blobs').columns(['tenant_id', 'sha256']).unique().execute()
+  await db.schema
+    .createIndex('evidence_blobs_tenant_sha256')
+    .on('evidence_blobs')
+    .columns(['tenant_id', 'sha256'])
+    .unique()
+    .execute()
 
   await db.schema
     .createTable('evidence_chunks')
@@ -55,7 +60,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createTable('use_case_control_evidence')
     .addColumn('tenant_id', 'varchar(63)', (c) => c.notNull().references('tenants.id'))
     .addColumn('use_case_id', 'varchar(40)', (c) => c.notNull().references('use_cases.id').onDelete('cascade'))
-    .addColumn('use_case_control_id', 'varchar(40)', (c) => c.notNull().references('use_case_controls.id').onDelete('cascade'))
+    .addColumn('use_case_control_id', 'varchar(40)', (c) =>
+      c.notNull().references('use_case_controls.id').onDelete('cascade'),
+    )
     // No cascade: evidence in use cannot be deleted (409).
     .addColumn('evidence_id', 'varchar(40)', (c) => c.notNull().references('evidence.id'))
     // Position in the control version's evidence_requirements; null when the evidence is for the control as a whole.
@@ -63,8 +70,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addPrimaryKeyConstraint('use_case_control_evidence_pk', ['use_case_control_id', 'evidence_id'])
     .execute()
-  await db.schema.createIndex('use_case_control_evidence_evidence').on('use_case_control_evidence').columns(['evidence_id']).execute()
-  await db.schema.createIndex('use_case_control_evidence_use_case').on('use_case_control_evidence').columns(['tenant_id', 'use_case_id']).execute()
+  await db.schema
+    .createIndex('use_case_control_evidence_evidence')
+    .on('use_case_control_evidence')
+    .columns(['evidence_id'])
+    .execute()
+  await db.schema
+    .createIndex('use_case_control_evidence_use_case')
+    .on('use_case_control_evidence')
+    .columns(['tenant_id', 'use_case_id'])
+    .execute()
 
   await db.schema
     .createTable('vendor_questionnaires')
@@ -76,16 +91,30 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('answers', 'text', (c) => c.notNull().defaultTo('{}'))
     .addPrimaryKeyConstraint('vendor_questionnaires_pk', ['vendor_id', 'questionnaire_key'])
     .execute()
-  await db.schema.createIndex('vendor_questionnaires_questionnaire').on('vendor_questionnaires').columns(['questionnaire_id', 'vendor_id']).execute()
+  await db.schema
+    .createIndex('vendor_questionnaires_questionnaire')
+    .on('vendor_questionnaires')
+    .columns(['questionnaire_id', 'vendor_id'])
+    .execute()
 
   for (const table of ['use_case_questionnaires', 'model_questionnaires']) {
-    await db.schema.alterTable(table).addColumn('answers', 'text', (c) => c.notNull().defaultTo('{}')).execute()
+    await db.schema
+      .alterTable(table)
+      .addColumn('answers', 'text', (c) => c.notNull().defaultTo('{}'))
+      .execute()
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ['use_case_questionnaires', 'model_questionnaires']) await db.schema.alterTable(table).dropColumn('answers').execute()
-  for (const table of ['vendor_questionnaires', 'use_case_control_evidence', 'evidence', 'evidence_chunks', 'evidence_blobs']) {
+  for (const table of ['use_case_questionnaires', 'model_questionnaires'])
+    await db.schema.alterTable(table).dropColumn('answers').execute()
+  for (const table of [
+    'vendor_questionnaires',
+    'use_case_control_evidence',
+    'evidence',
+    'evidence_chunks',
+    'evidence_blobs',
+  ]) {
     await db.schema.dropTable(table).execute()
   }
 }

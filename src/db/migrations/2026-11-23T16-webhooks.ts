@@ -42,10 +42,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
     .addColumn('updated_at', 'varchar(32)', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['tenant_id', 'endpoint_id', 'id']).execute()
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute()
+  await db.schema
+    .createIndex('webhook_deliveries_endpoint')
+    .on('webhook_deliveries')
+    .columns(['tenant_id', 'endpoint_id', 'id'])
+    .execute()
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute()
   // Fanning out the same audit record twice to one endpoint is a no-op, never a second delivery.
-  await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').columns(['endpoint_id', 'audit_id']).unique().execute()
+  await db.schema
+    .createIndex('webhook_deliveries_event')
+    .on('webhook_deliveries')
+    .columns(['endpoint_id', 'audit_id'])
+    .unique()
+    .execute()
   await db.schema.createIndex('webhook_deliveries_created').on('webhook_deliveries').column('created_at').execute()
 }
 

@@ -2,14 +2,28 @@ import type { Kysely } from 'kysely'
 
 /** nameKey of src/shared/search.ts as of this migration (migrations do not import the app: they are frozen). */
 export function nameKey(name: string): string {
-  return name.normalize('NFKC').replace(/\p{Default_Ignorable_Code_Point}/gu, '').trim().toLowerCase()
+  return name
+    .normalize('NFKC')
+    .replace(/\p{Default_Ignorable_Code_Point}/gu, '')
+    .trim()
+    .toLowerCase()
 }
 
 /** Every table with a name_key, and whether it is unique per tenant. */
 const TABLES: [table: string, unique: boolean][] = [
-  ['use_cases', true], ['models', true], ['vendors', true], ['risk_types', true], ['risk_scenarios', true], ['workflow_stages', true],
-  ['teams', true], ['custom_fields', true],
-  ['policy_control_bases', false], ['policy_control_versions', false], ['policy_packs', false], ['questionnaires', false], ['users', false],
+  ['use_cases', true],
+  ['models', true],
+  ['vendors', true],
+  ['risk_types', true],
+  ['risk_scenarios', true],
+  ['workflow_stages', true],
+  ['teams', true],
+  ['custom_fields', true],
+  ['policy_control_bases', false],
+  ['policy_control_versions', false],
+  ['policy_packs', false],
+  ['questionnaires', false],
+  ['users', false],
 ]
 const BATCH = 1000
 
@@ -61,12 +75,18 @@ async function changedRows(db: Kysely<any>, table: string): Promise<Row[]> {
   const changed: Row[] = []
   let after = ''
   for (;;) {
-    const rows: Stored[] = await db.selectFrom(table).select(['id', 'tenant_id', 'created_at', 'name', 'name_key'])
-      .where('id', '>', after).orderBy('id').limit(BATCH).execute()
+    const rows: Stored[] = await db
+      .selectFrom(table)
+      .select(['id', 'tenant_id', 'created_at', 'name', 'name_key'])
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(BATCH)
+      .execute()
     for (const row of rows) {
       if (row.name === null) continue
       const key = nameKey(row.name)
-      if (key !== row.name_key) changed.push({ id: row.id, tenant_id: row.tenant_id, created_at: row.created_at, name_key: row.name_key, key })
+      if (key !== row.name_key)
+        changed.push({ id: row.id, tenant_id: row.tenant_id, created_at: row.created_at, name_key: row.name_key, key })
     }
     if (rows.length < BATCH) return changed
     after = rows[rows.length - 1].id
@@ -85,8 +105,12 @@ async function resolveCollisions(db: Kysely<any>, table: string, changed: Row[])
   for (const members of groups.values()) {
     const { tenant_id: tenantId, key } = members[0]
     // A row that does not change and already holds the key (at most one: the index is unique).
-    const holder: Omit<Stored, 'name'> | undefined = await db.selectFrom(table).select(['id', 'tenant_id', 'created_at', 'name_key'])
-      .where('tenant_id', '=', tenantId).where('name_key', '=', key).executeTakeFirst()
+    const holder: Omit<Stored, 'name'> | undefined = await db
+      .selectFrom(table)
+      .select(['id', 'tenant_id', 'created_at', 'name_key'])
+      .where('tenant_id', '=', tenantId)
+      .where('name_key', '=', key)
+      .executeTakeFirst()
     const rows = holder && !changedIds.has(holder.id) ? [...members, { ...holder, key }] : members
     rows.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id))
     const [oldest, ...others] = rows

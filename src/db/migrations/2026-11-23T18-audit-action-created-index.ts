@@ -5,7 +5,11 @@ import type { Kysely } from 'kysely'
  * with a million revisions newer than the creates asked for, 575 ms for a page. By action, then time, they seek.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.createIndex('audit_logs_tenant_action_created').on('audit_logs').columns(['tenant_id', 'action', 'created_at', 'id']).execute()
+  await db.schema
+    .createIndex('audit_logs_tenant_action_created')
+    .on('audit_logs')
+    .columns(['tenant_id', 'action', 'created_at', 'id'])
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -9,12 +9,16 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
  */
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return
-  await sql`alter table audit_logs drop constraint audit_logs_pkey, add constraint audit_logs_pkey primary key (tenant_id, id)`.execute(db)
+  await sql`alter table audit_logs drop constraint audit_logs_pkey, add constraint audit_logs_pkey primary key (tenant_id, id)`.execute(
+    db,
+  )
   await sql`drop index audit_logs_tenant_id`.execute(db)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return
   await sql`create index audit_logs_tenant_id on audit_logs (tenant_id, id)`.execute(db)
-  await sql`alter table audit_logs drop constraint audit_logs_pkey, add constraint audit_logs_pkey primary key (id)`.execute(db)
+  await sql`alter table audit_logs drop constraint audit_logs_pkey, add constraint audit_logs_pkey primary key (id)`.execute(
+    db,
+  )
 }

@@ -18,7 +18,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       from (select lower(name) as folded) as f, generate_series(1, char_length(folded) - 4) as i
     $$
   `.execute(db)
-  await sql`create index audit_logs_name_five_grams on audit_logs using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
+  await sql`create index audit_logs_name_five_grams on audit_logs using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

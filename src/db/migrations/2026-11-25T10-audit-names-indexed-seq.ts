@@ -7,7 +7,10 @@ import { type Kysely, sql } from 'kysely'
  * GIN indexes follow the table by themselves).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('tenants').addColumn('audit_names_seq', 'bigint', (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema
+    .alterTable('tenants')
+    .addColumn('audit_names_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute()
   await sql`update tenants set audit_names_seq = audit_seq`.execute(db)
 }
 

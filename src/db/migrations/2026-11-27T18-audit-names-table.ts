@@ -18,10 +18,16 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
 export async function up(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return
   await sql`create table audit_names (tenant_id text not null, resource_name text not null)`.execute(db)
-  await sql`insert into audit_names select distinct tenant_id, resource_name from audit_logs where resource_name is not null`.execute(db)
+  await sql`insert into audit_names select distinct tenant_id, resource_name from audit_logs where resource_name is not null`.execute(
+    db,
+  )
   await sql`create unique index audit_names_hash on audit_names (md5(resource_name), tenant_id)`.execute(db)
-  await sql`create index audit_names_trigrams on audit_names using gin (audit_name_trigrams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
-  await sql`create index audit_names_five_grams on audit_names using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
+  await sql`create index audit_names_trigrams on audit_names using gin (audit_name_trigrams(tenant_id, resource_name)) with (fastupdate = off)`.execute(
+    db,
+  )
+  await sql`create index audit_names_five_grams on audit_names using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(
+    db,
+  )
   await sql`create index audit_logs_name_hash on audit_logs (md5(resource_name), tenant_id)`.execute(db)
   await createNamesTrigger(db)
   await sql`drop index audit_logs_name_trigrams`.execute(db)
@@ -40,13 +46,19 @@ export async function createNamesTrigger(db: Kysely<any>): Promise<void> {
       end
     $$
   `.execute(db)
-  await sql`create trigger audit_logs_names after insert on audit_logs referencing new table as appended for each statement execute function audit_names_add()`.execute(db)
+  await sql`create trigger audit_logs_names after insert on audit_logs referencing new table as appended for each statement execute function audit_names_add()`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   if (db.getExecutor().adapter instanceof SqliteAdapter) return
-  await sql`create index audit_logs_name_trigrams on audit_logs using gin (audit_name_trigrams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
-  await sql`create index audit_logs_name_five_grams on audit_logs using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(db)
+  await sql`create index audit_logs_name_trigrams on audit_logs using gin (audit_name_trigrams(tenant_id, resource_name)) with (fastupdate = off)`.execute(
+    db,
+  )
+  await sql`create index audit_logs_name_five_grams on audit_logs using gin (audit_name_five_grams(tenant_id, resource_name)) with (fastupdate = off)`.execute(
+    db,
+  )
   await sql`drop trigger audit_logs_names on audit_logs`.execute(db)
   await sql`drop function audit_names_add()`.execute(db)
   await sql`drop index audit_logs_name_hash`.execute(db)

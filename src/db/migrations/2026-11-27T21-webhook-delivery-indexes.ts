@@ -11,11 +11,17 @@ import { type Kysely, sql } from 'kysely'
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('webhook_deliveries_due').execute()
   await db.schema.dropIndex('webhook_deliveries_created').execute()
-  await sql`create index webhook_deliveries_pending on webhook_deliveries (status, next_attempt_at) where status = 'pending'`.execute(db)
+  await sql`create index webhook_deliveries_pending on webhook_deliveries (status, next_attempt_at) where status = 'pending'`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex('webhook_deliveries_pending').execute()
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute()
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['status', 'next_attempt_at'])
+    .execute()
   await db.schema.createIndex('webhook_deliveries_created').on('webhook_deliveries').column('created_at').execute()
 }

@@ -16,7 +16,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     set size = (select coalesce(sum(length(c.data)), 0) from evidence_chunks c where c.blob_id = evidence_blobs.id),
         chunks = (select count(*) from evidence_chunks c where c.blob_id = evidence_blobs.id)
     where sha256 is null`.execute(db)
-  await sql`insert into evidence_usage (tenant_id, bytes) select tenant_id, sum(size) from evidence_blobs group by tenant_id`.execute(db)
+  await sql`insert into evidence_usage (tenant_id, bytes) select tenant_id, sum(size) from evidence_blobs group by tenant_id`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -16,7 +16,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await sql`
     insert into audit_legacy_proofs (tenant_id, legacy_seq)
-    select t.id, (select max(a.seq) from audit_logs a where a.tenant_id = t.id and a.chain_key_id is null) from tenants t`.execute(db)
+    select t.id, (select max(a.seq) from audit_logs a where a.tenant_id = t.id and a.chain_key_id is null) from tenants t`.execute(
+    db,
+  )
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

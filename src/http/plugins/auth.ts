@@ -13,7 +13,9 @@ const CLAIMABLE_SOURCES: readonly Source[] = ['mcp', 'cli']
 
 function declaredSource(req: FastifyRequest): Source {
   const value = req.headers['x-aigov-source']
-  return typeof value === 'string' && (CLAIMABLE_SOURCES as readonly string[]).includes(value) ? (value as Source) : 'api'
+  return typeof value === 'string' && (CLAIMABLE_SOURCES as readonly string[]).includes(value)
+    ? (value as Source)
+    : 'api'
 }
 
 declare module 'fastify' {
@@ -37,16 +39,28 @@ export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; 
     req.ctx = await authenticateBearer(req, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
-      throw new AppError('forbidden', `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`, undefined, { role: req.ctx.role, required_role: needed })
+      throw new AppError(
+        'forbidden',
+        `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`,
+        undefined,
+        { role: req.ctx.role, required_role: needed },
+      )
     }
   })
 }
 
 /** Checks `Authorization: Bearer` (signature, expiry, revocation, X-Tenant) and returns the caller's context. Also used by /mcp. */
-export async function authenticateBearer(req: FastifyRequest, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): Promise<Ctx> {
+export async function authenticateBearer(
+  req: FastifyRequest,
+  deps: { tokens: TokenService; keyStatus: KeyStatusCache },
+): Promise<Ctx> {
   const header = req.headers.authorization
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header)
-  if (!match) throw new AppError('unauthorized', 'send Authorization: Bearer <access token> (from POST /api/v1/integration/auth/token)')
+  if (!match)
+    throw new AppError(
+      'unauthorized',
+      'send Authorization: Bearer <access token> (from POST /api/v1/integration/auth/token)',
+    )
   const claims = await deps.tokens.verify(match[1])
   const key = await deps.keyStatus.activeKey(claims.tenantId, claims.keyId)
   if (key === null) {

@@ -37,5 +37,10 @@ export function installBodyParsers(app: FastifyInstance, bodyLimit: number): voi
 
 function unsupported(req: FastifyRequest): AppError {
   const type = req.headers['content-type']
-  return new AppError('unsupported_media_type', type ? `content type ${type} is not supported; send application/json` : 'a request body needs Content-Type: application/json')
+  return new AppError(
+    'unsupported_media_type',
+    type
+      ? `content type ${type} is not supported; send application/json`
+      : 'a request body needs Content-Type: application/json',
+  )
 }

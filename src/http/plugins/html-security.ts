@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
  * The policy of a page that needs nothing but its own inline styles (the dossier): no scripts, nothing fetched.
  * Also what an HTML answer gets when its route names no policy of its own.
  */
-export const STATIC_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+export const STATIC_PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
 /** Never framed (clickjacking): said in both headers, for browsers that know only one of them. */
 const FRAME_ANCESTORS = "frame-ancestors 'none'"
@@ -21,7 +22,10 @@ export function installHtmlSecurity(app: FastifyInstance): void {
     if (typeof type !== 'string' || !type.startsWith('text/html')) return done(null, payload)
     const own = reply.getHeader('content-security-policy')
     const policy = typeof own === 'string' && own !== '' ? own : STATIC_PAGE_CSP
-    reply.header('content-security-policy', /(^|;)\s*frame-ancestors\s/.test(policy) ? policy : `${policy}; ${FRAME_ANCESTORS}`)
+    reply.header(
+      'content-security-policy',
+      /(^|;)\s*frame-ancestors\s/.test(policy) ? policy : `${policy}; ${FRAME_ANCESTORS}`,
+    )
     reply.header('x-frame-options', 'DENY')
     reply.header('referrer-policy', 'no-referrer')
     reply.header('x-content-type-options', 'nosniff')

@@ -27,7 +27,10 @@ const REPLAYED_HEADERS = ['location', 'content-type']
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(value) ?? 'null'
 }
@@ -38,7 +41,9 @@ function withoutSecret(payload: string, field: string): string {
 }
 
 function fingerprint(req: FastifyRequest): string {
-  return createHash('sha256').update(canonical([req.routeOptions.url, req.params, req.body ?? null])).digest('hex')
+  return createHash('sha256')
+    .update(canonical([req.routeOptions.url, req.params, req.body ?? null]))
+    .digest('hex')
 }
 
 /**
@@ -68,7 +73,9 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
   /** Claims the key for this request, or replays the first response (true), or refuses. */
   async function claimKey(req: FastifyRequest, reply: FastifyReply, key: string | string[]): Promise<boolean> {
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
-      throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [{ field: 'Idempotency-Key', message: 'invalid' }])
+      throw new AppError('bad_request', 'Idempotency-Key must be 1-255 visible ASCII characters', [
+        { field: 'Idempotency-Key', message: 'invalid' },
+      ])
     }
     const id = `${req.ctx.tenantId}:${req.ctx.actor.id}:${key}`
     const print = fingerprint(req)
@@ -80,20 +87,28 @@ export function installIdempotency(api: FastifyInstance, store: IdempotencyStore
         return false
       }
       if (claim.kind === 'mismatch') {
-        throw new AppError('validation_failed', 'this Idempotency-Key was already used with a different request body', [{ field: 'Idempotency-Key', message: 'reused with another body' }])
+        throw new AppError('validation_failed', 'this Idempotency-Key was already used with a different request body', [
+          { field: 'Idempotency-Key', message: 'reused with another body' },
+        ])
       }
       if (claim.kind === 'replay') {
         const { status, headers, body } = claim.response
         reply.code(status).headers(headers).header('Idempotent-Replayed', 'true').send(body)
         return true
       }
-      if (Date.now() > deadline) throw new AppError('conflict', 'a request with this Idempotency-Key is still in progress; retry later')
+      if (Date.now() > deadline)
+        throw new AppError('conflict', 'a request with this Idempotency-Key is still in progress; retry later')
       await new Promise((resolve) => setTimeout(resolve, WAIT_STEP_MS))
     }
   }
 
   /** Keeps a successful response for replay, or frees the key for a retry. */
-  async function settle(req: FastifyRequest, reply: FastifyReply, claim: { id: string; fingerprint: string }, payload: unknown): Promise<void> {
+  async function settle(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    claim: { id: string; fingerprint: string },
+    payload: unknown,
+  ): Promise<void> {
     if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
       const headers: Record<string, string> = {}
       for (const name of REPLAYED_HEADERS) {

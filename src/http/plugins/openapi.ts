@@ -22,20 +22,41 @@ export const Problem = Type.Object(
     limit: Type.Optional(Type.Integer({ description: '429 only: requests allowed per window.' })),
     remaining: Type.Optional(Type.Integer({ description: '429 only: requests left in the window.' })),
     reset_time: Type.Optional(Type.String({ format: 'date-time', description: '429 only: when the window resets.' })),
-    limit_name: Type.Optional(Type.String({ description: 'Byte limits only (`quota_exceeded`, and `rate_limited` by the upload budget): which limit, e.g. `evidence_tenant_quota`, `evidence_upload_budget`.' })),
-    limit_bytes: Type.Optional(Type.Integer({ description: 'Byte limits only: the limit, bytes (per minute for the upload budget).' })),
+    limit_name: Type.Optional(
+      Type.String({
+        description:
+          'Byte limits only (`quota_exceeded`, and `rate_limited` by the upload budget): which limit, e.g. `evidence_tenant_quota`, `evidence_upload_budget`.',
+      }),
+    ),
+    limit_bytes: Type.Optional(
+      Type.Integer({ description: 'Byte limits only: the limit, bytes (per minute for the upload budget).' }),
+    ),
     used_bytes: Type.Optional(Type.Integer({ description: 'Byte limits only: bytes counted against it now.' })),
     remaining_bytes: Type.Optional(Type.Integer({ description: 'Byte limits only: bytes left under it now.' })),
-    existing_id: Type.Optional(Type.String({ description: '`already_exists` only: the id of the record that already has this name or key.' })),
-    role: Type.Optional(Type.Enum(['read', 'write', 'admin'], { description: '403 for too low a role only: the role of the caller\'s API key.' })),
-    required_role: Type.Optional(Type.Enum(['read', 'write', 'admin'], { description: '403 for too low a role only: the role the route needs.' })),
+    existing_id: Type.Optional(
+      Type.String({ description: '`already_exists` only: the id of the record that already has this name or key.' }),
+    ),
+    role: Type.Optional(
+      Type.Enum(['read', 'write', 'admin'], {
+        description: "403 for too low a role only: the role of the caller's API key.",
+      }),
+    ),
+    required_role: Type.Optional(
+      Type.Enum(['read', 'write', 'admin'], { description: '403 for too low a role only: the role the route needs.' }),
+    ),
   },
   { description: 'RFC 9457 problem details.' },
 )
 
 const IdempotencyHeader = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$', description: 'Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing.' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      pattern: '^[\\x21-\\x7e]+$',
+      description:
+        'Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing.',
+    }),
   ),
 })
 
@@ -43,7 +64,10 @@ const problem = (description: string) => ({ description, content: { 'application
 
 /** Declares on every route the error responses it can give, so the document is complete without repeating them. */
 function addErrorResponses(route: RouteOptions): void {
-  const schema = (route.schema ??= {}) as Record<string, unknown> & { response?: Record<string, unknown>; body?: unknown }
+  const schema = (route.schema ??= {}) as Record<string, unknown> & {
+    response?: Record<string, unknown>
+    body?: unknown
+  }
   const response = (schema.response ??= {})
   const isPublic = route.config?.public === true
   const hasBody = schema.body !== undefined
@@ -58,10 +82,16 @@ function addErrorResponses(route: RouteOptions): void {
   if (!isPublic) add(403, 'The API key role is too low, or X-Tenant does not match the token.')
   if (!isPublic) add(404, 'No such record in this tenant.')
   if (hasBody) {
-    add(409, 'Conflict with the current state (record in use, published version, system-managed stage, end of the workflow).')
+    add(
+      409,
+      'Conflict with the current state (record in use, published version, system-managed stage, end of the workflow).',
+    )
     add(413, 'The body is larger than 1 MiB.')
     add(415, 'The body is not empty and not application/json.')
-    add(422, 'The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`.')
+    add(
+      422,
+      'The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`.',
+    )
   } else if (route.method !== 'GET') {
     add(409, 'Conflict with the current state.')
     // A body sent anyway is still read: too large or not JSON is refused before the route runs.
@@ -69,9 +99,11 @@ function addErrorResponses(route: RouteOptions): void {
     add(415, 'The body is not empty and not application/json.')
   }
   // An Idempotency-Key already used with another body answers 422 on bodiless POSTs too.
-  if (route.method === 'POST' && !isPublic) add(422, 'The body failed validation, or the Idempotency-Key was used with another request.')
+  if (route.method === 'POST' && !isPublic)
+    add(422, 'The body failed validation, or the Idempotency-Key was used with another request.')
   // Text that is not well-formed Unicode or holds U+0000 is refused wherever it arrives, query and path included.
-  if (!isPublic) add(422, 'A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field.')
+  if (!isPublic)
+    add(422, 'A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field.')
   if (!isPublic || route.url.endsWith('/auth/token')) add(429, 'Rate limited; see Retry-After.')
   add(500, 'Unexpected server error (no details are disclosed).')
   add(503, 'A dependency (database) is unavailable; retry later.')
@@ -80,27 +112,67 @@ function addErrorResponses(route: RouteOptions): void {
 /** The tags of the document, in the order the reference shows them. */
 const TAGS = [
   { name: 'auth', description: 'Exchange an API key for a bearer token (the only route that takes the key itself).' },
-  { name: 'api keys', description: 'Create, list and revoke API keys (admin role). A secret is shown once, on create.' },
+  {
+    name: 'api keys',
+    description: 'Create, list and revoke API keys (admin role). A secret is shown once, on create.',
+  },
   { name: 'system', description: 'What this service is and which tenant and key a token speaks for.' },
   { name: 'health', description: 'Liveness and readiness probes, without authentication.' },
-  { name: 'use cases', description: 'AI use cases: risk level, regions, owner, custom field values, workflow position and attached questionnaires.' },
-  { name: 'use case workflow', description: 'Move a use case through the review stages: advance, reject, or put it in a stage.' },
+  {
+    name: 'use cases',
+    description:
+      'AI use cases: risk level, regions, owner, custom field values, workflow position and attached questionnaires.',
+  },
+  {
+    name: 'use case workflow',
+    description: 'Move a use case through the review stages: advance, reject, or put it in a stage.',
+  },
   { name: 'use case policies', description: 'Policy packs applied to a use case and the controls they create.' },
   { name: 'models', description: 'The models in use, their vendors and questionnaires.' },
   { name: 'vendors', description: 'The vendors that supply models and services.' },
   { name: 'risk types', description: 'The risk taxonomy.' },
-  { name: 'risk scenarios', description: 'Concrete risks, typed by risk types, linked to use cases with likelihood and impact.' },
-  { name: 'workflow stages', description: "The tenant's review pipeline: a system start and end stage, your stages between." },
+  {
+    name: 'risk scenarios',
+    description: 'Concrete risks, typed by risk types, linked to use cases with likelihood and impact.',
+  },
+  {
+    name: 'workflow stages',
+    description: "The tenant's review pipeline: a system start and end stage, your stages between.",
+  },
   { name: 'policy controls', description: 'Controls, versioned: drafts are editable, published versions immutable.' },
-  { name: 'policy packs', description: 'Versioned sets of published controls (EU AI Act, NIST AI RMF, ISO/IEC 42001 in the starter library).' },
-  { name: 'questionnaires', description: 'Versioned questionnaires for use cases, models and vendors, their attachments and answers.' },
-  { name: 'users', description: 'The people records are owned by and controls assigned to: a directory for accountability, not logins.' },
+  {
+    name: 'policy packs',
+    description: 'Versioned sets of published controls (EU AI Act, NIST AI RMF, ISO/IEC 42001 in the starter library).',
+  },
+  {
+    name: 'questionnaires',
+    description: 'Versioned questionnaires for use cases, models and vendors, their attachments and answers.',
+  },
+  {
+    name: 'users',
+    description:
+      'The people records are owned by and controls assigned to: a directory for accountability, not logins.',
+  },
   { name: 'teams', description: 'Teams of users, as owners and assignees, and their members.' },
-  { name: 'custom fields', description: "The tenant's own attributes for use cases, models and vendors, and the values records carry." },
-  { name: 'evidence', description: 'Evidence files (streamed into the database, deduplicated by sha256) and links, used by controls and questionnaire answers.' },
-  { name: 'governance summary', description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.' },
+  {
+    name: 'custom fields',
+    description: "The tenant's own attributes for use cases, models and vendors, and the values records carry.",
+  },
+  {
+    name: 'evidence',
+    description:
+      'Evidence files (streamed into the database, deduplicated by sha256) and links, used by controls and questionnaire answers.',
+  },
+  {
+    name: 'governance summary',
+    description: 'The state of governance at a glance: risk levels, stages, control status, overdue controls.',
+  },
   { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
-  { name: 'webhooks', description: 'Endpoints that receive the audit records they subscribe to as signed POSTs (Standard Webhooks), and their delivery log (admin role).' },
+  {
+    name: 'webhooks',
+    description:
+      'Endpoints that receive the audit records they subscribe to as signed POSTs (Standard Webhooks), and their delivery log (admin role).',
+  },
   { name: 'events', description: 'The audit records as a live server-sent event stream, resumable by Last-Event-ID.' },
 ]
 
@@ -120,18 +192,29 @@ type RouteSchema = Record<string, unknown> & { hide?: boolean; body?: unknown; r
 function documented(components: Components, schema: RouteSchema): RouteSchema {
   if (schema.hide) return schema
   const out: RouteSchema = { ...schema }
-  for (const part of ['querystring', 'params', 'headers', 'body'] as const) if (schema[part]) out[part] = components.refify(schema[part], part !== 'body')
+  for (const part of ['querystring', 'params', 'headers', 'body'] as const)
+    if (schema[part]) out[part] = components.refify(schema[part], part !== 'body')
   if (schema.response) {
-    out.response = Object.fromEntries(Object.entries(schema.response).map(([status, response]) => {
-      const r = response as { content?: Record<string, { schema: unknown }>; description?: string }
-      if (!r.content) {
-        const refified = components.refify(response) as Record<string, unknown>
-        // @fastify/swagger takes a response's description from its schema; keep it beside the $ref.
-        return [status, r.description && '$ref' in refified ? { ...refified, 'x-response-description': r.description } : refified]
-      }
-      const content = Object.fromEntries(Object.entries(r.content).map(([type, media]) => [type, { ...media, schema: components.refify(media.schema) }]))
-      return [status, { ...r, content }]
-    }))
+    out.response = Object.fromEntries(
+      Object.entries(schema.response).map(([status, response]) => {
+        const r = response as { content?: Record<string, { schema: unknown }>; description?: string }
+        if (!r.content) {
+          const refified = components.refify(response) as Record<string, unknown>
+          // @fastify/swagger takes a response's description from its schema; keep it beside the $ref.
+          return [
+            status,
+            r.description && '$ref' in refified ? { ...refified, 'x-response-description': r.description } : refified,
+          ]
+        }
+        const content = Object.fromEntries(
+          Object.entries(r.content).map(([type, media]) => [
+            type,
+            { ...media, schema: components.refify(media.schema) },
+          ]),
+        )
+        return [status, { ...r, content }]
+      }),
+    )
   }
   return out
 }
@@ -148,16 +231,25 @@ interface DocumentedOperation {
  * examples from inline schemas only), an optional body (it marks every body required), and header parameters
  * that an API-key security scheme of the operation already describes.
  */
-function finishOperation(operation: DocumentedOperation, route: { bodyExample?: unknown; optionalBody: boolean }, securitySchemes: Record<string, { type: string; in?: string; name?: string }>): void {
+function finishOperation(
+  operation: DocumentedOperation,
+  route: { bodyExample?: unknown; optionalBody: boolean },
+  securitySchemes: Record<string, { type: string; in?: string; name?: string }>,
+): void {
   const media = operation.requestBody?.content['application/json']
   if (media && route.bodyExample !== undefined) media.example ??= route.bodyExample
   if (operation.requestBody && route.optionalBody) operation.requestBody.required = false
-  const schemeHeaders = new Set((operation.security ?? []).flatMap((alternative) => Object.keys(alternative))
-    .map((name) => securitySchemes[name])
-    .filter((scheme) => scheme?.type === 'apiKey' && scheme.in === 'header')
-    .map((scheme) => scheme.name!.toLowerCase()))
+  const schemeHeaders = new Set(
+    (operation.security ?? [])
+      .flatMap((alternative) => Object.keys(alternative))
+      .map((name) => securitySchemes[name])
+      .filter((scheme) => scheme?.type === 'apiKey' && scheme.in === 'header')
+      .map((scheme) => scheme.name!.toLowerCase()),
+  )
   if (operation.parameters && schemeHeaders.size > 0) {
-    operation.parameters = operation.parameters.filter((p) => !(p.in === 'header' && schemeHeaders.has(p.name.toLowerCase())))
+    operation.parameters = operation.parameters.filter(
+      (p) => !(p.in === 'header' && schemeHeaders.has(p.name.toLowerCase())),
+    )
   }
 }
 
@@ -187,9 +279,24 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       tags: TAGS,
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Access token from POST /api/v1/integration/auth/token.' },
-          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key secret (sk_…); only POST /api/v1/integration/auth/token takes it.' },
-          tenantHeader: { type: 'apiKey', in: 'header', name: 'X-Tenant', description: 'The tenant the API key belongs to; sent with X-API-Key.' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'Access token from POST /api/v1/integration/auth/token.',
+          },
+          apiKeyHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: 'An API key secret (sk_…); only POST /api/v1/integration/auth/token takes it.',
+          },
+          tenantHeader: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Tenant',
+            description: 'The tenant the API key belongs to; sent with X-API-Key.',
+          },
         },
         get schemas() {
           return built().schemas
@@ -200,15 +307,24 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
       webhooks: webhooksDocument as unknown as Record<string, object>,
     },
     transform: ({ schema, url, route }) => {
-      const declared = (schema as RouteSchema | undefined)?.body as { examples?: unknown[]; content?: Record<string, { schema?: { examples?: unknown[] } }> } | undefined
+      const declared = (schema as RouteSchema | undefined)?.body as
+        | { examples?: unknown[]; content?: Record<string, { schema?: { examples?: unknown[] } }> }
+        | undefined
       // A body declared per content type (JSON or multipart) takes its example from the JSON one.
       const body = declared?.content ? declared.content['application/json']?.schema : declared
-      if (schema?.operationId) routes.set(schema.operationId as string, { bodyExample: body?.examples?.[0], optionalBody: route.config?.optionalBody === true })
+      if (schema?.operationId)
+        routes.set(schema.operationId as string, {
+          bodyExample: body?.examples?.[0],
+          optionalBody: route.config?.optionalBody === true,
+        })
       return { schema: schema ? (documented(built(), schema as RouteSchema) as typeof schema) : schema, url }
     },
     transformObject: (document) => {
       const { openapiObject } = document as Extract<typeof document, { openapiObject: unknown }>
-      const securitySchemes = (openapiObject.components?.securitySchemes ?? {}) as Record<string, { type: string; in?: string; name?: string }>
+      const securitySchemes = (openapiObject.components?.securitySchemes ?? {}) as Record<
+        string,
+        { type: string; in?: string; name?: string }
+      >
       for (const item of Object.values(openapiObject.paths ?? {})) {
         for (const operation of Object.values(item as Record<string, DocumentedOperation>)) {
           const route = routes.get(operation.operationId ?? '')
@@ -271,7 +387,8 @@ function installDocs(app: FastifyInstance): void {
       if (value !== undefined && !HOP_BY_HOP.has(name)) reply.header(name, value)
     }
     // The page runs Scalar's script from here and its own inline start-up script, and fetches only this service.
-    if (String(res.headers['content-type'] ?? '').startsWith('text/html')) reply.header('content-security-policy', docsPolicy(res.payload))
+    if (String(res.headers['content-type'] ?? '').startsWith('text/html'))
+      reply.header('content-security-policy', docsPolicy(res.payload))
     return reply.code(res.statusCode).send(res.rawPayload)
   }
   app.get('/favicon.svg', { schema: { hide: true }, config: { public: true } }, async (_req, reply) =>

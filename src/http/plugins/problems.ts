@@ -41,7 +41,10 @@ export function problemFields(err: AppError, instance: string, requestId: string
 export function sendProblem(req: FastifyRequest, reply: FastifyReply, err: AppError): FastifyReply {
   if (typeof err.extra?.retry_after === 'number') reply.header('retry-after', String(err.extra.retry_after))
   // A string payload bypasses the response serializer, so every problem field goes out as built.
-  return reply.code(err.status).type('application/problem+json').send(JSON.stringify(problemBody(req, err)))
+  return reply
+    .code(err.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(problemBody(req, err)))
 }
 
 /** Maps anything thrown to an AppError; unknown errors become a bare 500 (details only in the log). */
@@ -50,13 +53,22 @@ export function toAppError(err: FastifyError | AppError | Error, req: FastifyReq
   const fe = err as FastifyError
   // An empty body (of any content type) on a route that needs one: name the body, whatever schema it failed.
   if (fe.validation && fe.validationContext === 'body' && req.body === undefined) {
-    return new AppError('validation_failed', 'this request needs a JSON body', [{ field: '(body)', message: 'is required' }])
+    return new AppError('validation_failed', 'this request needs a JSON body', [
+      { field: '(body)', message: 'is required' },
+    ])
   }
   if (fe.validation) {
     const errors = fieldErrors(fe.validation as unknown as ErrorObject[])
     const part = fe.validationContext
     const code: ErrorCode = part === 'body' ? 'validation_failed' : 'bad_request'
-    const where = part === 'querystring' ? 'query parameters' : part === 'params' ? 'path parameters' : part === 'headers' ? 'headers' : 'request body'
+    const where =
+      part === 'querystring'
+        ? 'query parameters'
+        : part === 'params'
+          ? 'path parameters'
+          : part === 'headers'
+            ? 'headers'
+            : 'request body'
     const summary = errors.map((e) => `${e.field} ${e.message}`).join('; ')
     return new AppError(code, `invalid ${where}: ${summary}`, errors)
   }
@@ -67,7 +79,10 @@ export function toAppError(err: FastifyError | AppError | Error, req: FastifyReq
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'the request body is larger than 1 MiB')
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new AppError('unsupported_media_type', `content type ${req.headers['content-type'] ?? ''} is not supported; send application/json`)
+      return new AppError(
+        'unsupported_media_type',
+        `content type ${req.headers['content-type'] ?? ''} is not supported; send application/json`,
+      )
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new AppError('bad_request', 'the Content-Length header does not match the body')
   }
@@ -124,7 +139,11 @@ export function installProblemHandlers(app: FastifyInstance): void {
     const allowed = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).filter((m) => shadow.find(m, path) !== null)
     if (allowed.length > 0) {
       reply.header('Allow', allowed.join(', '))
-      return sendProblem(req, reply, new AppError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`))
+      return sendProblem(
+        req,
+        reply,
+        new AppError('method_not_allowed', `${req.method} is not allowed on ${path}; use ${allowed.join(', ')}`),
+      )
     }
     return sendProblem(req, reply, new AppError('not_found', `no route ${req.method} ${path}`))
   })
@@ -137,13 +156,17 @@ export function installProblemHandlers(app: FastifyInstance): void {
 export function clientErrorProblem(err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const [status, title, detail] =
-    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout', 'the request was not received in time']
-      : err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large', 'the request headers are too large']
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'the request was not received in time']
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'the request headers are too large']
         : [400, 'Bad Request', 'the request could not be parsed as HTTP']
   const code = title.toLowerCase().replaceAll(' ', '_')
   const body = JSON.stringify({ type: PROBLEM_TYPE_BASE + code.replaceAll('_', '-'), title, status, code, detail })
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    socket.write(
+      `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
   }
   socket.destroy(err)
 }

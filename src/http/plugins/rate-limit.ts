@@ -25,14 +25,25 @@ function resilientStore(redis: RedisClient, log: FastifyBaseLogger, prefix: stri
   const warn = warnAtMostEveryMinute(log)
   type Op = 'incr' | 'read'
   const build = (shared: Store, local: Store): Store => {
-    const fallback = (op: Op): Store['incr'] => (key, callback, timeWindow, max) => {
-      shared[op](key, (err, result) => {
-        if (!err) return callback(null, result)
-        warn({ err: err.message }, 'rate limit counters fell back to this instance: redis unreachable')
-        local[op](key, callback, timeWindow, max)
-      }, timeWindow, max)
+    const fallback =
+      (op: Op): Store['incr'] =>
+      (key, callback, timeWindow, max) => {
+        shared[op](
+          key,
+          (err, result) => {
+            if (!err) return callback(null, result)
+            warn({ err: err.message }, 'rate limit counters fell back to this instance: redis unreachable')
+            local[op](key, callback, timeWindow, max)
+          },
+          timeWindow,
+          max,
+        )
+      }
+    return {
+      incr: fallback('incr'),
+      read: fallback('read'),
+      child: (routeOptions) => build(shared.child(routeOptions), local.child(routeOptions)),
     }
-    return { incr: fallback('incr'), read: fallback('read'), child: (routeOptions) => build(shared.child(routeOptions), local.child(routeOptions)) }
   }
   return build(new RedisStore(false, false, redis, prefix), new LocalStore(false, false, 10_000))
 }
@@ -61,7 +72,10 @@ const clientAddress = (req: FastifyRequest) => req.ip
  * Limits each API key on resource routes, and each tenant + client address on the token exchange.
  * The limit headers go on every response in both spellings (RateLimit-* and X-RateLimit-*).
  */
-export async function installRateLimit(api: FastifyInstance, deps: Pick<Deps, 'config' | 'redis' | 'metrics'>): Promise<void> {
+export async function installRateLimit(
+  api: FastifyInstance,
+  deps: Pick<Deps, 'config' | 'redis' | 'metrics'>,
+): Promise<void> {
   const { config, redis, metrics } = deps
   await api.register(rateLimit, {
     onExceeded: (req) => metrics.rateLimitRefusals.inc({ route: routeLabel(req) }),
@@ -71,7 +85,8 @@ export async function installRateLimit(api: FastifyInstance, deps: Pick<Deps, 'c
     enableDraftSpec: true,
     store: sharedStore(config, redis, api.log),
     keyGenerator: (req) => (req.ctx ? `key:${req.ctx.tenantId}:${req.ctx.actor.id}` : `addr:${clientAddress(req)}`),
-    errorResponseBuilder: (_req, context) => limited(context.max, context.ttl, `rate limit of ${context.max} requests per minute exceeded`),
+    errorResponseBuilder: (_req, context) =>
+      limited(context.max, context.ttl, `rate limit of ${context.max} requests per minute exceeded`),
   })
   api.addHook('onSend', (_req, reply, payload, done) => {
     for (const name of ['limit', 'remaining', 'reset'] as const) {
@@ -91,11 +106,14 @@ export function credentialFailureGuard(config: Config, redis: RedisClient | unde
   const store = redis ? resilientStore(redis, log, 'aigov:authfail:') : new LocalStore(false, false, 10_000)
   const max = config.rateLimitTokenPerMinute
   const counter = (op: 'incr' | 'read', key: string) =>
-    new Promise<{ current: number; ttl: number }>((resolve, reject) => store[op](key, (err, result) => (err ? reject(err) : resolve(result!)), WINDOW_MS, max))
+    new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+      store[op](key, (err, result) => (err ? reject(err) : resolve(result!)), WINDOW_MS, max),
+    )
   return async <T>(tenant: string, address: string, check: () => Promise<T>): Promise<T> => {
     const key = `${tenant}:${address}`
     const seen = await counter('read', key)
-    if (seen.current >= max) throw limited(max, seen.ttl, 'too many failed credentials from this address for this tenant')
+    if (seen.current >= max)
+      throw limited(max, seen.ttl, 'too many failed credentials from this address for this tenant')
     try {
       return await check()
     } catch (err) {

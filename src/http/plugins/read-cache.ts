@@ -37,20 +37,40 @@ const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match`
  */
 export type ReadCacheOutcome = 'hit' | 'not_modified' | 'miss'
 
-export function installReadCache(scope: FastifyInstance, database: Database, maxBytes: number, observe: (outcome: ReadCacheOutcome) => void): void {
-  const cache = maxBytes > 0 ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length }) : null
+export function installReadCache(
+  scope: FastifyInstance,
+  database: Database,
+  maxBytes: number,
+  observe: (outcome: ReadCacheOutcome) => void,
+): void {
+  const cache =
+    maxBytes > 0
+      ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length })
+      : null
   type Head = { audit_seq: number; audit_head: string }
   const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
   const { db, dialect } = database
-  const headsQuery = db.selectFrom('tenants').select(['id', 'audit_seq', 'audit_head']).where(anyOf(dialect, 'id')).compile()
+  const headsQuery = db
+    .selectFrom('tenants')
+    .select(['id', 'audit_seq', 'audit_head'])
+    .where(anyOf(dialect, 'id'))
+    .compile()
   const tenantHead = sharedReads(async (tenantIds: string[]): Promise<Map<string, Head>> => {
-    const { rows } = await db.executeQuery<Head & { id: string }>({ ...headsQuery, parameters: [anyOfValue(dialect, tenantIds)] })
+    const { rows } = await db.executeQuery<Head & { id: string }>({
+      ...headsQuery,
+      parameters: [anyOfValue(dialect, tenantIds)],
+    })
     return new Map(rows.map((row) => [row.id, row]))
   })
 
   // SQLite: the heads of a turn's requests in one read on this thread, unless the connection is in a group commit's
   // transaction then (those requests wait for it with tenantHead).
-  const headsOfTurn = dialect === 'sqlite' ? readsOfTurn((tenantIds: string[]) => database.readNow<Head & { id: string }>({ ...headsQuery, parameters: [anyOfValue(dialect, tenantIds)] })) : null
+  const headsOfTurn =
+    dialect === 'sqlite'
+      ? readsOfTurn((tenantIds: string[]) =>
+          database.readNow<Head & { id: string }>({ ...headsQuery, parameters: [anyOfValue(dialect, tenantIds)] }),
+        )
+      : null
 
   scope.decorateRequest('readCacheMiss', null)
 
@@ -93,7 +113,7 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
 
   scope.addHook('onRoute', (route) => {
     if (route.method !== 'GET' || route.config?.readCache === false) return
-    const response = ((route.schema ??= {}) as { response?: Record<string, unknown> }).response ??= {}
+    const response = (((route.schema ??= {}) as { response?: Record<string, unknown> }).response ??= {})
     response[304] ??= NOT_MODIFIED
     // A route's own hook, after the rate limiter's (also per route): a cached answer still counts against
     // the limit, and authentication (a scope hook) has run before either.
@@ -106,8 +126,16 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
     if (!miss || reply.statusCode !== 200) return done(null, payload)
     reply.header('etag', miss.etag)
     // Encoded once: the bytes filed are the bytes sent (a string would be measured and encoded again to be sent).
-    const body = cache && req.method === 'GET' ? (Buffer.isBuffer(payload) ? payload : typeof payload === 'string' ? Buffer.from(payload) : undefined) : undefined
-    if (cache && body) cache.set(miss.key, { etag: miss.etag, body, contentType: String(reply.getHeader('content-type')) })
+    const body =
+      cache && req.method === 'GET'
+        ? Buffer.isBuffer(payload)
+          ? payload
+          : typeof payload === 'string'
+            ? Buffer.from(payload)
+            : undefined
+        : undefined
+    if (cache && body)
+      cache.set(miss.key, { etag: miss.etag, body, contentType: String(reply.getHeader('content-type')) })
     if (ifNoneMatch(req.headers['if-none-match'], miss.etag)) {
       reply.code(304).removeHeader('content-type')
       return done(null, null)
@@ -123,7 +151,9 @@ export function installReadCache(scope: FastifyInstance, database: Database, max
  * PostgreSQL every query is a round trip whose sending and answer cost the service more than the query costs the
  * database: the chain heads of a mix of tenants read one query per request before, one per round trip now.
  */
-export function sharedReads<T>(readMany: (keys: string[]) => Promise<Map<string, T>>): (key: string) => Promise<T | undefined> {
+export function sharedReads<T>(
+  readMany: (keys: string[]) => Promise<Map<string, T>>,
+): (key: string) => Promise<T | undefined> {
   let underWay: Promise<unknown> | undefined
   let next: { keys: Set<string>; read: Promise<Map<string, T>> } | undefined
   const start = (keys: Set<string>): Promise<Map<string, T>> => {
@@ -159,7 +189,9 @@ export function sharedReads<T>(readMany: (keys: string[]) => Promise<Map<string,
  * asked. Answers must not throw. One read per turn rather than per request, because a read per request cost a
  * sizeable share of a cached GET's thread time (measured by npm run bench; bench/results/design-measurements.md).
  */
-export function readsOfTurn<R extends { id: string }>(readNow: (keys: string[]) => R[] | undefined): (key: string, answer: (err: Error | undefined, row: R | undefined) => void) => void {
+export function readsOfTurn<R extends { id: string }>(
+  readNow: (keys: string[]) => R[] | undefined,
+): (key: string, answer: (err: Error | undefined, row: R | undefined) => void) => void {
   type Answer = (err: Error | undefined, row: R | undefined) => void
   let waiting: Map<string, Answer[]> | undefined
   const answerAll = () => {

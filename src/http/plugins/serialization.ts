@@ -12,7 +12,9 @@ const SCALARS = new Set(['string', 'integer', 'number', 'boolean', 'array'])
  * the OpenAPI document keeps the schemas as written.
  */
 export function installSerializers(app: FastifyInstance): void {
-  app.setSerializerCompiler(({ schema }) => lazily(() => fastJson(withNullableTypes(schema as Schema)) as (data: unknown) => string))
+  app.setSerializerCompiler(({ schema }) =>
+    lazily(() => fastJson(withNullableTypes(schema as Schema)) as (data: unknown) => string),
+  )
 }
 
 /**
@@ -29,14 +31,16 @@ export function withNullableTypes(schema: unknown): any {
   if (!schema || typeof schema !== 'object') return schema
   const out: Schema = {}
   for (const [key, value] of Object.entries(schema as Schema)) {
-    out[key] = key === 'enum' || key === 'const' || key === 'examples' || key === 'default' ? value : withNullableTypes(value)
+    out[key] =
+      key === 'enum' || key === 'const' || key === 'examples' || key === 'default' ? value : withNullableTypes(value)
   }
   const anyOf = out.anyOf as Schema[] | undefined
   if (!anyOf || anyOf.length !== 2) return out
   const nullIndex = anyOf.findIndex((s) => s.type === 'null')
   if (nullIndex < 0) return out
   const other = anyOf[1 - nullIndex]
-  const type = other.type ?? (Array.isArray(other.enum) && other.enum.every((v) => typeof v === 'string') ? 'string' : undefined)
+  const type =
+    other.type ?? (Array.isArray(other.enum) && other.enum.every((v) => typeof v === 'string') ? 'string' : undefined)
   if (typeof type !== 'string' || !SCALARS.has(type) || other.anyOf || other.oneOf) return out
   const { anyOf: _dropped, ...rest } = out
   const { enum: _enum, ...shape } = other

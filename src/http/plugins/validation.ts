@@ -59,8 +59,10 @@ export function malformedText(value: unknown, path = ''): FieldError[] {
     }
     const [member, at] = next
     if (typeof member === 'string') {
-      if (!member.isWellFormed()) errors.push({ field: at || '(body)', message: 'must be well-formed Unicode (it contains a lone surrogate)' })
-      else if (member.includes('\0')) errors.push({ field: at || '(body)', message: 'must not contain the NUL character (U+0000)' })
+      if (!member.isWellFormed())
+        errors.push({ field: at || '(body)', message: 'must be well-formed Unicode (it contains a lone surrogate)' })
+      else if (member.includes('\0'))
+        errors.push({ field: at || '(body)', message: 'must not contain the NUL character (U+0000)' })
       continue
     }
     if (member === null || typeof member !== 'object') continue
@@ -68,7 +70,14 @@ export function malformedText(value: unknown, path = ''): FieldError[] {
     for (let i = entries.length - 1; i >= 0; i--) {
       const [key, child] = entries[i]
       const field = at ? `${at}/${key}` : key
-      pending.push(key.isWellFormed() && !key.includes('\0') ? [child, field] : { field: field.toWellFormed().replaceAll('\0', '\\0'), message: 'is not a valid field name (lone surrogate or U+0000)' })
+      pending.push(
+        key.isWellFormed() && !key.includes('\0')
+          ? [child, field]
+          : {
+              field: field.toWellFormed().replaceAll('\0', '\\0'),
+              message: 'is not a valid field name (lone surrogate or U+0000)',
+            },
+      )
     }
   }
   return errors
@@ -84,7 +93,8 @@ export function jsonTooDeep(text: string, limit = MAX_JSON_DEPTH): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i)
     if (inString) {
-      if (c === 0x5c) i++ // a backslash escapes the next character, a quote included
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character, a quote included
       else if (c === 0x22) inString = false
     } else if (c === 0x22) inString = true
     else if (c === 0x7b || c === 0x5b) {
@@ -107,7 +117,9 @@ export function valueTooDeep(value: unknown, limit = MAX_JSON_DEPTH): boolean {
 }
 
 export const tooDeepError = (what = 'the request body') =>
-  new AppError('bad_request', `${what} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, [{ field: '(body)', message: `nests deeper than ${MAX_JSON_DEPTH} levels` }])
+  new AppError('bad_request', `${what} nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`, [
+    { field: '(body)', message: `nests deeper than ${MAX_JSON_DEPTH} levels` },
+  ])
 
 const malformedTextError = (errors: FieldError[]) =>
   new AppError('validation_failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), errors)
@@ -127,7 +139,11 @@ export function compileJsonValidator<T>(schema: object, what = 'arguments'): (da
     if (malformed.length > 0) throw malformedTextError(malformed)
     if (validate(data)) return data as T
     const errors = fieldErrors(validate.errors ?? [])
-    throw new AppError('validation_failed', `invalid ${what}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`, errors)
+    throw new AppError(
+      'validation_failed',
+      `invalid ${what}: ${errors.map((e) => `${e.field} ${e.message}`).join('; ')}`,
+      errors,
+    )
   }
 }
 

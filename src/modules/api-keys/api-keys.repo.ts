@@ -8,10 +8,18 @@ export function findKeyByHash(db: Kysely<Tables>, keyHash: string): Promise<ApiK
 }
 
 export function findKey(db: Kysely<Tables>, tenantId: string, id: string): Promise<ApiKeyRow | undefined> {
-  return forChange(db, db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
+  return forChange(
+    db,
+    db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+  ).executeTakeFirst()
 }
 
-export function listKeys(db: Kysely<Tables>, tenantId: string, ks: Keyset, includeRevoked: boolean): Promise<ApiKeyRow[]> {
+export function listKeys(
+  db: Kysely<Tables>,
+  tenantId: string,
+  ks: Keyset,
+  includeRevoked: boolean,
+): Promise<ApiKeyRow[]> {
   let q = db.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId)
   if (!includeRevoked) q = q.where('revoked_at', 'is', null)
   return applyKeyset(q, ks).execute()
@@ -22,7 +30,12 @@ export async function insertKey(db: Kysely<Tables>, row: ApiKeyRow): Promise<voi
 }
 
 export async function revokeKey(db: Kysely<Tables>, tenantId: string, id: string, at: string): Promise<void> {
-  await db.updateTable('api_keys').set({ revoked_at: at, updated_at: at }).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: at, updated_at: at })
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute()
 }
 
 export function hasActiveAdminKey(db: Kysely<Tables>, tenantId: string, at: string) {
@@ -39,12 +52,15 @@ export function hasActiveAdminKey(db: Kysely<Tables>, tenantId: string, at: stri
 
 /** The tenant's usable admin keys, locked for the revocation that reads them (two admins revoking each other queue). */
 export async function activeAdminKeyIds(db: Kysely<Tables>, tenantId: string, at: string): Promise<string[]> {
-  const rows = await forChange(db, db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('role', '=', 'admin')
-    .where('revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]))).execute()
+  const rows = await forChange(
+    db,
+    db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('role', '=', 'admin')
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)])),
+  ).execute()
   return rows.map((r) => r.id)
 }

@@ -32,7 +32,9 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
     async create(ctx: Ctx, input: ApiKeyCreate, secret = generateSecret()): Promise<ApiKeyCreated & { key: string }> {
       const at = now()
       if (input.expires_at && new Date(input.expires_at).toISOString() <= at) {
-        throw new AppError('validation_failed', 'expires_at must be in the future', [{ field: 'expires_at', message: 'must be in the future' }])
+        throw new AppError('validation_failed', 'expires_at must be in the future', [
+          { field: 'expires_at', message: 'must be in the future' },
+        ])
       }
       const row: ApiKeyRow = {
         id: newId('key'),
@@ -50,7 +52,13 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         await repo.insertKey(tx, row)
         return {
           result: undefined,
-          audit: { action: 'api_key.created', resourceType: 'api_key', resourceId: row.id, resourceName: row.name, metadata: { role: row.role, expires_at: row.expires_at } },
+          audit: {
+            action: 'api_key.created',
+            resourceType: 'api_key',
+            resourceId: row.id,
+            resourceName: row.name,
+            metadata: { role: row.role, expires_at: row.expires_at },
+          },
         }
       })
       return { ...toApiKey(row), key: secret, secret_shown: true }
@@ -64,12 +72,21 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
         const at = now()
         const admins = await repo.activeAdminKeyIds(tx, ctx.tenantId, at)
         if (admins.length === 1 && admins[0] === id) {
-          throw new AppError('conflict', `API key ${id} is the tenant's last admin key; create another admin key before revoking it`)
+          throw new AppError(
+            'conflict',
+            `API key ${id} is the tenant's last admin key; create another admin key before revoking it`,
+          )
         }
         await repo.revokeKey(tx, ctx.tenantId, id, at)
         return {
           result: row,
-          audit: { action: 'api_key.revoked', resourceType: 'api_key', resourceId: id, resourceName: row.name, changes: { revoked_at: [null, at] } },
+          audit: {
+            action: 'api_key.revoked',
+            resourceType: 'api_key',
+            resourceId: id,
+            resourceName: row.name,
+            changes: { revoked_at: [null, at] },
+          },
         }
       })
       keyStatus.markRevoked(revoked.tenant_id, revoked.id)

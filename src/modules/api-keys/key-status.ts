@@ -76,6 +76,12 @@ export class KeyStatusCache extends EventEmitter<{ revoked: [tenantId: string, k
       .where('id', '=', keyId)
       .executeTakeFirst()
     const valid = row !== undefined && row.revoked_at === null && (row.expires_at === null || row.expires_at > now())
-    return valid ? { name: row.name, role: row.role as Role, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at) } : null
+    return valid
+      ? {
+          name: row.name,
+          role: row.role as Role,
+          expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at),
+        }
+      : null
   }
 }

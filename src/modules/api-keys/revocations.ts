@@ -10,7 +10,11 @@ const ANNOUNCE_WAIT_MS = 1000
  * Resolves once Redis took the message, or after a second when it does not answer: a short-lived caller (the CLI)
  * waits for it before closing its connection.
  */
-export async function announceRevocation(redis: RedisClient | undefined, tenantId: string, keyId: string): Promise<void> {
+export async function announceRevocation(
+  redis: RedisClient | undefined,
+  tenantId: string,
+  keyId: string,
+): Promise<void> {
   if (!redis) return
   let timer: NodeJS.Timeout | undefined
   await Promise.race([

@@ -2,8 +2,23 @@ import type { AuditLog } from './audit-logs.schemas.js'
 
 /** The CSV columns, in order; nested values (actor, changes, metadata) are flattened or written as JSON. */
 export const CSV_COLUMNS = [
-  'id', 'created_at', 'action', 'resource_type', 'resource_id', 'resource_name', 'sub_object_type', 'sub_object_id',
-  'sub_object_name', 'use_case_id', 'actor_type', 'actor_id', 'actor_name', 'source', 'request_id', 'changes', 'metadata',
+  'id',
+  'created_at',
+  'action',
+  'resource_type',
+  'resource_id',
+  'resource_name',
+  'sub_object_type',
+  'sub_object_id',
+  'sub_object_name',
+  'use_case_id',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'source',
+  'request_id',
+  'changes',
+  'metadata',
 ] as const
 
 /** What a spreadsheet reads as the start of a formula (OWASP CSV injection). */

@@ -31,7 +31,12 @@ export const auditLogJson = (dialect: DialectName, table = 'audit_logs') =>
       sub_object_id: column('sub_object_id'),
       sub_object_name: column('sub_object_name'),
       use_case_id: column('use_case_id'),
-      actor: (t, d) => jsonObject(d, [['type', column('actor_type')(t, d)], ['id', column('actor_id')(t, d)], ['name', column('actor_name')(t, d)]]),
+      actor: (t, d) =>
+        jsonObject(d, [
+          ['type', column('actor_type')(t, d)],
+          ['id', column('actor_id')(t, d)],
+          ['name', column('actor_name')(t, d)],
+        ]),
       source: column('source'),
       request_id: column('request_id'),
       changes: storedJson('changes'),
@@ -42,10 +47,21 @@ export const auditLogJson = (dialect: DialectName, table = 'audit_logs') =>
   )
 
 export function findAuditLog(db: Db, tenantId: string, id: string): Promise<AuditLogRow | undefined> {
-  return db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return db
+    .selectFrom('audit_logs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 }
 
-function filteredAuditLogs(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, candidateSeqs: number[] | null) {
+function filteredAuditLogs(
+  db: Db,
+  dialect: DialectName,
+  tenantId: string,
+  filter: AuditFilter,
+  candidateSeqs: number[] | null,
+) {
   const list = (v: string | string[] | undefined) => (v === undefined ? undefined : Array.isArray(v) ? v : [v])
   const actions = list(filter.action)
   const types = list(filter.resource_type)
@@ -62,7 +78,8 @@ function filteredAuditLogs(db: Db, dialect: DialectName, tenantId: string, filte
     q = q.where('created_at', '>=', start.toISOString()).where('id', '>=', idFloor('al', start.getTime()))
   }
   if (filter.end_time !== undefined) q = q.where('created_at', '<', new Date(filter.end_time).toISOString())
-  if (filter.q !== undefined) q = q.where(dialect === 'postgres' ? substringTest(filter.q) : containsText('resource_name', filter.q, false))
+  if (filter.q !== undefined)
+    q = q.where(dialect === 'postgres' ? substringTest(filter.q) : containsText('resource_name', filter.q, false))
   if (candidateSeqs !== null) q = q.where('seq', 'in', candidateSeqs)
   return q
 }
@@ -101,19 +118,47 @@ type PageQuery = SelectQueryBuilder<any, any, AuditLogRow>
  * the rendering inside and 30 ms outside (19 ms reading rows). SQLite renders only the rows it returns either way
  * (30 ms inside, 33 ms outside), and its pages are rendered in the query itself.
  */
-async function readPage<R extends Reading>(db: Db, dialect: DialectName, page: PageQuery, ks: Keyset, reading: R): Promise<Read<R>[]> {
+async function readPage<R extends Reading>(
+  db: Db,
+  dialect: DialectName,
+  page: PageQuery,
+  ks: Keyset,
+  reading: R,
+): Promise<Read<R>[]> {
   // Records of long changes end the page early (PAGE_TEXT_BUDGET): the database measures them before any is sent.
   const budgeted = withinTextBudget(db, page, ks, pageTextOf('audit_logs'))
   if (reading === 'row') return (await budgeted.execute()) as Read<R>[]
-  const rendered = (table: string) => [sql.ref(`${table}.id`).as('id'), sql.ref(`${table}.created_at`).as('created_at'), auditLogJson(dialect, table).as('item'), sql.ref(`${table}.${PAGE_TEXT_COLUMNS[0]}`).as(PAGE_TEXT_COLUMNS[0])]
-  return (await applyKeyset(db.selectFrom(budgeted.as('p')).select(rendered('p')), { ...ks, after: null }).execute()) as unknown as Read<R>[]
+  const rendered = (table: string) => [
+    sql.ref(`${table}.id`).as('id'),
+    sql.ref(`${table}.created_at`).as('created_at'),
+    auditLogJson(dialect, table).as('item'),
+    sql.ref(`${table}.${PAGE_TEXT_COLUMNS[0]}`).as(PAGE_TEXT_COLUMNS[0]),
+  ]
+  return (await applyKeyset(db.selectFrom(budgeted.as('p')).select(rendered('p')), {
+    ...ks,
+    after: null,
+  }).execute()) as unknown as Read<R>[]
 }
 
-export async function listAuditLogs<R extends Reading>(db: Db, dialect: DialectName, tenantId: string, filter: AuditFilter, ks: Keyset, reading: R): Promise<Read<R>[]> {
-  if (filter.q !== undefined && dialect === 'postgres') return searchAuditLogs(db, tenantId, filter, filter.q, ks, reading)
+export async function listAuditLogs<R extends Reading>(
+  db: Db,
+  dialect: DialectName,
+  tenantId: string,
+  filter: AuditFilter,
+  ks: Keyset,
+  reading: R,
+): Promise<Read<R>[]> {
+  if (filter.q !== undefined && dialect === 'postgres')
+    return searchAuditLogs(db, tenantId, filter, filter.q, ks, reading)
   const candidateSeqs = filter.q === undefined ? null : await nameSearchCandidates(db, tenantId, filter.q)
   if (candidateSeqs?.length === 0) return []
-  return readPage(db, dialect, applyKeyset(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs).selectAll(), ks), ks, reading)
+  return readPage(
+    db,
+    dialect,
+    applyKeyset(filteredAuditLogs(db, dialect, tenantId, filter, candidateSeqs).selectAll(), ks),
+    ks,
+    reading,
+  )
 }
 
 /** Pages' worth of records the first step of a PostgreSQL search reads in order before it asks the index. */
@@ -126,13 +171,35 @@ const SCAN_PAGES = 10
  * tenant's keys of a gram index, when they are few. Else (q neither common nor rare) the records in order until
  * the page is full.
  */
-async function searchAuditLogs<R extends Reading>(db: Db, tenantId: string, filter: AuditFilter, q: string, ks: Keyset, reading: R): Promise<Read<R>[]> {
-  const window = applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, { ...filter, q: undefined }, null).selectAll(), { ...ks, limit: SCAN_PAGES * (ks.limit + 1) - 1 })
-  const first = await readPage(db, 'postgres', applyKeyset(db.selectFrom(window.as('w')).selectAll().where(substringTest(q)), { ...ks, after: null }), ks, reading)
+async function searchAuditLogs<R extends Reading>(
+  db: Db,
+  tenantId: string,
+  filter: AuditFilter,
+  q: string,
+  ks: Keyset,
+  reading: R,
+): Promise<Read<R>[]> {
+  const window = applyKeyset(
+    filteredAuditLogs(db, 'postgres', tenantId, { ...filter, q: undefined }, null).selectAll(),
+    { ...ks, limit: SCAN_PAGES * (ks.limit + 1) - 1 },
+  )
+  const first = await readPage(
+    db,
+    'postgres',
+    applyKeyset(db.selectFrom(window.as('w')).selectAll().where(substringTest(q)), { ...ks, after: null }),
+    ks,
+    reading,
+  )
   if (first.length > ks.limit) return first
   const candidateSeqs = await gramCandidates(db, tenantId, q)
   if (candidateSeqs?.length === 0) return []
-  return readPage(db, 'postgres', applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, filter, candidateSeqs).selectAll(), ks), ks, reading)
+  return readPage(
+    db,
+    'postgres',
+    applyKeyset(filteredAuditLogs(db, 'postgres', tenantId, filter, candidateSeqs).selectAll(), ks),
+    ks,
+    reading,
+  )
 }
 
 const NAME_WINDOW = 5
@@ -158,12 +225,20 @@ async function nameSearchCandidates(db: Db, tenantId: string, q: string): Promis
   const notIndexed = await notIndexedSeqs(db, tenantId, FEW_CANDIDATES)
   if (notIndexed === null) return null
   const last = Math.max(0, chars.length - NAME_WINDOW)
-  const starts = [...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1))))]
+  const starts = [
+    ...new Set(Array.from({ length: NAME_WINDOWS }, (_v, i) => Math.round((last * i) / (NAME_WINDOWS - 1)))),
+  ]
   let fewest: number[] | null = null
   for (const start of starts) {
-    const phrase = `"${chars.slice(start, start + NAME_WINDOW).join('').replaceAll('"', '""')}"`
-    const { rows } = await sql<{ seq: number }>`select rowid as seq from ${index} where ${index} match ${phrase} limit ${FEW_CANDIDATES + 1}`.execute(db)
-    if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length)) fewest = rows.map((r) => r.seq)
+    const phrase = `"${chars
+      .slice(start, start + NAME_WINDOW)
+      .join('')
+      .replaceAll('"', '""')}"`
+    const { rows } = await sql<{
+      seq: number
+    }>`select rowid as seq from ${index} where ${index} match ${phrase} limit ${FEW_CANDIDATES + 1}`.execute(db)
+    if (rows.length <= FEW_CANDIDATES && (fewest === null || rows.length < fewest.length))
+      fewest = rows.map((r) => r.seq)
     if (fewest?.length === 0) break
   }
   return fewest === null ? null : [...fewest, ...notIndexed]
@@ -192,7 +267,10 @@ async function gramCandidates(db: Db, tenantId: string, q: string): Promise<numb
   const pieces = Math.min(GRAM_PIECES, Math.ceil(chars.length / size))
   const starts = Array.from({ length: pieces }, (_v, i) => (pieces === 1 ? 0 : Math.round((last * i) / (pieces - 1))))
   const keys = [...new Set(starts.map((start) => `${tenantId}:${chars.slice(start, start + size).join('')}`))]
-  const grams = size === 5 ? sql`audit_name_five_grams(tenant_id, resource_name)` : sql`audit_name_trigrams(tenant_id, resource_name)`
+  const grams =
+    size === 5
+      ? sql`audit_name_five_grams(tenant_id, resource_name)`
+      : sql`audit_name_trigrams(tenant_id, resource_name)`
   // Each name's records looked up on their own, so that the planner takes the hash's index whatever it knows of it.
   const { rows } = await sql<{ seq: number }>`
     select records.seq from (
@@ -209,7 +287,14 @@ async function gramCandidates(db: Db, tenantId: string, q: string): Promise<numb
 }
 
 export function auditChainBatch(db: Db, tenantId: string, afterSeq: number, limit: number): Promise<AuditLogRow[]> {
-  return db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', tenantId).where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute()
+  return db
+    .selectFrom('audit_logs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
 }
 
 export function auditChainHead(db: Db, tenantId: string) {
@@ -217,5 +302,9 @@ export function auditChainHead(db: Db, tenantId: string) {
 }
 
 export function findLegacyProof(db: Db, tenantId: string) {
-  return db.selectFrom('audit_legacy_proofs').select(['legacy_seq', 'key_id', 'mac']).where('tenant_id', '=', tenantId).executeTakeFirst()
+  return db
+    .selectFrom('audit_legacy_proofs')
+    .select(['legacy_seq', 'key_id', 'mac'])
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst()
 }

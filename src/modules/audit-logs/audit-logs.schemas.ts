@@ -22,13 +22,21 @@ export const AuditLog = Type.Object({
   }),
   source: SourceEnum,
   request_id: Nullable(Type.String()),
-  changes: Nullable(Type.Record(Type.String(), Type.Array(Type.Unknown(), { minItems: 2, maxItems: 2 }), { description: '{field: [before, after]}' })),
+  changes: Nullable(
+    Type.Record(Type.String(), Type.Array(Type.Unknown(), { minItems: 2, maxItems: 2 }), {
+      description: '{field: [before, after]}',
+    }),
+  ),
   metadata: Nullable(Type.Record(Type.String(), Type.Unknown())),
 })
 export type AuditLog = Static<typeof AuditLog>
 
 const StringOrList = (description: string) =>
-  Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })], { description }))
+  Type.Optional(
+    Type.Union([Type.String({ maxLength: 100 }), Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })], {
+      description,
+    }),
+  )
 
 export const auditFilterFields = {
   action: StringOrList('One or more actions, e.g. use_case.created.'),
@@ -39,7 +47,9 @@ export const auditFilterFields = {
   source: Type.Optional(SourceEnum),
   start_time: Type.Optional(Type.String({ format: 'date-time', description: 'Records at or after this time.' })),
   end_time: Type.Optional(Type.String({ format: 'date-time', description: 'Records before this time.' })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the resource name.' })),
+  q: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the resource name.' }),
+  ),
   sort: SortParam(['created_at']),
 }
 
@@ -50,32 +60,63 @@ export const AuditLogPage = PageOf(AuditLog)
 
 export const AuditLogQuery = Type.Object(
   { ...PageQuery, ...auditFilterFields },
-  { additionalProperties: false, examples: [{ action: ['use_case.created', 'use_case.updated'], start_time: '2026-11-01T00:00:00Z', page_limit: 100 }] },
+  {
+    additionalProperties: false,
+    examples: [
+      { action: ['use_case.created', 'use_case.updated'], start_time: '2026-11-01T00:00:00Z', page_limit: 100 },
+    ],
+  },
 )
 export type AuditLogQuery = Static<typeof AuditLogQuery>
 
 const { sort: _sort, ...exportFilterFields } = auditFilterFields
 export const AuditLogExportQuery = Type.Object(
-  { format: Type.Optional(Type.Enum(['ndjson', 'csv'], { default: 'ndjson' })), ...exportFilterFields, sort: auditFilterFields.sort },
+  {
+    format: Type.Optional(Type.Enum(['ndjson', 'csv'], { default: 'ndjson' })),
+    ...exportFilterFields,
+    sort: auditFilterFields.sort,
+  },
   { additionalProperties: false },
 )
 export type AuditLogExportQuery = Static<typeof AuditLogExportQuery>
 
 export const AuditVerification = Type.Object({
-  ok: Type.Boolean({ description: 'True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches).' }),
+  ok: Type.Boolean({
+    description:
+      'True when every record matches its keyed hash and links to the one before (and the checkpoint, if given, matches).',
+  }),
   checked: Type.Integer({ description: 'Records checked.' }),
   first_bad_id: Nullable(Type.String({ description: 'The first record that does not match, if any.' })),
-  unkeyed: Type.Integer({ description: 'Records from before the chain was keyed (plain SHA-256), allowed only up to the sequence the tenant’s legacy proof (a MAC under the chain key) names; a later keyed record protects them.' }),
-  reason: Type.Optional(Type.String({ description: 'When `ok` is false: what failed (a record, the legacy proof, the head, the checkpoint).' })),
-  checkpoint: Type.Optional(Type.Object({
-    sequence: Type.Integer(),
-    matched: Type.Boolean({ description: 'The record at the checkpoint’s sequence still has the checkpoint’s head hash.' }),
-  })),
+  unkeyed: Type.Integer({
+    description:
+      'Records from before the chain was keyed (plain SHA-256), allowed only up to the sequence the tenant’s legacy proof (a MAC under the chain key) names; a later keyed record protects them.',
+  }),
+  reason: Type.Optional(
+    Type.String({
+      description: 'When `ok` is false: what failed (a record, the legacy proof, the head, the checkpoint).',
+    }),
+  ),
+  checkpoint: Type.Optional(
+    Type.Object({
+      sequence: Type.Integer(),
+      matched: Type.Boolean({
+        description: 'The record at the checkpoint’s sequence still has the checkpoint’s head hash.',
+      }),
+    }),
+  ),
 })
 export type AuditVerification = Static<typeof AuditVerification>
 
 export const AuditVerifyQuery = Type.Object(
-  { checkpoint: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'The `token` of a checkpoint kept earlier: proves nothing up to it has changed since.' })) },
+  {
+    checkpoint: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2000,
+        description: 'The `token` of a checkpoint kept earlier: proves nothing up to it has changed since.',
+      }),
+    ),
+  },
   { additionalProperties: false },
 )
 export type AuditVerifyQuery = Static<typeof AuditVerifyQuery>
@@ -85,9 +126,13 @@ export const AuditCheckpoint = Type.Object({
   sequence: Type.Integer({ description: 'The number of audit records in the tenant’s chain.' }),
   head: Type.String({ description: 'The hash of the newest record.' }),
   signed_at: Type.String({ format: 'date-time' }),
-  signature: Type.String({ description: 'Ed25519 over "aigov audit checkpoint v1\\n{tenant}\\n{sequence}\\n{head}\\n{signed_at}", base64url.' }),
+  signature: Type.String({
+    description: 'Ed25519 over "aigov audit checkpoint v1\\n{tenant}\\n{sequence}\\n{head}\\n{signed_at}", base64url.',
+  }),
   key_id: Type.String({ description: 'Which signing key (see /audit_logs/checkpoint/public_key).' }),
-  token: Type.String({ description: 'All of the above in one string: pass it to /audit_logs/verify?checkpoint= later.' }),
+  token: Type.String({
+    description: 'All of the above in one string: pass it to /audit_logs/verify?checkpoint= later.',
+  }),
 })
 export type AuditCheckpoint = Static<typeof AuditCheckpoint>
 

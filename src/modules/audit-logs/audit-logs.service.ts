@@ -5,13 +5,29 @@ import { AppError, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import { Counts } from '../../shared/counts.js'
 import type { Deps } from '../../shared/deps.js'
-import { type AuditKeys, auditHash, type Checkpoint, checkpointSignatureValid, legacyProof, legacyProofValid, signCheckpoint } from '../../shared/audit-chain.js'
+import {
+  type AuditKeys,
+  auditHash,
+  type Checkpoint,
+  checkpointSignatureValid,
+  legacyProof,
+  legacyProofValid,
+  signCheckpoint,
+} from '../../shared/audit-chain.js'
 import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
 import { itemText, pageBody } from '../../shared/item-json.js'
 import { type Keyset, keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './audit-logs.repo.js'
 import { csvHeader, csvRow } from './audit-export.js'
-import type { AuditCheckpoint, AuditLog, AuditLogExportQuery, AuditLogListQuery, AuditPublicKey, AuditVerification, AuditVerifyQuery } from './audit-logs.schemas.js'
+import type {
+  AuditCheckpoint,
+  AuditLog,
+  AuditLogExportQuery,
+  AuditLogListQuery,
+  AuditPublicKey,
+  AuditVerification,
+  AuditVerifyQuery,
+} from './audit-logs.schemas.js'
 
 export type AuditLogsService = ReturnType<typeof createAuditLogsService>
 
@@ -37,8 +53,12 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     // NDJSON lines are the records as the database renders them; CSV flattens the record objects.
     const batch = (ks: Keyset) =>
       format === 'csv'
-        ? repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'row').then((rows) => toPage(rows, ks, (row) => csvRow(toAuditLog(row))))
-        : repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json').then((rows) => toPage(rows, ks, (row) => `${row.item}\n`))
+        ? repo
+            .listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'row')
+            .then((rows) => toPage(rows, ks, (row) => csvRow(toAuditLog(row))))
+        : repo
+            .listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json')
+            .then((rows) => toPage(rows, ks, (row) => `${row.item}\n`))
     let ks = keyset({ sort, page_limit: EXPORT_BATCH }, repo.AUDIT_SORT_COLUMNS)
     for (;;) {
       await longReadTurn()
@@ -60,7 +80,9 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     /** The page `list` gives, as the JSON bytes of its page schema, its records rendered by the database. */
     async listJson(ctx: Ctx, query: AuditLogListQuery): Promise<Buffer> {
       const { filter, ks } = pageOf(query)
-      const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json'), ks, (row) => itemText(row.item))
+      const page = toPage(await repo.listAuditLogs(db, dialect, ctx.tenantId, filter, ks, 'json'), ks, (row) =>
+        itemText(row.item),
+      )
       return pageBody(page.items, page.pagination)
     },
 
@@ -71,7 +93,12 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     export(ctx: Ctx, query: AuditLogExportQuery): Readable {
       const running = runningExports.of(ctx.tenantId)
       if (running >= EXPORTS_PER_TENANT) {
-        throw new AppError('rate_limited', `this tenant already runs ${running} audit exports; retry when one has finished`, undefined, { retry_after: 5 })
+        throw new AppError(
+          'rate_limited',
+          `this tenant already runs ${running} audit exports; retry when one has finished`,
+          undefined,
+          { retry_after: 5 },
+        )
       }
       runningExports.add(ctx.tenantId, 1)
       const stream = Readable.from(exportLines(ctx, query))
@@ -93,7 +120,11 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       let matched: boolean | undefined
       const outcome = (ok: boolean, firstBadId: string | null, reason?: string): AuditVerification => {
         const allOk = ok && matched !== false
-        const why = reason ?? (allOk ? undefined : `the record at the checkpoint's sequence ${checkpoint?.sequence} no longer has the checkpoint's head hash`)
+        const why =
+          reason ??
+          (allOk
+            ? undefined
+            : `the record at the checkpoint's sequence ${checkpoint?.sequence} no longer has the checkpoint's head hash`)
         return {
           ok: allOk,
           checked,
@@ -105,10 +136,20 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       }
       // Which records may be unkeyed is itself proven under the chain key: a rewrite in the old scheme cannot pass.
       const proof = await repo.findLegacyProof(db, ctx.tenantId)
-      if (!proof) return outcome(false, null, 'the tenant has no legacy proof (which records may be unkeyed): its proof row was removed')
-      if (proof.mac === null || proof.key_id === null) return outcome(false, null, 'the tenant\'s legacy proof was never sealed with the chain key')
+      if (!proof)
+        return outcome(
+          false,
+          null,
+          'the tenant has no legacy proof (which records may be unkeyed): its proof row was removed',
+        )
+      if (proof.mac === null || proof.key_id === null)
+        return outcome(false, null, "the tenant's legacy proof was never sealed with the chain key")
       if (!legacyProofValid(ctx.tenantId, proof.legacy_seq, proof.key_id, proof.mac, keys)) {
-        return outcome(false, null, 'the tenant\'s legacy proof does not match its MAC under the chain key (altered, or made with a key this service does not have)')
+        return outcome(
+          false,
+          null,
+          "the tenant's legacy proof does not match its MAC under the chain key (altered, or made with a key this service does not have)",
+        )
       }
       const legacySeq = proof.legacy_seq
       for (;;) {
@@ -117,13 +158,16 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
         for (const row of rows) {
           const { hash, ...content } = row
           const problem =
-            row.seq !== afterSeq + 1 ? `record ${row.id} has sequence ${row.seq} where ${afterSeq + 1} was due: a record is missing or out of place`
-            : row.prev_hash !== prevHash ? `record ${row.id} does not link to the record before it`
-            // Unkeyed records only ever precede keyed ones, and only up to the sequence the tenant's proof allows.
-            : row.chain_key_id === null && (checked > unkeyed || legacySeq === null || row.seq > legacySeq)
-              ? `record ${row.id} is unkeyed (plain SHA-256) but the tenant's legacy proof allows unkeyed records ${legacySeq === null ? 'nowhere' : `only up to sequence ${legacySeq}`}`
-            : auditHash(content, keys) !== hash ? `record ${row.id} does not match its hash${row.chain_key_id !== null && !keys.chainKeys.has(row.chain_key_id) ? ' (it names a chain key this service does not have)' : ''}`
-            : undefined
+            row.seq !== afterSeq + 1
+              ? `record ${row.id} has sequence ${row.seq} where ${afterSeq + 1} was due: a record is missing or out of place`
+              : row.prev_hash !== prevHash
+                ? `record ${row.id} does not link to the record before it`
+                : // Unkeyed records only ever precede keyed ones, and only up to the sequence the tenant's proof allows.
+                  row.chain_key_id === null && (checked > unkeyed || legacySeq === null || row.seq > legacySeq)
+                  ? `record ${row.id} is unkeyed (plain SHA-256) but the tenant's legacy proof allows unkeyed records ${legacySeq === null ? 'nowhere' : `only up to sequence ${legacySeq}`}`
+                  : auditHash(content, keys) !== hash
+                    ? `record ${row.id} does not match its hash${row.chain_key_id !== null && !keys.chainKeys.has(row.chain_key_id) ? ' (it names a chain key this service does not have)' : ''}`
+                    : undefined
           if (problem !== undefined) {
             if (checkpoint && row.seq <= checkpoint.sequence) matched = false
             return outcome(false, row.id, problem)
@@ -141,7 +185,11 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       // Records removed from the end would leave a shorter, still consistent chain: compare with the tenant's head.
       const head = await repo.auditChainHead(db, ctx.tenantId)
       if (head && (head.audit_seq !== afterSeq || head.audit_head !== prevHash)) {
-        return outcome(false, null, `the chain ends at sequence ${afterSeq} but the tenant's head is at ${head.audit_seq} with another hash: records were removed or the head moved`)
+        return outcome(
+          false,
+          null,
+          `the chain ends at sequence ${afterSeq} but the tenant's head is at ${head.audit_seq} with another hash: records were removed or the head moved`,
+        )
       }
       return outcome(true, null)
     },
@@ -156,17 +204,34 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
       if (!head) throw notFound('tenant', ctx.tenantId)
       if (head.audit_seq > 0) {
         const [row] = await repo.auditChainBatch(db, ctx.tenantId, head.audit_seq - 1, 1)
-        const genuine = row && row.seq === head.audit_seq && row.hash === head.audit_head && auditHash((({ hash: _h, ...content }) => content)(row), keys) === row.hash
-        if (!genuine) throw new AppError('conflict', 'the newest audit record does not match the chain head; run /audit_logs/verify')
+        const genuine =
+          row &&
+          row.seq === head.audit_seq &&
+          row.hash === head.audit_head &&
+          auditHash((({ hash: _h, ...content }) => content)(row), keys) === row.hash
+        if (!genuine)
+          throw new AppError(
+            'conflict',
+            'the newest audit record does not match the chain head; run /audit_logs/verify',
+          )
       }
-      const statement: Checkpoint = { tenant: ctx.tenantId, sequence: head.audit_seq, head: head.audit_head, signed_at: new Date().toISOString() }
+      const statement: Checkpoint = {
+        tenant: ctx.tenantId,
+        sequence: head.audit_seq,
+        head: head.audit_head,
+        signed_at: new Date().toISOString(),
+      }
       const signed = { ...statement, signature: signCheckpoint(statement, keys), key_id: keys.signing.keyId }
       return { ...signed, token: Buffer.from(JSON.stringify(signed)).toString('base64url') }
     },
 
     publicKey(): AuditPublicKey {
       const { signing } = chainKeys(deps.database)
-      return { algorithm: 'Ed25519', key_id: signing.keyId, public_key: signing.publicKey.export({ format: 'pem', type: 'spki' }).toString() }
+      return {
+        algorithm: 'Ed25519',
+        key_id: signing.keyId,
+        public_key: signing.publicKey.export({ format: 'pem', type: 'spki' }).toString(),
+      }
     },
 
     async get(ctx: Ctx, id: string): Promise<AuditLog> {
@@ -182,16 +247,26 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
  * Only the start that applied that migration calls it: a row unsealed later was not written by the migration.
  */
 export async function sealLegacyProofs(db: Database['db'], keys: AuditKeys): Promise<number> {
-  const pending = await db.selectFrom('audit_legacy_proofs').select(['tenant_id', 'legacy_seq']).where('mac', 'is', null).execute()
+  const pending = await db
+    .selectFrom('audit_legacy_proofs')
+    .select(['tenant_id', 'legacy_seq'])
+    .where('mac', 'is', null)
+    .execute()
   for (const row of pending) {
-    await db.updateTable('audit_legacy_proofs').set(legacyProof(row.tenant_id, row.legacy_seq, keys)).where('tenant_id', '=', row.tenant_id).where('mac', 'is', null).execute()
+    await db
+      .updateTable('audit_legacy_proofs')
+      .set(legacyProof(row.tenant_id, row.legacy_seq, keys))
+      .where('tenant_id', '=', row.tenant_id)
+      .where('mac', 'is', null)
+      .execute()
   }
   return pending.length
 }
 
 /** A checkpoint token back to its statement, refused (422) unless this service signed it for this tenant. */
 function readCheckpoint(token: string, ctx: Ctx, keys: AuditKeys): Checkpoint {
-  const refuse = (message: string) => new AppError('validation_failed', `checkpoint: ${message}`, [{ field: 'checkpoint', message }])
+  const refuse = (message: string) =>
+    new AppError('validation_failed', `checkpoint: ${message}`, [{ field: 'checkpoint', message }])
   let parsed: Record<string, unknown>
   try {
     parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Record<string, unknown>
@@ -199,11 +274,18 @@ function readCheckpoint(token: string, ctx: Ctx, keys: AuditKeys): Checkpoint {
     throw refuse('is not a checkpoint token')
   }
   const { tenant, sequence, head, signed_at, signature, key_id } = parsed ?? {}
-  if (typeof tenant !== 'string' || !Number.isInteger(sequence) || typeof head !== 'string' || typeof signed_at !== 'string' || typeof signature !== 'string') {
+  if (
+    typeof tenant !== 'string' ||
+    !Number.isInteger(sequence) ||
+    typeof head !== 'string' ||
+    typeof signed_at !== 'string' ||
+    typeof signature !== 'string'
+  ) {
     throw refuse('is not a checkpoint token')
   }
   if (tenant !== ctx.tenantId) throw refuse('was signed for another tenant')
-  if (key_id !== keys.signing.keyId) throw refuse('was signed with another signing key; check its signature with that key’s public key')
+  if (key_id !== keys.signing.keyId)
+    throw refuse('was signed with another signing key; check its signature with that key’s public key')
   const statement: Checkpoint = { tenant, sequence: sequence as number, head, signed_at }
   if (!checkpointSignatureValid(statement, signature, keys)) throw refuse('has an invalid signature')
   return statement

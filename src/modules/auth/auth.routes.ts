@@ -18,7 +18,8 @@ export function authRoutes(auth: AuthService, config: Config): FastifyPluginAsyn
         schema: {
           operationId: 'createToken',
           summary: 'Exchange an API key for an access token',
-          description: 'Credentials come from the `X-API-Key` and `X-Tenant` headers (no body), or from a JSON body. Any wrong, revoked or expired credential gives the same 401.',
+          description:
+            'Credentials come from the `X-API-Key` and `X-Tenant` headers (no body), or from a JSON body. Any wrong, revoked or expired credential gives the same 401.',
           tags: ['auth'],
           // The key and tenant headers, or no scheme at all when they come in the body.
           security: [{ apiKeyHeader: [], tenantHeader: [] }, {}],
@@ -32,7 +33,10 @@ export function authRoutes(auth: AuthService, config: Config): FastifyPluginAsyn
       },
       async (req) =>
         auth.issueToken(
-          { apiKey: req.headers['x-api-key'] ?? req.body?.api_key, tenant: req.headers['x-tenant'] ?? req.body?.tenant },
+          {
+            apiKey: req.headers['x-api-key'] ?? req.body?.api_key,
+            tenant: req.headers['x-tenant'] ?? req.body?.tenant,
+          },
           { requestId: req.id, source: 'api' },
         ),
     )

@@ -2,8 +2,12 @@ import { type Static, Type } from 'typebox'
 
 export const TokenRequest = Type.Object(
   {
-    api_key: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'Alternative to the X-API-Key header.' })),
-    tenant: Type.Optional(Type.String({ minLength: 1, maxLength: 63, description: 'Alternative to the X-Tenant header.' })),
+    api_key: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'Alternative to the X-API-Key header.' }),
+    ),
+    tenant: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 63, description: 'Alternative to the X-Tenant header.' }),
+    ),
   },
   {
     additionalProperties: false,

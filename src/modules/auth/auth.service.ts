@@ -23,10 +23,20 @@ export function createAuthService(deps: Pick<Deps, 'database' | 'tokens'>) {
     const { apiKey, tenant } = credentials
     if (!apiKey || !tenant) throw invalid
     const key = await findKeyByHash(database.db, hashSecret(apiKey))
-    if (!key || key.tenant_id !== tenant || key.revoked_at !== null || (key.expires_at !== null && key.expires_at <= now())) {
+    if (
+      !key ||
+      key.tenant_id !== tenant ||
+      key.revoked_at !== null ||
+      (key.expires_at !== null && key.expires_at <= now())
+    ) {
       throw invalid
     }
-    return { ...request, tenantId: key.tenant_id, role: key.role as Role, actor: { type: 'api_key', id: key.id, name: key.name } }
+    return {
+      ...request,
+      tenantId: key.tenant_id,
+      role: key.role as Role,
+      actor: { type: 'api_key', id: key.id, name: key.name },
+    }
   }
 
   return {
@@ -39,7 +49,13 @@ export function createAuthService(deps: Pick<Deps, 'database' | 'tokens'>) {
       const accessToken = await tokens.sign({ keyId, tenantId: ctx.tenantId, role: ctx.role })
       await runMutation(database, ctx, async () => ({
         result: undefined,
-        audit: { action: 'auth.token_issued', resourceType: 'api_key', resourceId: keyId, resourceName: ctx.actor.name, metadata: { expires_in: tokens.ttlSeconds } },
+        audit: {
+          action: 'auth.token_issued',
+          resourceType: 'api_key',
+          resourceId: keyId,
+          resourceName: ctx.actor.name,
+          metadata: { expires_in: tokens.ttlSeconds },
+        },
       }))
       return { access_token: accessToken, token_type: 'Bearer', expires_in: tokens.ttlSeconds }
     },

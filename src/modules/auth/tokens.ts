@@ -29,8 +29,17 @@ export class TokenService {
    */
   private readonly verified = new Map<string, { claims: VerifiedClaims; exp: number }>()
 
-  constructor(secret: string, readonly ttlSeconds: number) {
-    this.key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+  constructor(
+    secret: string,
+    readonly ttlSeconds: number,
+  ) {
+    this.key = crypto.subtle.importKey(
+      'raw',
+      new TextEncoder().encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    )
   }
 
   async sign(claims: TokenClaims): Promise<string> {
@@ -68,7 +77,8 @@ export class TokenService {
       return claims
     } catch (err) {
       if (err instanceof AppError) throw err
-      const detail = err instanceof joseErrors.JWTExpired ? 'the access token has expired' : 'the access token is invalid'
+      const detail =
+        err instanceof joseErrors.JWTExpired ? 'the access token has expired' : 'the access token is invalid'
       throw new AppError('unauthorized', detail)
     }
   }

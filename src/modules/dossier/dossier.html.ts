@@ -28,37 +28,77 @@ export async function* renderDossierHtml(d: DossierParts): AsyncGenerator<string
   <nav>${SECTIONS.map(([id, title]) => `<a href="#${id}">${esc(title)}</a>`).join(' · ')}</nav>
 </header>
 <main>`
-  yield section('summary', table([
-    ['ID', code(uc.id)],
-    ['Description', esc(uc.description ?? '—')],
-    ['Owner', who((uc as Record<string, unknown>).owner)],
-    ['Risk level', esc(uc.risk_category_level ?? 'unset')],
-    ['AI type / system type', `${esc(uc.ai_type ?? '—')} / ${esc(uc.system_type ?? '—')}`],
-    ['Regions', esc(uc.regions.join(', ') || '—')],
-    ['Industries', esc(uc.industries.join(', ') || '—')],
-    ['Source', esc(uc.source ?? '—')],
-    ...customFields((uc as Record<string, unknown>).custom_fields),
-    ['Created / updated', `${esc(uc.created_at)} / ${esc(uc.updated_at)}`],
-  ]))
-  yield section('workflow', `${table([
-    ['Stage', workflow.workflow_stage ? `${esc(workflow.workflow_stage.name)} (${esc(workflow.workflow_stage.type)}, position ${workflow.workflow_stage.position})` : 'none'],
-    ['Step', esc(workflow.workflow_stage_step ?? '—')],
-    ...(workflow.rejection_reason ? [['Rejection reason', esc(workflow.rejection_reason)] as [string, string]] : []),
-  ])}<h3>History</h3>${grid(['When', 'Action', 'Stage', 'Step', 'By'], d.head.workflow_history.map((h) => [
-    esc(h.created_at), esc(h.action.replace('use_case.', '')), esc(stageName(h, d.head.workflow_stage_names)), esc(stepOf(h.changes) ?? '—'),
-    esc(h.actor.name ?? h.actor.type) + (h.metadata && typeof h.metadata.reason === 'string' ? `<br><em>${esc(h.metadata.reason)}</em>` : ''),
-  ]))}`)
-  yield section('gaps', d.gaps.missing_answers.length + d.gaps.missing_evidence.length === 0
-    ? '<p class="ok">Nothing missing: every required question is answered and every required evidence requirement has evidence.</p>'
-    : `<ul>${d.gaps.missing_answers.map((m) => `<li>Unanswered: ${esc(m.questionnaire_key)} — ${esc(m.question)}</li>`).join('')}${d.gaps.missing_evidence.map((m) => `<li>No evidence: ${esc(m.control_key)} — ${esc(m.description)}</li>`).join('')}</ul>`)
-  yield* gridSection('models', ['Name', 'Provider', 'Type', 'Version', 'Status'], d.models(), (m) => [esc(m.name), esc(m.provider ?? '—'), esc(m.model_type ?? '—'), esc(m.version ?? '—'), esc(m.status)])
-  yield* gridSection('vendors', ['Name', 'Website', 'Status'], d.vendors(), (v) => [esc(v.name), esc(v.website ?? '—'), esc(v.status)])
+  yield section(
+    'summary',
+    table([
+      ['ID', code(uc.id)],
+      ['Description', esc(uc.description ?? '—')],
+      ['Owner', who((uc as Record<string, unknown>).owner)],
+      ['Risk level', esc(uc.risk_category_level ?? 'unset')],
+      ['AI type / system type', `${esc(uc.ai_type ?? '—')} / ${esc(uc.system_type ?? '—')}`],
+      ['Regions', esc(uc.regions.join(', ') || '—')],
+      ['Industries', esc(uc.industries.join(', ') || '—')],
+      ['Source', esc(uc.source ?? '—')],
+      ...customFields((uc as Record<string, unknown>).custom_fields),
+      ['Created / updated', `${esc(uc.created_at)} / ${esc(uc.updated_at)}`],
+    ]),
+  )
+  yield section(
+    'workflow',
+    `${table([
+      [
+        'Stage',
+        workflow.workflow_stage
+          ? `${esc(workflow.workflow_stage.name)} (${esc(workflow.workflow_stage.type)}, position ${workflow.workflow_stage.position})`
+          : 'none',
+      ],
+      ['Step', esc(workflow.workflow_stage_step ?? '—')],
+      ...(workflow.rejection_reason ? [['Rejection reason', esc(workflow.rejection_reason)] as [string, string]] : []),
+    ])}<h3>History</h3>${grid(
+      ['When', 'Action', 'Stage', 'Step', 'By'],
+      d.head.workflow_history.map((h) => [
+        esc(h.created_at),
+        esc(h.action.replace('use_case.', '')),
+        esc(stageName(h, d.head.workflow_stage_names)),
+        esc(stepOf(h.changes) ?? '—'),
+        esc(h.actor.name ?? h.actor.type) +
+          (h.metadata && typeof h.metadata.reason === 'string' ? `<br><em>${esc(h.metadata.reason)}</em>` : ''),
+      ]),
+    )}`,
+  )
+  yield section(
+    'gaps',
+    d.gaps.missing_answers.length + d.gaps.missing_evidence.length === 0
+      ? '<p class="ok">Nothing missing: every required question is answered and every required evidence requirement has evidence.</p>'
+      : `<ul>${d.gaps.missing_answers.map((m) => `<li>Unanswered: ${esc(m.questionnaire_key)} — ${esc(m.question)}</li>`).join('')}${d.gaps.missing_evidence.map((m) => `<li>No evidence: ${esc(m.control_key)} — ${esc(m.description)}</li>`).join('')}</ul>`,
+  )
+  yield* gridSection('models', ['Name', 'Provider', 'Type', 'Version', 'Status'], d.models(), (m) => [
+    esc(m.name),
+    esc(m.provider ?? '—'),
+    esc(m.model_type ?? '—'),
+    esc(m.version ?? '—'),
+    esc(m.status),
+  ])
+  yield* gridSection('vendors', ['Name', 'Website', 'Status'], d.vendors(), (v) => [
+    esc(v.name),
+    esc(v.website ?? '—'),
+    esc(v.status),
+  ])
   yield* gridSection('risk-scenarios', ['Name', 'Likelihood', 'Impact'], d.risk_scenarios(), (r) => {
     const s = r as Record<string, unknown>
     return [esc(String(s.name ?? s.id)), esc(String(s.likelihood ?? '—')), esc(String(s.impact ?? '—'))]
   })
-  yield* gridSection('policy-packs', ['Key', 'Version', 'Name', 'Due date', 'Applied'], d.policy_packs(), (p) => [code(p.key), String(p.version), esc(p.name), esc(p.due_date ?? '—'), esc(p.applied_at)])
-  yield* listSection('controls', d.controls(), (c) => `
+  yield* gridSection('policy-packs', ['Key', 'Version', 'Name', 'Due date', 'Applied'], d.policy_packs(), (p) => [
+    code(p.key),
+    String(p.version),
+    esc(p.name),
+    esc(p.due_date ?? '—'),
+    esc(p.applied_at),
+  ])
+  yield* listSection(
+    'controls',
+    d.controls(),
+    (c) => `
       <div class="control">
         <h3>${esc(c.control_key)} v${c.control_version} — ${esc(c.name)} <span class="status ${esc(c.status)}">${esc(c.status.replace('_', ' '))}</span></h3>
         ${table([
@@ -67,29 +107,80 @@ export async function* renderDossierHtml(d: DossierParts): AsyncGenerator<string
           ['Due date', esc(c.due_date ?? '—')],
           ...(c.notes ? [['Notes', esc(c.notes)] as [string, string]] : []),
         ])}
-        ${c.evidence_requirements.length === 0 ? '' : grid(['Requirement', 'Required', 'Met', 'Evidence'], c.evidence_requirements.map((r) => [
-          `${esc(r.description)} <span class="muted">(${esc(r.type)})</span>`, r.required ? 'yes' : 'no', r.met ? '<span class="ok">yes</span>' : '<span class="bad">no</span>',
-          c.evidence.filter((e) => e.requirement === r.requirement).map((e) => evidenceRef(e.evidence)).join('<br>') || '—',
-        ]))}
-        ${c.evidence.some((e) => e.requirement === null) ? `<p>General evidence: ${c.evidence.filter((e) => e.requirement === null).map((e) => evidenceRef(e.evidence)).join(', ')}</p>` : ''}
-      </div>`)
-  yield section('questionnaires', d.questionnaires.length === 0 ? empty() : d.questionnaires.map((q) => {
-    const answers = new Map(q.answers.map((a) => [a.question_id, a]))
-    return `<div class="questionnaire">
+        ${
+          c.evidence_requirements.length === 0
+            ? ''
+            : grid(
+                ['Requirement', 'Required', 'Met', 'Evidence'],
+                c.evidence_requirements.map((r) => [
+                  `${esc(r.description)} <span class="muted">(${esc(r.type)})</span>`,
+                  r.required ? 'yes' : 'no',
+                  r.met ? '<span class="ok">yes</span>' : '<span class="bad">no</span>',
+                  c.evidence
+                    .filter((e) => e.requirement === r.requirement)
+                    .map((e) => evidenceRef(e.evidence))
+                    .join('<br>') || '—',
+                ]),
+              )
+        }
+        ${
+          c.evidence.some((e) => e.requirement === null)
+            ? `<p>General evidence: ${c.evidence
+                .filter((e) => e.requirement === null)
+                .map((e) => evidenceRef(e.evidence))
+                .join(', ')}</p>`
+            : ''
+        }
+      </div>`,
+  )
+  yield section(
+    'questionnaires',
+    d.questionnaires.length === 0
+      ? empty()
+      : d.questionnaires
+          .map((q) => {
+            const answers = new Map(q.answers.map((a) => [a.question_id, a]))
+            return `<div class="questionnaire">
         <h3>${esc(q.name)} <span class="muted">${esc(q.questionnaire_id)}</span> — ${q.progress.answered}/${q.progress.questions} answered, ${q.progress.required_answered}/${q.progress.required} required${q.progress.complete ? ' <span class="ok">complete</span>' : ' <span class="bad">incomplete</span>'}</h3>
-        ${q.sections.map((s) => `<h4>${esc(s.title)}</h4>${grid(['Question', 'Answer', 'Answered'], s.questions.map((question) => {
-          const a = answers.get(question.id)
-          return [
-            `${esc(question.question)}${question.required ? ' <span class="req">*</span>' : ''}`,
-            a ? answerText(a.value, question.evidence_type, d.answerEvidence) + (a.evidence_ids.length > 0 && question.evidence_type !== 'file' ? `<br><span class="muted">evidence: ${a.evidence_ids.map((id) => evidenceRef(d.answerEvidence.get(id))).join(', ')}</span>` : '') : '<span class="bad">unanswered</span>',
-            a ? `${esc(a.answered_at)}<br><span class="muted">${esc(a.answered_by ?? '')}</span>` : '—',
-          ]
-        }))}`).join('')}
+        ${q.sections
+          .map(
+            (s) =>
+              `<h4>${esc(s.title)}</h4>${grid(
+                ['Question', 'Answer', 'Answered'],
+                s.questions.map((question) => {
+                  const a = answers.get(question.id)
+                  return [
+                    `${esc(question.question)}${question.required ? ' <span class="req">*</span>' : ''}`,
+                    a
+                      ? answerText(a.value, question.evidence_type, d.answerEvidence) +
+                        (a.evidence_ids.length > 0 && question.evidence_type !== 'file'
+                          ? `<br><span class="muted">evidence: ${a.evidence_ids.map((id) => evidenceRef(d.answerEvidence.get(id))).join(', ')}</span>`
+                          : '')
+                      : '<span class="bad">unanswered</span>',
+                    a ? `${esc(a.answered_at)}<br><span class="muted">${esc(a.answered_by ?? '')}</span>` : '—',
+                  ]
+                }),
+              )}`,
+          )
+          .join('')}
       </div>`
-  }).join(''))
-  yield* gridSection('evidence', ['ID', 'Title', 'Kind', 'File / URL', 'Size', 'SHA-256', 'Download'], d.evidence(), (e) => [
-    code(e.id), esc(e.title ?? '—'), esc(e.kind), esc(e.file_name ?? e.url ?? '—'), e.size === null ? '—' : esc(bytes(e.size)), e.sha256 ? `<code class="hash">${esc(e.sha256)}</code>` : '—', e.content_path ? code(e.content_path) : '—',
-  ])
+          })
+          .join(''),
+  )
+  yield* gridSection(
+    'evidence',
+    ['ID', 'Title', 'Kind', 'File / URL', 'Size', 'SHA-256', 'Download'],
+    d.evidence(),
+    (e) => [
+      code(e.id),
+      esc(e.title ?? '—'),
+      esc(e.kind),
+      esc(e.file_name ?? e.url ?? '—'),
+      e.size === null ? '—' : esc(bytes(e.size)),
+      e.sha256 ? `<code class="hash">${esc(e.sha256)}</code>` : '—',
+      e.content_path ? code(e.content_path) : '—',
+    ],
+  )
   yield `</main>
 </body>
 </html>
@@ -97,8 +188,16 @@ export async function* renderDossierHtml(d: DossierParts): AsyncGenerator<string
 }
 
 const SECTIONS = [
-  ['summary', 'Summary'], ['workflow', 'Workflow'], ['gaps', 'Open items'], ['models', 'Models'], ['vendors', 'Vendors'], ['risk-scenarios', 'Risk scenarios'],
-  ['policy-packs', 'Policy packs'], ['controls', 'Controls'], ['questionnaires', 'Questionnaires'], ['evidence', 'Evidence index'],
+  ['summary', 'Summary'],
+  ['workflow', 'Workflow'],
+  ['gaps', 'Open items'],
+  ['models', 'Models'],
+  ['vendors', 'Vendors'],
+  ['risk-scenarios', 'Risk scenarios'],
+  ['policy-packs', 'Policy packs'],
+  ['controls', 'Controls'],
+  ['questionnaires', 'Questionnaires'],
+  ['evidence', 'Evidence index'],
 ] as const
 type SectionId = (typeof SECTIONS)[number][0]
 const titleOf = (id: SectionId) => SECTIONS.find(([s]) => s === id)![1]
@@ -130,7 +229,13 @@ function section(id: SectionId, body: string): string {
 }
 
 /** A section of records read a page at a time, each record's markup written as its page arrives. */
-async function* listSection<T>(id: SectionId, pages: AsyncGenerator<T[]>, render: (item: T) => string, open = '', close = ''): AsyncGenerator<string> {
+async function* listSection<T>(
+  id: SectionId,
+  pages: AsyncGenerator<T[]>,
+  render: (item: T) => string,
+  open = '',
+  close = '',
+): AsyncGenerator<string> {
   yield `<section id="${id}"><h2>${esc(titleOf(id))}</h2>`
   let any = false
   for await (const page of pages) {
@@ -142,9 +247,23 @@ async function* listSection<T>(id: SectionId, pages: AsyncGenerator<T[]>, render
   yield `${any ? close : empty()}</section>\n`
 }
 
-function gridSection<T>(id: SectionId, headers: string[], pages: AsyncGenerator<T[]>, cells: (item: T) => string[]): AsyncGenerator<string> {
+function gridSection<T>(
+  id: SectionId,
+  headers: string[],
+  pages: AsyncGenerator<T[]>,
+  cells: (item: T) => string[],
+): AsyncGenerator<string> {
   const open = `<table><thead><tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>`
-  return listSection(id, pages, (item) => `<tr>${cells(item).map((c) => `<td>${c}</td>`).join('')}</tr>`, open, '</tbody></table>')
+  return listSection(
+    id,
+    pages,
+    (item) =>
+      `<tr>${cells(item)
+        .map((c) => `<td>${c}</td>`)
+        .join('')}</tr>`,
+    open,
+    '</tbody></table>',
+  )
 }
 
 function table(rows: [string, string][]): string {
@@ -173,7 +292,10 @@ function who(value: unknown): string {
 
 function customFields(value: unknown): [string, string][] {
   if (!Array.isArray(value)) return []
-  return value.map((f: { name?: string; custom_field_id?: string; value?: unknown }) => [f.name ?? f.custom_field_id ?? 'field', esc(typeof f.value === 'string' ? f.value : JSON.stringify(f.value ?? null))])
+  return value.map((f: { name?: string; custom_field_id?: string; value?: unknown }) => [
+    f.name ?? f.custom_field_id ?? 'field',
+    esc(typeof f.value === 'string' ? f.value : JSON.stringify(f.value ?? null)),
+  ])
 }
 
 function answerText(value: unknown, type: string, evidence: Map<string, Evidence>): string {
@@ -185,12 +307,19 @@ function answerText(value: unknown, type: string, evidence: Map<string, Evidence
 
 function evidenceRef(e: Evidence | undefined): string {
   if (!e) return '—'
-  const detail = e.kind === 'link' ? esc(e.url ?? '') : `${esc(e.file_name ?? '')}, ${esc(bytes(e.size ?? 0))}, sha256 ${esc((e.sha256 ?? '').slice(0, 12))}…`
+  const detail =
+    e.kind === 'link'
+      ? esc(e.url ?? '')
+      : `${esc(e.file_name ?? '')}, ${esc(bytes(e.size ?? 0))}, sha256 ${esc((e.sha256 ?? '').slice(0, 12))}…`
   return `${esc(e.title ?? e.id)} <span class="muted">(${detail}; ${esc(e.id)})</span>`
 }
 
 function bytes(n: number): string {
-  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1024 * 1024)).toFixed(1)} MiB`
+  return n < 1024
+    ? `${n} B`
+    : n < 1024 * 1024
+      ? `${(n / 1024).toFixed(1)} KiB`
+      : `${(n / (1024 * 1024)).toFixed(1)} MiB`
 }
 
 /** A move records the stage's name at the time; a creation only its id, named from the stages as they are now. */

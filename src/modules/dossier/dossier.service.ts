@@ -22,7 +22,12 @@ import type { Dossier, DossierControl } from './dossier.schemas.js'
 
 export type DossierService = ReturnType<typeof createDossierService>
 
-const HISTORY_ACTIONS = ['use_case.created', 'use_case.workflow_moved', 'use_case.workflow_advanced', 'use_case.workflow_rejected']
+const HISTORY_ACTIONS = [
+  'use_case.created',
+  'use_case.workflow_moved',
+  'use_case.workflow_advanced',
+  'use_case.workflow_rejected',
+]
 const HISTORY_LIMIT = 1000
 /**
  * Records read and written at a time while a dossier streams: a use case may link thousands of records of up to
@@ -66,8 +71,16 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
     const useCase = await sources.useCases.get(ctx, id)
     const [workflow, history, questionnaires, missing] = await Promise.all([
       sources.useCaseWorkflow.get(ctx, id),
-      db.selectFrom('audit_logs').selectAll().where('tenant_id', '=', ctx.tenantId).where('use_case_id', '=', id).where('resource_id', '=', id)
-        .where('action', 'in', HISTORY_ACTIONS).orderBy('seq').limit(HISTORY_LIMIT).execute(),
+      db
+        .selectFrom('audit_logs')
+        .selectAll()
+        .where('tenant_id', '=', ctx.tenantId)
+        .where('use_case_id', '=', id)
+        .where('resource_id', '=', id)
+        .where('action', 'in', HISTORY_ACTIONS)
+        .orderBy('seq')
+        .limit(HISTORY_LIMIT)
+        .execute(),
       sources.questionnaires.listAnswered(ctx, 'use_case', id),
       Promise.all([missingAnswers(db, ctx.tenantId, id), missingEvidence(db, ctx.tenantId, id)]),
     ])
@@ -75,14 +88,23 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
     const answerIds = [...new Set(questionnaires.flatMap((q) => q.answers.flatMap((a) => a.evidence_ids)))]
     const answerEvidence = new Map<string, Evidence>()
     for (let i = 0; i < answerIds.length; i += EVIDENCE_PAGE) {
-      for (const row of await findEvidenceMany(db, ctx.tenantId, answerIds.slice(i, i + EVIDENCE_PAGE))) answerEvidence.set(row.id, toEvidence(row))
+      for (const row of await findEvidenceMany(db, ctx.tenantId, answerIds.slice(i, i + EVIDENCE_PAGE)))
+        answerEvidence.set(row.id, toEvidence(row))
     }
     // Ids only (a few dozen bytes each): the evidence records are read again, a page at a time, for the index.
     const evidenceIds = new Set(answerIds)
-    const pageOf = <T>(list: (query: { page_limit: number; page_after?: string }) => Promise<Page<T>>) =>
-      () => pages((after) => list({ page_limit: DOSSIER_PAGE, page_after: after }))
+    const pageOf =
+      <T>(list: (query: { page_limit: number; page_after?: string }) => Promise<Page<T>>) =>
+      () =>
+        pages((after) => list({ page_limit: DOSSIER_PAGE, page_after: after }))
     return {
-      head: { generated_at: new Date().toISOString(), use_case: useCase, workflow, workflow_history: workflowHistory, workflow_stage_names: await stageNames(ctx, workflowHistory) },
+      head: {
+        generated_at: new Date().toISOString(),
+        use_case: useCase,
+        workflow,
+        workflow_history: workflowHistory,
+        workflow_stage_names: await stageNames(ctx, workflowHistory),
+      },
       models: pageOf((q) => sources.relationships.listUseCaseModels(ctx, id, q)),
       vendors: pageOf((q) => sources.relationships.listUseCaseVendors(ctx, id, q)),
       risk_scenarios: pageOf((q) => sources.relationships.listUseCaseRiskScenarios(ctx, id, q)),
@@ -96,10 +118,20 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
   }
 
   async function stageNames(ctx: Ctx, history: AuditLog[]): Promise<Record<string, string>> {
-    const ids = new Set(history.flatMap((h) => [h.sub_object_type === 'workflow_stage' ? h.sub_object_id : null, ...(h.changes?.workflow_stage_id ?? [])]))
+    const ids = new Set(
+      history.flatMap((h) => [
+        h.sub_object_type === 'workflow_stage' ? h.sub_object_id : null,
+        ...(h.changes?.workflow_stage_id ?? []),
+      ]),
+    )
     const stageIds = [...ids].filter((id): id is string => typeof id === 'string')
     if (stageIds.length === 0) return {}
-    const rows = await db.selectFrom('workflow_stages').select(['id', 'name']).where('tenant_id', '=', ctx.tenantId).where('id', 'in', stageIds).execute()
+    const rows = await db
+      .selectFrom('workflow_stages')
+      .select(['id', 'name'])
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('id', 'in', stageIds)
+      .execute()
     return Object.fromEntries(rows.map((r) => [r.id, r.name]))
   }
 
@@ -107,16 +139,48 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
   async function* controlsOf(ctx: Ctx, useCaseId: string, evidenceIds: Set<string>): AsyncGenerator<DossierControl[]> {
     let after: string | undefined
     do {
-      const ks = keyset({ sort: 'control_key', page_limit: DOSSIER_PAGE, page_after: after }, { control_key: 'control_key' })
-      const page = toPage(await applyKeyset(db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', ctx.tenantId).where('use_case_id', '=', useCaseId), ks).execute(), ks, (row) => row)
+      const ks = keyset(
+        { sort: 'control_key', page_limit: DOSSIER_PAGE, page_after: after },
+        { control_key: 'control_key' },
+      )
+      const page = toPage(
+        await applyKeyset(
+          db
+            .selectFrom('use_case_controls')
+            .selectAll()
+            .where('tenant_id', '=', ctx.tenantId)
+            .where('use_case_id', '=', useCaseId),
+          ks,
+        ).execute(),
+        ks,
+        (row) => row,
+      )
       const pageRows = page.items
       after = page.pagination.next_cursor ?? undefined
-      const [controls, links] = await Promise.all([controlsWithEvidence(db, ctx.tenantId, pageRows), controlEvidenceLinks(db, ctx.tenantId, pageRows.map((r) => r.id))])
-      const evidence = new Map((await findEvidenceMany(db, ctx.tenantId, [...new Set(links.map((l) => l.evidence_id))])).map((e) => [e.id, toEvidence(e)]))
+      const [controls, links] = await Promise.all([
+        controlsWithEvidence(db, ctx.tenantId, pageRows),
+        controlEvidenceLinks(
+          db,
+          ctx.tenantId,
+          pageRows.map((r) => r.id),
+        ),
+      ])
+      const evidence = new Map(
+        (await findEvidenceMany(db, ctx.tenantId, [...new Set(links.map((l) => l.evidence_id))])).map((e) => [
+          e.id,
+          toEvidence(e),
+        ]),
+      )
       for (const l of links) evidenceIds.add(l.evidence_id)
       yield controls.map((c) => ({
         ...c,
-        evidence: links.filter((l) => l.use_case_control_id === c.id).map((l) => ({ requirement: l.requirement, linked_at: l.created_at, evidence: evidence.get(l.evidence_id)! })),
+        evidence: links
+          .filter((l) => l.use_case_control_id === c.id)
+          .map((l) => ({
+            requirement: l.requirement,
+            linked_at: l.created_at,
+            evidence: evidence.get(l.evidence_id)!,
+          })),
       }))
     } while (after !== undefined)
   }
@@ -124,7 +188,9 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
   async function* evidenceOf(ctx: Ctx, ids: Set<string>): AsyncGenerator<Evidence[]> {
     const sorted = [...ids].sort()
     for (let i = 0; i < sorted.length; i += EVIDENCE_PAGE) {
-      yield (await findEvidenceMany(db, ctx.tenantId, sorted.slice(i, i + EVIDENCE_PAGE))).map(toEvidence).sort((a, b) => (a.id < b.id ? -1 : 1))
+      yield (await findEvidenceMany(db, ctx.tenantId, sorted.slice(i, i + EVIDENCE_PAGE)))
+        .map(toEvidence)
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
     }
   }
 
@@ -136,22 +202,41 @@ export function createDossierService(deps: Pick<Deps, 'database'>, sources: Sour
      */
     async get(ctx: Ctx, id: string): Promise<Dossier> {
       const parts = await open(ctx, id)
-      let size = JSON.stringify(parts.head).length + JSON.stringify(parts.questionnaires).length + JSON.stringify(parts.gaps).length
+      let size =
+        JSON.stringify(parts.head).length +
+        JSON.stringify(parts.questionnaires).length +
+        JSON.stringify(parts.gaps).length
       const all = async <T>(list: () => AsyncGenerator<T[]>) => {
         const items: T[] = []
         for await (const page of list()) {
           size += JSON.stringify(page).length
           if (size > WHOLE_DOSSIER_CHARS) {
-            throw new AppError('response_too_large', `the dossier of ${id} is larger than ${WHOLE_DOSSIER_CHARS / 1_000_000} MB, more than one answer holds here: GET /api/v1/integration/use_cases/${id}/dossier streams it whole, and its lists (…/models, …/vendors, …/controls) page through it`)
+            throw new AppError(
+              'response_too_large',
+              `the dossier of ${id} is larger than ${WHOLE_DOSSIER_CHARS / 1_000_000} MB, more than one answer holds here: GET /api/v1/integration/use_cases/${id}/dossier streams it whole, and its lists (…/models, …/vendors, …/controls) page through it`,
+            )
           }
           items.push(...page)
         }
         return items
       }
-      const [models, vendors, riskScenarios, packs, controls] = [await all(parts.models), await all(parts.vendors), await all(parts.risk_scenarios), await all(parts.policy_packs), await all(parts.controls)]
+      const [models, vendors, riskScenarios, packs, controls] = [
+        await all(parts.models),
+        await all(parts.vendors),
+        await all(parts.risk_scenarios),
+        await all(parts.policy_packs),
+        await all(parts.controls),
+      ]
       return {
-        ...parts.head, models, vendors, risk_scenarios: riskScenarios, policy_packs: packs, controls, questionnaires: parts.questionnaires,
-        evidence: await all(parts.evidence), gaps: parts.gaps,
+        ...parts.head,
+        models,
+        vendors,
+        risk_scenarios: riskScenarios,
+        policy_packs: packs,
+        controls,
+        questionnaires: parts.questionnaires,
+        evidence: await all(parts.evidence),
+        gaps: parts.gaps,
       }
     },
   }

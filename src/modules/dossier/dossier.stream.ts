@@ -8,10 +8,23 @@ import type { DossierParts } from './dossier.service.js'
 
 const serializer = (schema: TSchema) => lazily(() => fastJson(withNullableTypes(schema)) as (data: unknown) => string)
 const P = Dossier.properties
-const head = serializer(Type.Object({ generated_at: P.generated_at, use_case: P.use_case, workflow: P.workflow, workflow_history: P.workflow_history, workflow_stage_names: P.workflow_stage_names }))
+const head = serializer(
+  Type.Object({
+    generated_at: P.generated_at,
+    use_case: P.use_case,
+    workflow: P.workflow,
+    workflow_history: P.workflow_history,
+    workflow_stage_names: P.workflow_stage_names,
+  }),
+)
 const list = {
-  models: serializer(P.models), vendors: serializer(P.vendors), risk_scenarios: serializer(P.risk_scenarios), policy_packs: serializer(P.policy_packs),
-  controls: serializer(P.controls), questionnaires: serializer(P.questionnaires), evidence: serializer(P.evidence),
+  models: serializer(P.models),
+  vendors: serializer(P.vendors),
+  risk_scenarios: serializer(P.risk_scenarios),
+  policy_packs: serializer(P.policy_packs),
+  controls: serializer(P.controls),
+  questionnaires: serializer(P.questionnaires),
+  evidence: serializer(P.evidence),
 }
 const gaps = serializer(P.gaps)
 
@@ -23,7 +36,8 @@ const gaps = serializer(P.gaps)
 async function* dossierJson(d: DossierParts): AsyncGenerator<string> {
   const start = head(d.head)
   yield start.slice(0, -1)
-  for (const key of ['models', 'vendors', 'risk_scenarios', 'policy_packs', 'controls'] as const) yield* array(key, d[key]())
+  for (const key of ['models', 'vendors', 'risk_scenarios', 'policy_packs', 'controls'] as const)
+    yield* array(key, d[key]())
   yield `,"questionnaires":${list.questionnaires(d.questionnaires)}`
   // After the controls, which note the evidence they use.
   yield* array('evidence', d.evidence())
@@ -45,7 +59,10 @@ async function* array(key: keyof typeof list, pages: AsyncGenerator<unknown[]>):
 /** The dossier as a byte stream with backpressure, as JSON or as the printable page. */
 export function dossierStream(d: DossierParts, format: 'json' | 'html'): Readable {
   const chunks = format === 'html' ? renderDossierHtml(d) : dossierJson(d)
-  return Readable.from((async function* () {
-    for await (const chunk of chunks) yield Buffer.from(chunk)
-  })(), { objectMode: false, highWaterMark: 64 * 1024 })
+  return Readable.from(
+    (async function* () {
+      for await (const chunk of chunks) yield Buffer.from(chunk)
+    })(),
+    { objectMode: false, highWaterMark: 64 * 1024 },
+  )
 }

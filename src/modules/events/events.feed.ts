@@ -6,7 +6,10 @@ import type { RedisClient } from '../../shared/redis.js'
 type Notices = { audit: [tenantId: string]; webhookEndpoints: [tenantId: string] }
 
 /** The Redis channel of each notice. */
-const CHANNELS: Record<keyof Notices, string> = { audit: 'aigov:audit-committed', webhookEndpoints: 'aigov:webhook-endpoints-enabled' }
+const CHANNELS: Record<keyof Notices, string> = {
+  audit: 'aigov:audit-committed',
+  webhookEndpoints: 'aigov:webhook-endpoints-enabled',
+}
 const NOTICES = Object.keys(CHANNELS) as (keyof Notices)[]
 
 /**

@@ -79,121 +79,153 @@ export function eventRoutes(
       for (const end of streams) end()
     })
 
-    app.get('/events', {
-      schema: {
-        operationId: 'streamEvents',
-        summary: 'Stream the tenant’s audit records as they commit (server-sent events)',
-        description:
-          `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429, with a Retry-After of ${STREAM_RETRY_AFTER_S} s).\n\n` +
-          `The stream sends the log in batches of at most ${BATCH_BYTES / 1024} KiB (or ${BATCH_RECORDS} records; a larger record goes alone) and sends the next only once the client has taken the last: a client that has not taken a batch within ${slowClientMs / 1000} s (\`EVENTS_SLOW_CLIENT_MS\`) has fallen behind and is disconnected; it reconnects with \`Last-Event-ID\` and misses nothing. All streams of an instance hold at most ${STREAMS_BUFFER_BYTES / 1024 / 1024} MiB of records at once (${TENANT_STREAMS_BUFFER_BYTES / 1024 / 1024} MiB per tenant); past that, streams wait their turn. The stream ends when its access token expires or its API key is revoked or expires (at once on the instance that revoked it, within 5 s on the others).`,
-        tags: ['events'],
-        querystring: EventStreamQuery,
-        headers: EventStreamHeaders,
-        response: { 200: { description: 'An endless `text/event-stream`.', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+    app.get(
+      '/events',
+      {
+        schema: {
+          operationId: 'streamEvents',
+          summary: 'Stream the tenant’s audit records as they commit (server-sent events)',
+          description:
+            `Each event has the record id as \`id\`, its action as \`event\` and the audit record as \`data\`. Resume after a disconnect with \`Last-Event-ID\` (browsers send it themselves) or \`?after=<audit id>\`; without either, the stream starts at the end of the log. A comment line every 15 s keeps proxies from closing an idle stream. At most ${STREAMS_PER_KEY} streams per API key and ${STREAMS_PER_TENANT} per tenant on each instance (429, with a Retry-After of ${STREAM_RETRY_AFTER_S} s).\n\n` +
+            `The stream sends the log in batches of at most ${BATCH_BYTES / 1024} KiB (or ${BATCH_RECORDS} records; a larger record goes alone) and sends the next only once the client has taken the last: a client that has not taken a batch within ${slowClientMs / 1000} s (\`EVENTS_SLOW_CLIENT_MS\`) has fallen behind and is disconnected; it reconnects with \`Last-Event-ID\` and misses nothing. All streams of an instance hold at most ${STREAMS_BUFFER_BYTES / 1024 / 1024} MiB of records at once (${TENANT_STREAMS_BUFFER_BYTES / 1024 / 1024} MiB per tenant); past that, streams wait their turn. The stream ends when its access token expires or its API key is revoked or expires (at once on the instance that revoked it, within 5 s on the others).`,
+          tags: ['events'],
+          querystring: EventStreamQuery,
+          headers: EventStreamHeaders,
+          response: {
+            200: {
+              description: 'An endless `text/event-stream`.',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+          },
+        },
       },
-    }, async (req, reply) => {
-      const { after, ...filter } = req.query
-      let seq = await events.startSeq(req.ctx, req.headers['last-event-id'] ?? after)
-      const key = req.ctx.actor.id ?? 'system'
-      const tenantId = req.ctx.tenantId
-      const retry = { retry_after: STREAM_RETRY_AFTER_S }
-      if (openByKey.of(key) >= STREAMS_PER_KEY) throw new AppError('rate_limited', `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`, undefined, retry)
-      if (openByTenant.of(tenantId) >= STREAMS_PER_TENANT) throw new AppError('rate_limited', `this tenant already has ${STREAMS_PER_TENANT} event streams open on this instance`, undefined, retry)
-      openByKey.add(key, 1)
-      openByTenant.add(tenantId, 1)
+      async (req, reply) => {
+        const { after, ...filter } = req.query
+        let seq = await events.startSeq(req.ctx, req.headers['last-event-id'] ?? after)
+        const key = req.ctx.actor.id ?? 'system'
+        const tenantId = req.ctx.tenantId
+        const retry = { retry_after: STREAM_RETRY_AFTER_S }
+        if (openByKey.of(key) >= STREAMS_PER_KEY)
+          throw new AppError(
+            'rate_limited',
+            `this API key already has ${STREAMS_PER_KEY} event streams open on this instance`,
+            undefined,
+            retry,
+          )
+        if (openByTenant.of(tenantId) >= STREAMS_PER_TENANT)
+          throw new AppError(
+            'rate_limited',
+            `this tenant already has ${STREAMS_PER_TENANT} event streams open on this instance`,
+            undefined,
+            retry,
+          )
+        openByKey.add(key, 1)
+        openByTenant.add(tenantId, 1)
 
-      const res = reply.raw
-      reply.hijack()
-      res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' })
-      res.write('retry: 2000\n\n')
+        const res = reply.raw
+        reply.hijack()
+        res.writeHead(200, {
+          ...(reply.getHeaders() as OutgoingHttpHeaders),
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          connection: 'keep-alive',
+          'x-accel-buffering': 'no',
+        })
+        res.write('retry: 2000\n\n')
 
-      const stop = new AbortController()
-      const { signal } = stop
-      let endedFor: EndReason | undefined
-      const end = (reason?: EndReason) => {
-        if (signal.aborted) return
-        endedFor = reason
-        if (reason) metrics.eventStreamsEnded.inc({ reason })
-        stop.abort()
-      }
-      const keyId = req.ctx.actor.type === 'api_key' ? req.ctx.actor.id : null
-      const keyRef = `${tenantId}/${keyId}`
-      streams.add(end)
-      if (keyId !== null) byKey.set(keyRef, (byKey.get(keyRef) ?? new Set()).add(end))
-      res.on('close', () => end())
-      res.on('error', () => end())
-
-      const unwatch = watchCredentials(tenantId, keyId, req.ctx.expiresAt, end)
-      // A client that has not taken what it was sent needs no keep-alive, and gets nothing more queued.
-      const heartbeat = setInterval(() => res.writableNeedDrain || res.write(': heartbeat\n\n'), heartbeatMs)
-      let dirty = false
-      let wake: (() => void) | undefined
-      const onAudit = (committed: string) => {
-        if (committed !== tenantId) return
-        dirty = true
-        wake?.()
-      }
-      feed.on('audit', onAudit)
-
-      try {
-        stream: while (!signal.aborted) {
-          dirty = false
-          const plan = await events.plan(req.ctx, seq, filter)
-          for (const batch of plan.batches) {
-            const release = await budget.take(tenantId, batch.bytes, signal)
-            try {
-              let flowing = true
-              for (const event of await events.read(req.ctx, batch, filter)) {
-                if (signal.aborted) break stream
-                flowing = res.write(event)
-              }
-              // A slow reader holds the stream back instead of growing this process's buffers, for a bounded time.
-              if (!flowing && !(await drained(res, slowClientMs, signal))) {
-                end('slow_client')
-                break stream
-              }
-            } finally {
-              release()
-            }
-          }
-          seq = plan.upTo
-          if (dirty || plan.batches.length > 0) continue
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer)
-              signal.removeEventListener('abort', done)
-              wake = undefined
-              resolve()
-            }
-            const timer = setTimeout(done, feed.pollMs)
-            wake = done
-            signal.addEventListener('abort', done)
-          })
+        const stop = new AbortController()
+        const { signal } = stop
+        let endedFor: EndReason | undefined
+        const end = (reason?: EndReason) => {
+          if (signal.aborted) return
+          endedFor = reason
+          if (reason) metrics.eventStreamsEnded.inc({ reason })
+          stop.abort()
         }
-      } catch (err) {
-        // The client reconnects with Last-Event-ID and loses nothing.
-        if (!signal.aborted) req.log.warn({ err: (err as Error).message }, 'event stream ended by an error')
-      } finally {
-        end()
-        streams.delete(end)
-        const ofKey = byKey.get(keyRef)
-        ofKey?.delete(end)
-        if (ofKey?.size === 0) byKey.delete(keyRef)
-        clearInterval(heartbeat)
-        unwatch()
-        feed.off('audit', onAudit)
-        openByKey.add(key, -1)
-        openByTenant.add(tenantId, -1)
-        finish(res, endedFor, slowClientMs)
-      }
-    })
+        const keyId = req.ctx.actor.type === 'api_key' ? req.ctx.actor.id : null
+        const keyRef = `${tenantId}/${keyId}`
+        streams.add(end)
+        if (keyId !== null) byKey.set(keyRef, (byKey.get(keyRef) ?? new Set()).add(end))
+        res.on('close', () => end())
+        res.on('error', () => end())
+
+        const unwatch = watchCredentials(tenantId, keyId, req.ctx.expiresAt, end)
+        // A client that has not taken what it was sent needs no keep-alive, and gets nothing more queued.
+        const heartbeat = setInterval(() => res.writableNeedDrain || res.write(': heartbeat\n\n'), heartbeatMs)
+        let dirty = false
+        let wake: (() => void) | undefined
+        const onAudit = (committed: string) => {
+          if (committed !== tenantId) return
+          dirty = true
+          wake?.()
+        }
+        feed.on('audit', onAudit)
+
+        try {
+          stream: while (!signal.aborted) {
+            dirty = false
+            const plan = await events.plan(req.ctx, seq, filter)
+            for (const batch of plan.batches) {
+              const release = await budget.take(tenantId, batch.bytes, signal)
+              try {
+                let flowing = true
+                for (const event of await events.read(req.ctx, batch, filter)) {
+                  if (signal.aborted) break stream
+                  flowing = res.write(event)
+                }
+                // A slow reader holds the stream back instead of growing this process's buffers, for a bounded time.
+                if (!flowing && !(await drained(res, slowClientMs, signal))) {
+                  end('slow_client')
+                  break stream
+                }
+              } finally {
+                release()
+              }
+            }
+            seq = plan.upTo
+            if (dirty || plan.batches.length > 0) continue
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                clearTimeout(timer)
+                signal.removeEventListener('abort', done)
+                wake = undefined
+                resolve()
+              }
+              const timer = setTimeout(done, feed.pollMs)
+              wake = done
+              signal.addEventListener('abort', done)
+            })
+          }
+        } catch (err) {
+          // The client reconnects with Last-Event-ID and loses nothing.
+          if (!signal.aborted) req.log.warn({ err: (err as Error).message }, 'event stream ended by an error')
+        } finally {
+          end()
+          streams.delete(end)
+          const ofKey = byKey.get(keyRef)
+          ofKey?.delete(end)
+          if (ofKey?.size === 0) byKey.delete(keyRef)
+          clearInterval(heartbeat)
+          unwatch()
+          feed.off('audit', onAudit)
+          openByKey.add(key, -1)
+          openByTenant.add(tenantId, -1)
+          finish(res, endedFor, slowClientMs)
+        }
+      },
+    )
   }
 
   /**
    * Ends the stream when its credentials lapse: at the token's (or key's) expiry, and when a look at the key (as
    * every request takes) finds it revoked by another instance whose word did not come through Redis.
    */
-  function watchCredentials(tenantId: string, keyId: string | null, expiresAt: number | undefined, end: (reason: EndReason) => void): () => void {
+  function watchCredentials(
+    tenantId: string,
+    keyId: string | null,
+    expiresAt: number | undefined,
+    end: (reason: EndReason) => void,
+  ): () => void {
     let expiry: NodeJS.Timeout | undefined
     const atExpiry = () => {
       const left = expiresAt! - Date.now()
@@ -202,10 +234,12 @@ export function eventRoutes(
     }
     if (expiresAt !== undefined) atExpiry()
     const look = async () => {
-      if ((await keyStatus.activeKey(tenantId, keyId!)) === null) end(expiresAt !== undefined && expiresAt <= Date.now() ? 'expired' : 'revoked')
+      if ((await keyStatus.activeKey(tenantId, keyId!)) === null)
+        end(expiresAt !== undefined && expiresAt <= Date.now() ? 'expired' : 'revoked')
     }
     // A failed look (the database away) ends nothing: the next one, or the stream's own reads, will tell.
-    const looking = keyId === null ? undefined : setInterval(() => void look().catch(() => undefined), KEY_STATUS_TTL_MS)
+    const looking =
+      keyId === null ? undefined : setInterval(() => void look().catch(() => undefined), KEY_STATUS_TTL_MS)
     return () => {
       clearTimeout(expiry)
       clearInterval(looking)

@@ -1,7 +1,10 @@
 import { type Static, Type } from 'typebox'
 import { auditFilterFields } from '../audit-logs/audit-logs.schemas.js'
 
-const AuditId = Type.String({ pattern: '^al_[0-9a-z]{26}$', description: 'An audit record id: stream the records committed after it.' })
+const AuditId = Type.String({
+  pattern: '^al_[0-9a-z]{26}$',
+  description: 'An audit record id: stream the records committed after it.',
+})
 
 export const EventStreamQuery = Type.Object(
   {
@@ -15,5 +18,10 @@ export const EventStreamQuery = Type.Object(
 export type EventStreamQuery = Static<typeof EventStreamQuery>
 
 export const EventStreamHeaders = Type.Object({
-  'last-event-id': Type.Optional(Type.String({ maxLength: 64, description: 'Sent by a reconnecting client: resume after this record (wins over `after`).' })),
+  'last-event-id': Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'Sent by a reconnecting client: resume after this record (wins over `after`).',
+    }),
+  ),
 })

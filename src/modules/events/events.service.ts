@@ -32,11 +32,25 @@ export function createEventsService(deps: Pick<Deps, 'database'>) {
     /** The audit sequence number to stream after: that of `after` (or Last-Event-ID), else the log's end now. */
     async startSeq(ctx: Ctx, after: string | undefined): Promise<number> {
       if (after === undefined) {
-        const head = await db.selectFrom('tenants').select('audit_seq').where('id', '=', ctx.tenantId).executeTakeFirstOrThrow()
+        const head = await db
+          .selectFrom('tenants')
+          .select('audit_seq')
+          .where('id', '=', ctx.tenantId)
+          .executeTakeFirstOrThrow()
         return head.audit_seq
       }
-      const row = AUDIT_ID.test(after) ? await db.selectFrom('audit_logs').select('seq').where('tenant_id', '=', ctx.tenantId).where('id', '=', after).executeTakeFirst() : undefined
-      if (!row) throw new AppError('bad_request', `after: no audit record ${after} to resume from`, [{ field: 'after', message: 'unknown audit record' }])
+      const row = AUDIT_ID.test(after)
+        ? await db
+            .selectFrom('audit_logs')
+            .select('seq')
+            .where('tenant_id', '=', ctx.tenantId)
+            .where('id', '=', after)
+            .executeTakeFirst()
+        : undefined
+      if (!row)
+        throw new AppError('bad_request', `after: no audit record ${after} to resume from`, [
+          { field: 'after', message: 'unknown audit record' },
+        ])
       return row.seq
     },
 
@@ -46,12 +60,23 @@ export function createEventsService(deps: Pick<Deps, 'database'>) {
      * sizes are read first, so that no batch grows with the records. A tenant's sequence numbers are given under
      * its row lock and so commit in order: everything up to the head read here is final.
      */
-    async plan(ctx: Ctx, seq: number, filter: Omit<EventStreamQuery, 'after'>): Promise<{ batches: Batch[]; upTo: number }> {
-      const head = await db.selectFrom('tenants').select('audit_seq').where('id', '=', ctx.tenantId).executeTakeFirstOrThrow()
+    async plan(
+      ctx: Ctx,
+      seq: number,
+      filter: Omit<EventStreamQuery, 'after'>,
+    ): Promise<{ batches: Batch[]; upTo: number }> {
+      const head = await db
+        .selectFrom('tenants')
+        .select('audit_seq')
+        .where('id', '=', ctx.tenantId)
+        .executeTakeFirstOrThrow()
       if (head.audit_seq <= seq) return { batches: [], upTo: seq }
       const sizes = await matching(ctx, seq, head.audit_seq, filter)
         // octet_length reads the stored length (SQLite's record header, PostgreSQL's TOAST header), not the text.
-        .select(['seq', sql<number>`coalesce(octet_length(changes), 0) + coalesce(octet_length(metadata), 0)`.as('size')])
+        .select([
+          'seq',
+          sql<number>`coalesce(octet_length(changes), 0) + coalesce(octet_length(metadata), 0)`.as('size'),
+        ])
         .orderBy('seq')
         .limit(BATCH_RECORDS)
         .execute()
@@ -59,7 +84,8 @@ export function createEventsService(deps: Pick<Deps, 'database'>) {
       let batch: Batch | undefined
       for (const row of sizes) {
         const size = Number(row.size) + RECORD_OVERHEAD_BYTES
-        if (!batch || batch.bytes + size > BATCH_BYTES) batches.push((batch = { after: batch?.upTo ?? seq, upTo: row.seq, count: 0, bytes: 0 }))
+        if (!batch || batch.bytes + size > BATCH_BYTES)
+          batches.push((batch = { after: batch?.upTo ?? seq, upTo: row.seq, count: 0, bytes: 0 }))
         batch.upTo = row.seq
         batch.count++
         batch.bytes += size
@@ -69,13 +95,21 @@ export function createEventsService(deps: Pick<Deps, 'database'>) {
 
     /** A batch `plan` made, as server-sent events. */
     async read(ctx: Ctx, batch: Batch, filter: Omit<EventStreamQuery, 'after'>): Promise<string[]> {
-      const rows = await matching(ctx, batch.after, batch.upTo, filter).selectAll().orderBy('seq').limit(batch.count).execute()
+      const rows = await matching(ctx, batch.after, batch.upTo, filter)
+        .selectAll()
+        .orderBy('seq')
+        .limit(batch.count)
+        .execute()
       return rows.map(toEvent)
     },
   }
 
   function matching(ctx: Ctx, after: number, upTo: number, filter: Omit<EventStreamQuery, 'after'>) {
-    let q = db.selectFrom('audit_logs').where('tenant_id', '=', ctx.tenantId).where('seq', '>', after).where('seq', '<=', upTo)
+    let q = db
+      .selectFrom('audit_logs')
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('seq', '>', after)
+      .where('seq', '<=', upTo)
     const actions = list(filter.action)
     const types = list(filter.resource_type)
     if (actions.length > 0) q = q.where('action', 'in', actions)

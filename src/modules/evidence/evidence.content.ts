@@ -19,7 +19,11 @@ export interface StoredContent {
 }
 
 export const tooLarge = (maxBytes: number) =>
-  new AppError('payload_too_large', `the file is larger than the ${maxBytes / (1024 * 1024)} MB evidence limit (EVIDENCE_MAX_MB)`, [{ field: 'file', message: 'too large' }])
+  new AppError(
+    'payload_too_large',
+    `the file is larger than the ${maxBytes / (1024 * 1024)} MB evidence limit (EVIDENCE_MAX_MB)`,
+    [{ field: 'file', message: 'too large' }],
+  )
 
 const MB = 1024 * 1024
 const inMb = (bytes: number) => `${Math.round((bytes / MB) * 10) / 10} MB`
@@ -44,14 +48,22 @@ export function budgetExceeded(limitBytes: number, usedBytes: number, resetInMs:
     `this API key's evidence uploads would pass ${inMb(limitBytes)} a minute (EVIDENCE_UPLOAD_MB_PER_MINUTE): ${inMb(remaining)} left; retry in ${retryAfter} s`,
     undefined,
     {
-      retry_after: retryAfter, reset_time: new Date(Date.now() + resetInMs).toISOString(),
-      limit_name: 'evidence_upload_budget', limit_bytes: limitBytes, used_bytes: usedBytes, remaining_bytes: remaining,
+      retry_after: retryAfter,
+      reset_time: new Date(Date.now() + resetInMs).toISOString(),
+      limit_name: 'evidence_upload_budget',
+      limit_bytes: limitBytes,
+      used_bytes: usedBytes,
+      remaining_bytes: remaining,
     },
   )
 }
 
 export const uploadTimedOut = (timeoutMs: number) =>
-  new AppError('request_timeout', `the file did not arrive within ${timeoutMs / 1000} s (EVIDENCE_UPLOAD_TIMEOUT_S); nothing was stored`, [{ field: 'file', message: 'upload timed out' }])
+  new AppError(
+    'request_timeout',
+    `the file did not arrive within ${timeoutMs / 1000} s (EVIDENCE_UPLOAD_TIMEOUT_S); nothing was stored`,
+    [{ field: 'file', message: 'upload timed out' }],
+  )
 
 /** What bounds one upload: the file, the tenant's storage, the key's bytes per minute, the time it may take. */
 export interface UploadLimits {
@@ -74,7 +86,11 @@ export interface UploadLimits {
  * quota or the key's budget. The blob has no sha256 until the caller adopts it; if anything fails (the client
  * disconnects, a limit is passed, time is up), its chunks and their bytes are given back before the error goes on.
  */
-export async function writeContent(database: Database, limits: UploadLimits, source: Readable & AsyncIterable<Buffer>): Promise<StoredContent> {
+export async function writeContent(
+  database: Database,
+  limits: UploadLimits,
+  source: Readable & AsyncIterable<Buffer>,
+): Promise<StoredContent> {
   const { db } = database
   const { tenantId, maxBytes, quotaBytes, timeoutMs } = limits
   const blobId = newId('evb')
@@ -83,7 +99,15 @@ export async function writeContent(database: Database, limits: UploadLimits, sou
   await repo.ensureUsage(db, tenantId)
   await database.transaction(async (tx) => {
     await reserve(tx, upFront)
-    await repo.insertBlob(tx, { id: blobId, tenant_id: tenantId, sha256: null, size: upFront, chunk_size: CHUNK_SIZE, chunks: 0, created_at: now() })
+    await repo.insertBlob(tx, {
+      id: blobId,
+      tenant_id: tenantId,
+      sha256: null,
+      size: upFront,
+      chunk_size: CHUNK_SIZE,
+      chunks: 0,
+      created_at: now(),
+    })
   })
   let counted = upFront
   // A stalled sender delivers nothing to notice the time by: the timer ends the stream itself.
@@ -113,7 +137,7 @@ export async function writeContent(database: Database, limits: UploadLimits, sou
       size += data.length
       if (size > maxBytes) throw tooLarge(maxBytes)
       hash.update(data)
-      for (let offset = 0; offset < data.length;) {
+      for (let offset = 0; offset < data.length; ) {
         const copied = data.copy(chunk, filled, offset)
         filled += copied
         offset += copied
@@ -149,9 +173,20 @@ export async function discardContent(database: Database, tenantId: string, blobI
  * Removes a blob whose upload began before `olderThan` and never completed, checked again in the transaction that
  * removes it: an upload adopted meanwhile keeps its content. True when it was removed.
  */
-export async function sweepBlob(database: Database, tenantId: string, blobId: string, olderThan: string): Promise<boolean> {
+export async function sweepBlob(
+  database: Database,
+  tenantId: string,
+  blobId: string,
+  olderThan: string,
+): Promise<boolean> {
   return database.transaction(async (tx) => {
-    let q = tx.selectFrom('evidence_blobs').select('id').where('tenant_id', '=', tenantId).where('id', '=', blobId).where('sha256', 'is', null).where('created_at', '<', olderThan)
+    let q = tx
+      .selectFrom('evidence_blobs')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', blobId)
+      .where('sha256', 'is', null)
+      .where('created_at', '<', olderThan)
     if (database.dialect === 'postgres') q = q.forUpdate()
     if (!(await q.executeTakeFirst())) return false
     await repo.deleteBlob(tx, tenantId, blobId)
@@ -167,7 +202,13 @@ export async function sweepBlob(database: Database, tenantId: string, blobId: st
 const READ_PIECE = 32 * 1024
 
 /** Bytes `start`..`end` (inclusive) of a blob, read a piece at a time as the client takes them. */
-export function readContent(db: Db, tenantId: string, blob: { id: string; chunk_size: number }, start: number, end: number): Readable {
+export function readContent(
+  db: Db,
+  tenantId: string,
+  blob: { id: string; chunk_size: number },
+  start: number,
+  end: number,
+): Readable {
   async function* chunks() {
     for (let at = start; at <= end; ) {
       const seq = Math.floor(at / blob.chunk_size)
@@ -204,4 +245,9 @@ export function parseRange(header: string | undefined, size: number): { start: n
 }
 
 const unsatisfiable = (size: number) =>
-  new AppError('range_not_satisfiable', `the range is outside the content (${size} bytes)`, [{ field: 'Range', message: 'not satisfiable' }], { size })
+  new AppError(
+    'range_not_satisfiable',
+    `the range is outside the content (${size} bytes)`,
+    [{ field: 'Range', message: 'not satisfiable' }],
+    { size },
+  )

@@ -9,7 +9,18 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { budgetExceeded, discardContent, parseRange, quotaExceeded, readContent, type StoredContent, sweepBlob, tooLarge, uploadTimedOut, writeContent } from './evidence.content.js'
+import {
+  budgetExceeded,
+  discardContent,
+  parseRange,
+  quotaExceeded,
+  readContent,
+  type StoredContent,
+  sweepBlob,
+  tooLarge,
+  uploadTimedOut,
+  writeContent,
+} from './evidence.content.js'
 import * as repo from './evidence.repo.js'
 import type { Evidence, EvidenceLinkCreate, EvidenceListQuery, EvidenceUsage } from './evidence.schemas.js'
 import { UploadBudget } from './upload-budget.js'
@@ -75,14 +86,28 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
   const created = (row: EvidenceRow, metadata: Record<string, unknown> | null = null) => ({
     result: toEvidence(row),
     audit: {
-      action: 'evidence.created', resourceType: 'evidence', resourceId: row.id, resourceName: row.title,
-      changes: { kind: [null, row.kind] as [unknown, unknown], title: [null, row.title] as [unknown, unknown], ...(row.url ? { url: [null, row.url] as [unknown, unknown] } : {}), ...(row.sha256 ? { sha256: [null, row.sha256] as [unknown, unknown], size: [null, row.size] as [unknown, unknown] } : {}) },
+      action: 'evidence.created',
+      resourceType: 'evidence',
+      resourceId: row.id,
+      resourceName: row.title,
+      changes: {
+        kind: [null, row.kind] as [unknown, unknown],
+        title: [null, row.title] as [unknown, unknown],
+        ...(row.url ? { url: [null, row.url] as [unknown, unknown] } : {}),
+        ...(row.sha256
+          ? { sha256: [null, row.sha256] as [unknown, unknown], size: [null, row.size] as [unknown, unknown] }
+          : {}),
+      },
       metadata,
     },
   })
 
   /** Registers uploaded content: the tenant's existing blob with the same sha256 if there is one, else this one. */
-  async function adopt(ctx: Ctx, stored: StoredContent, file: { fileName: string; contentType: string; title: string | null }): Promise<Evidence> {
+  async function adopt(
+    ctx: Ctx,
+    stored: StoredContent,
+    file: { fileName: string; contentType: string; title: string | null },
+  ): Promise<Evidence> {
     return runMutation(database, ctx, async (tx) => {
       const existing = await repo.findBlobBySha(tx, ctx.tenantId, stored.sha256)
       let blobId = stored.blobId
@@ -96,9 +121,20 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       const at = now()
       const title = file.title ?? file.fileName
       const row: EvidenceRow = {
-        id: newId('ev'), tenant_id: ctx.tenantId, kind: 'file', title, search_key: searchKey(title, file.fileName), url: null,
-        file_name: file.fileName, content_type: file.contentType, size: stored.size, sha256: stored.sha256, blob_id: blobId,
-        created_by: ctx.actor.id, created_at: at, updated_at: at,
+        id: newId('ev'),
+        tenant_id: ctx.tenantId,
+        kind: 'file',
+        title,
+        search_key: searchKey(title, file.fileName),
+        url: null,
+        file_name: file.fileName,
+        content_type: file.contentType,
+        size: stored.size,
+        sha256: stored.sha256,
+        blob_id: blobId,
+        created_by: ctx.actor.id,
+        created_at: at,
+        updated_at: at,
       }
       await repo.insertEvidence(tx, row)
       return created(row, { deduplicated: existing !== undefined })
@@ -122,8 +158,20 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       return runMutation(database, ctx, async (tx) => {
         const at = now()
         const row: EvidenceRow = {
-          id: newId('ev'), tenant_id: ctx.tenantId, kind: 'link', title, search_key: searchKey(title, url), url, file_name: null, content_type: null,
-          size: null, sha256: null, blob_id: null, created_by: ctx.actor.id, created_at: at, updated_at: at,
+          id: newId('ev'),
+          tenant_id: ctx.tenantId,
+          kind: 'link',
+          title,
+          search_key: searchKey(title, url),
+          url,
+          file_name: null,
+          content_type: null,
+          size: null,
+          sha256: null,
+          blob_id: null,
+          created_by: ctx.actor.id,
+          created_at: at,
+          updated_at: at,
         }
         await repo.insertEvidence(tx, row)
         return created(row)
@@ -144,16 +192,29 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
           if (part.type === 'file') {
             if (part.fieldname !== 'file' || stored) {
               part.file.resume()
-              throw invalid(part.fieldname, part.fieldname === 'file' ? 'send one file per upload' : 'unknown field; send the file in the field "file"')
+              throw invalid(
+                part.fieldname,
+                part.fieldname === 'file'
+                  ? 'send one file per upload'
+                  : 'unknown field; send the file in the field "file"',
+              )
             }
             file = fileMeta(part)
-            stored = await writeContent(database, {
-              tenantId: ctx.tenantId, maxBytes, quotaBytes, timeoutMs: config.evidenceUploadTimeoutMs, atLeastBytes: fileAtLeast(declaredBytes),
-              charge: async (bytes) => {
-                const taken = await budget.take(budgetKey(ctx), bytes)
-                if (!taken.ok) throw budgetExceeded(budget.limitBytes, taken.used, taken.resetInMs)
+            stored = await writeContent(
+              database,
+              {
+                tenantId: ctx.tenantId,
+                maxBytes,
+                quotaBytes,
+                timeoutMs: config.evidenceUploadTimeoutMs,
+                atLeastBytes: fileAtLeast(declaredBytes),
+                charge: async (bytes) => {
+                  const taken = await budget.take(budgetKey(ctx), bytes)
+                  if (!taken.ok) throw budgetExceeded(budget.limitBytes, taken.used, taken.resetInMs)
+                },
               },
-            }, part.file)
+              part.file,
+            )
           } else if (part.fieldname === 'title') {
             // A multipart field escapes the body check every JSON body passes (installTextChecks): check it here.
             const malformed = malformedText(part.value, 'title')
@@ -186,9 +247,15 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       const used = await repo.usage(db, ctx.tenantId)
       const spent = await budget.read(budgetKey(ctx))
       return {
-        used_bytes: used.bytes, quota_bytes: quotaBytes, remaining_bytes: Math.max(0, quotaBytes - used.bytes), files: used.files, uploads_in_progress: used.uploading,
+        used_bytes: used.bytes,
+        quota_bytes: quotaBytes,
+        remaining_bytes: Math.max(0, quotaBytes - used.bytes),
+        files: used.files,
+        uploads_in_progress: used.uploading,
         upload_budget: {
-          limit_bytes: budget.limitBytes, used_bytes: spent.used, remaining_bytes: Math.max(0, budget.limitBytes - spent.used),
+          limit_bytes: budget.limitBytes,
+          used_bytes: spent.used,
+          remaining_bytes: Math.max(0, budget.limitBytes - spent.used),
           reset_time: new Date(Date.now() + spent.resetInMs).toISOString(),
         },
         max_file_bytes: maxBytes,
@@ -219,11 +286,26 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
             ...(refs.controls.length > 0 ? [`use-case controls ${refs.controls.join(', ')}`] : []),
             ...(refs.answers.length > 0 ? [`questionnaire answers of ${refs.answers.join(', ')}`] : []),
           ]
-          throw new AppError('conflict', `evidence ${id} is in use by ${uses.join(' and ')}; unlink it first`, undefined, { references: refs })
+          throw new AppError(
+            'conflict',
+            `evidence ${id} is in use by ${uses.join(' and ')}; unlink it first`,
+            undefined,
+            { references: refs },
+          )
         }
         await repo.deleteEvidence(tx, ctx.tenantId, id)
-        if (row.blob_id && !(await repo.blobInUse(tx, ctx.tenantId, row.blob_id))) await repo.deleteBlob(tx, ctx.tenantId, row.blob_id)
-        return { result: undefined, audit: { action: 'evidence.deleted', resourceType: 'evidence', resourceId: id, resourceName: row.title, metadata: { kind: row.kind, sha256: row.sha256 } } }
+        if (row.blob_id && !(await repo.blobInUse(tx, ctx.tenantId, row.blob_id)))
+          await repo.deleteBlob(tx, ctx.tenantId, row.blob_id)
+        return {
+          result: undefined,
+          audit: {
+            action: 'evidence.deleted',
+            resourceType: 'evidence',
+            resourceId: id,
+            resourceName: row.title,
+            metadata: { kind: row.kind, sha256: row.sha256 },
+          },
+        }
       })
     },
 
@@ -236,7 +318,14 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       const part = size === 0 ? null : parseRange(range, size)
       const start = part?.start ?? 0
       const end = part?.end ?? size - 1
-      return { evidence: toEvidence(row), status: part ? 206 : 200, start, end, size, body: readContent(db, ctx.tenantId, blob, start, Math.max(end, -1)) }
+      return {
+        evidence: toEvidence(row),
+        status: part ? 206 : 200,
+        start,
+        end,
+        size,
+        body: readContent(db, ctx.tenantId, blob, start, Math.max(end, -1)),
+      }
     },
 
     async assertExists(tx: Tx, ctx: Ctx, ids: string[], field: string): Promise<void> {
@@ -247,23 +336,44 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
   }
 
   async function answerEvidenceIds(ctx: Ctx, useCaseId: string): Promise<string[]> {
-    const rows = await db.selectFrom('use_case_questionnaires').select('answers').where('tenant_id', '=', ctx.tenantId).where('use_case_id', '=', useCaseId).execute()
+    const rows = await db
+      .selectFrom('use_case_questionnaires')
+      .select('answers')
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('use_case_id', '=', useCaseId)
+      .execute()
     const ids = new Set<string>()
-    for (const row of rows) for (const answer of Object.values(JSON.parse(row.answers) as Record<string, { evidence_ids?: string[] }>)) for (const id of answer.evidence_ids ?? []) ids.add(id)
+    for (const row of rows)
+      for (const answer of Object.values(JSON.parse(row.answers) as Record<string, { evidence_ids?: string[] }>))
+        for (const id of answer.evidence_ids ?? []) ids.add(id)
     return [...ids]
   }
 }
 
 export function toEvidence(row: EvidenceRow): Evidence {
   return {
-    id: row.id, kind: row.kind as Evidence['kind'], title: row.title, url: row.url, file_name: row.file_name, content_type: row.content_type,
-    size: row.size === null ? null : Number(row.size), sha256: row.sha256, content_path: row.kind === 'file' ? `/api/v1/integration/evidence/${row.id}/content` : null,
-    created_by: row.created_by, created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    kind: row.kind as Evidence['kind'],
+    title: row.title,
+    url: row.url,
+    file_name: row.file_name,
+    content_type: row.content_type,
+    size: row.size === null ? null : Number(row.size),
+    sha256: row.sha256,
+    content_path: row.kind === 'file' ? `/api/v1/integration/evidence/${row.id}/content` : null,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }
 
 function searchKey(...parts: (string | null)[]): string {
-  return parts.filter((p) => p !== null).join(' ').normalize('NFC').toLowerCase().slice(0, 1000)
+  return parts
+    .filter((p) => p !== null)
+    .join(' ')
+    .normalize('NFC')
+    .toLowerCase()
+    .slice(0, 1000)
 }
 
 function checkUrl(raw: string): string {
@@ -276,7 +386,12 @@ function checkUrl(raw: string): string {
 function fileMeta(part: Extract<UploadPart, { type: 'file' }>): { fileName: string; contentType: string } {
   const malformed = malformedText(part.filename ?? '', 'file')
   const contentType = part.mimetype || 'application/octet-stream'
-  const problem = malformed.length > 0 ? `its file name ${malformed[0].message}` : MEDIA_TYPE.test(contentType) ? null : 'its Content-Type must be a media type (type/subtype)'
+  const problem =
+    malformed.length > 0
+      ? `its file name ${malformed[0].message}`
+      : MEDIA_TYPE.test(contentType)
+        ? null
+        : 'its Content-Type must be a media type (type/subtype)'
   if (problem !== null) {
     part.file.resume()
     throw invalid('file', problem)
@@ -287,7 +402,10 @@ function fileMeta(part: Extract<UploadPart, { type: 'file' }>): { fileName: stri
 function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? ''
   // eslint-disable-next-line no-control-regex
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255)
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255)
   return clean === '' ? 'file' : clean
 }
 
@@ -307,7 +425,9 @@ function multipartError(err: unknown, maxBytes: number): unknown {
       return new AppError('unsupported_media_type', 'send multipart/form-data with a "file" field, or JSON for a link')
   }
   if (typeof e.message === 'string' && /boundary|malformed|unexpected end|multipart/i.test(e.message)) {
-    return new AppError('bad_request', `the multipart body is malformed: ${e.message}`, [{ field: 'file', message: 'malformed multipart body' }])
+    return new AppError('bad_request', `the multipart body is malformed: ${e.message}`, [
+      { field: 'file', message: 'malformed multipart body' },
+    ])
   }
   return err
 }
@@ -319,7 +439,11 @@ export const SWEEP_INTERVAL_MS = 2 * 60_000
  * Sweeps abandoned uploads at once and then every `intervalMs`, one sweep at a time; a failed sweep (the database
  * away) is logged and the next one tries again.
  */
-export function startEvidenceSweeper(evidence: Pick<EvidenceService, 'sweepAbandoned'>, log: Deps['log'], intervalMs = SWEEP_INTERVAL_MS): { stop(): Promise<void> } {
+export function startEvidenceSweeper(
+  evidence: Pick<EvidenceService, 'sweepAbandoned'>,
+  log: Deps['log'],
+  intervalMs = SWEEP_INTERVAL_MS,
+): { stop(): Promise<void> } {
   let running: Promise<void> = Promise.resolve()
   let stopped = false
   const sweep = () => {

@@ -55,10 +55,20 @@ export class UploadBudget {
   async take(key: string, bytes: number): Promise<BudgetState & { ok: boolean }> {
     if (this.redis) {
       try {
-        const [ok, used, ttl] = (await this.redis.eval(TAKE, 1, `aigov:evbytes:${key}`, bytes, this.limitBytes, BUDGET_WINDOW_MS)) as [number, number, number]
+        const [ok, used, ttl] = (await this.redis.eval(
+          TAKE,
+          1,
+          `aigov:evbytes:${key}`,
+          bytes,
+          this.limitBytes,
+          BUDGET_WINDOW_MS,
+        )) as [number, number, number]
         return { ok: ok === 1, used: Number(used), resetInMs: Number(ttl) }
       } catch (err) {
-        this.warn?.({ err: (err as Error).message }, 'evidence upload budgets fell back to this instance: redis unreachable')
+        this.warn?.(
+          { err: (err as Error).message },
+          'evidence upload budgets fell back to this instance: redis unreachable',
+        )
       }
     }
     return this.takeLocally(key, bytes)

@@ -18,9 +18,17 @@ export function countUseCasesByRiskLevel(db: Db, tenantId: string) {
 export function countUseCasesByStage(db: Db, tenantId: string) {
   return db
     .selectFrom('use_cases as u')
-    .leftJoin('workflow_stages as s', (join) => join.onRef('s.id', '=', 'u.workflow_stage_id').onRef('s.tenant_id', '=', 'u.tenant_id'))
+    .leftJoin('workflow_stages as s', (join) =>
+      join.onRef('s.id', '=', 'u.workflow_stage_id').onRef('s.tenant_id', '=', 'u.tenant_id'),
+    )
     .where('u.tenant_id', '=', tenantId)
-    .select(['u.workflow_stage_id as stage_id', 's.name as stage_name', 's.position as position', 'u.workflow_stage_step as step', (eb) => eb.fn.countAll<number>().as('count')])
+    .select([
+      'u.workflow_stage_id as stage_id',
+      's.name as stage_name',
+      's.position as position',
+      'u.workflow_stage_step as step',
+      (eb) => eb.fn.countAll<number>().as('count'),
+    ])
     .groupBy(['u.workflow_stage_id', 's.name', 's.position', 'u.workflow_stage_step'])
     .execute()
 }
@@ -44,7 +52,17 @@ export function countOpenControlsByAssignee(db: Db, tenantId: string, asOf: stri
       'assignee_id',
       'assignee_type',
       (eb) => eb.fn.countAll<number>().as('open'),
-      (eb) => eb.fn.sum<number>(eb.case().when(eb.and([eb('due_date', 'is not', null), eb('due_date', '<', asOf)])).then(1).else(0).end()).as('overdue'),
+      (eb) =>
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.and([eb('due_date', 'is not', null), eb('due_date', '<', asOf)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('overdue'),
     ])
     .groupBy(['assignee_id', 'assignee_type'])
     .execute()
@@ -54,7 +72,9 @@ export function countOpenControlsByAssignee(db: Db, tenantId: string, asOf: stri
 function overdueByUseCase(db: Db, tenantId: string, asOf: string) {
   return db
     .selectFrom('use_case_controls as c')
-    .innerJoin('use_cases as u', (join) => join.onRef('u.id', '=', 'c.use_case_id').onRef('u.tenant_id', '=', 'c.tenant_id'))
+    .innerJoin('use_cases as u', (join) =>
+      join.onRef('u.id', '=', 'c.use_case_id').onRef('u.tenant_id', '=', 'c.tenant_id'),
+    )
     .where('c.tenant_id', '=', tenantId)
     .where('c.status', 'in', OPEN_STATUSES)
     .where('c.due_date', 'is not', null)
@@ -62,10 +82,21 @@ function overdueByUseCase(db: Db, tenantId: string, asOf: string) {
     .groupBy(['u.id', 'u.name', 'u.risk_category_level'])
 }
 
-export async function countOverdue(db: Db, tenantId: string, asOf: string): Promise<{ controls: number; useCases: number }> {
+export async function countOverdue(
+  db: Db,
+  tenantId: string,
+  asOf: string,
+): Promise<{ controls: number; useCases: number }> {
   const row = await db
-    .selectFrom(overdueByUseCase(db, tenantId, asOf).select(['u.id', (eb) => eb.fn.countAll<number>().as('n')]).as('o'))
-    .select([(eb) => eb.fn.coalesce(eb.fn.sum<number>('o.n'), sql<number>`0`).as('controls'), (eb) => eb.fn.countAll<number>().as('use_cases')])
+    .selectFrom(
+      overdueByUseCase(db, tenantId, asOf)
+        .select(['u.id', (eb) => eb.fn.countAll<number>().as('n')])
+        .as('o'),
+    )
+    .select([
+      (eb) => eb.fn.coalesce(eb.fn.sum<number>('o.n'), sql<number>`0`).as('controls'),
+      (eb) => eb.fn.countAll<number>().as('use_cases'),
+    ])
     .executeTakeFirstOrThrow()
   return { controls: Number(row.controls), useCases: Number(row.use_cases) }
 }
@@ -73,7 +104,13 @@ export async function countOverdue(db: Db, tenantId: string, asOf: string): Prom
 export function listOverdueUseCases(db: Db, tenantId: string, asOf: string, limit: number) {
   const riskRank = sql<number>`case u.risk_category_level when 'high' then 0 when 'medium' then 1 when 'low' then 2 when 'none' then 3 else 4 end`
   return overdueByUseCase(db, tenantId, asOf)
-    .select(['u.id as id', 'u.name as name', 'u.risk_category_level as risk_category_level', (eb) => eb.fn.countAll<number>().as('overdue_controls'), (eb) => eb.fn.min<string>('c.due_date').as('earliest_due_date')])
+    .select([
+      'u.id as id',
+      'u.name as name',
+      'u.risk_category_level as risk_category_level',
+      (eb) => eb.fn.countAll<number>().as('overdue_controls'),
+      (eb) => eb.fn.min<string>('c.due_date').as('earliest_due_date'),
+    ])
     .orderBy(riskRank)
     .orderBy(sql`count(*)`, 'desc')
     .orderBy('u.id')
@@ -104,5 +141,9 @@ export function controlsWithRequirements(db: Db, tenantId: string) {
 }
 
 export function evidenceLinks(db: Db, tenantId: string) {
-  return db.selectFrom('use_case_control_evidence').where('tenant_id', '=', tenantId).select(['use_case_control_id', 'requirement']).execute()
+  return db
+    .selectFrom('use_case_control_evidence')
+    .where('tenant_id', '=', tenantId)
+    .select(['use_case_control_id', 'requirement'])
+    .execute()
 }

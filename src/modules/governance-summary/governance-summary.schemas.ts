@@ -8,8 +8,20 @@ const Count = Type.Integer({ minimum: 0 })
 
 export const GovernanceSummaryQuery = Type.Object(
   {
-    as_of: Type.Optional(Type.String({ format: 'date', description: 'The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.' })),
-    overdue_limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'How many use cases with overdue controls to list (1-100).' })),
+    as_of: Type.Optional(
+      Type.String({
+        format: 'date',
+        description: 'The day against which due dates are judged overdue (YYYY-MM-DD); today (UTC) when absent.',
+      }),
+    ),
+    overdue_limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 100,
+        default: 50,
+        description: 'How many use cases with overdue controls to list (1-100).',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -36,7 +48,9 @@ export const GovernanceSummary = Type.Object(
           stage_name: Nullable(Type.String()),
           position: Nullable(Type.Integer()),
           total: Count,
-          by_step: Type.Record(Type.String(), Count, { description: 'Use cases in this stage per step (assessment, evidence_collection, clear, rejected).' }),
+          by_step: Type.Record(Type.String(), Count, {
+            description: 'Use cases in this stage per step (assessment, evidence_collection, clear, rejected).',
+          }),
         }),
         { description: 'In workflow order; only stages holding use cases.' },
       ),
@@ -44,33 +58,84 @@ export const GovernanceSummary = Type.Object(
     controls: Type.Object({
       total: Count,
       by_status: Type.Object({ pending: Count, in_progress: Count, implemented: Count, not_applicable: Count }),
-      overdue: Type.Integer({ minimum: 0, description: 'Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.' }),
+      overdue: Type.Integer({
+        minimum: 0,
+        description:
+          'Controls whose due date is before as_of and whose status is neither implemented nor not_applicable.',
+      }),
       open_by_assignee: Type.Array(
         Type.Object({ assignee: Nullable(Owner, { description: 'null: not assigned.' }), open: Count, overdue: Count }),
-        { description: 'Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls.' },
+        {
+          description:
+            'Open (pending or in_progress) controls per assignee, most open first (unassigned after assignees with as many); only assignees holding open controls.',
+        },
       ),
-      missing_evidence: Type.Integer({ minimum: 0, description: 'Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked.' }),
+      missing_evidence: Type.Integer({
+        minimum: 0,
+        description:
+          'Applicable controls (not not_applicable) with a required evidence requirement that has no evidence linked.',
+      }),
     }),
-    questionnaires: Type.Object({
-      attached: Count,
-      complete: Type.Integer({ minimum: 0, description: 'Attachments to use cases whose required questions are all answered.' }),
-      incomplete: Count,
-    }, { description: 'Questionnaires attached to use cases, by completion.' }),
-    overdue_use_cases: Type.Array(OverdueUseCase, { description: 'Use cases with overdue controls: highest risk level first, then most overdue controls.' }),
+    questionnaires: Type.Object(
+      {
+        attached: Count,
+        complete: Type.Integer({
+          minimum: 0,
+          description: 'Attachments to use cases whose required questions are all answered.',
+        }),
+        incomplete: Count,
+      },
+      { description: 'Questionnaires attached to use cases, by completion.' },
+    ),
+    overdue_use_cases: Type.Array(OverdueUseCase, {
+      description: 'Use cases with overdue controls: highest risk level first, then most overdue controls.',
+    }),
     overdue_use_cases_total: Count,
   },
   {
-    examples: [{
-      as_of: '2027-09-01',
-      use_cases: { total: 3, by_risk_level: { high: 1, medium: 1, low: 0, none: 0, unset: 1 }, by_workflow_stage: [{ stage_id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', stage_name: 'Intake', position: 0, total: 3, by_step: { assessment: 3 } }] },
-      controls: {
-        total: 8, by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 }, overdue: 4, missing_evidence: 3,
-        open_by_assignee: [{ assignee: { owner_id: 'team_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'team', name: 'Credit risk' }, open: 4, overdue: 3 }, { assignee: null, open: 2, overdue: 1 }],
+    examples: [
+      {
+        as_of: '2027-09-01',
+        use_cases: {
+          total: 3,
+          by_risk_level: { high: 1, medium: 1, low: 0, none: 0, unset: 1 },
+          by_workflow_stage: [
+            {
+              stage_id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i',
+              stage_name: 'Intake',
+              position: 0,
+              total: 3,
+              by_step: { assessment: 3 },
+            },
+          ],
+        },
+        controls: {
+          total: 8,
+          by_status: { pending: 5, in_progress: 1, implemented: 2, not_applicable: 0 },
+          overdue: 4,
+          missing_evidence: 3,
+          open_by_assignee: [
+            {
+              assignee: { owner_id: 'team_01jd3k8m9v4q2w6e8r0t2y4u6i', owner_type: 'team', name: 'Credit risk' },
+              open: 4,
+              overdue: 3,
+            },
+            { assignee: null, open: 2, overdue: 1 },
+          ],
+        },
+        questionnaires: { attached: 3, complete: 1, incomplete: 2 },
+        overdue_use_cases: [
+          {
+            id: 'uc_01jd3k8m9v4q2w6e8r0t2y4u6i',
+            name: 'Credit scoring',
+            risk_category_level: 'high',
+            overdue_controls: 4,
+            earliest_due_date: '2027-08-02',
+          },
+        ],
+        overdue_use_cases_total: 1,
       },
-      questionnaires: { attached: 3, complete: 1, incomplete: 2 },
-      overdue_use_cases: [{ id: 'uc_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Credit scoring', risk_category_level: 'high', overdue_controls: 4, earliest_due_date: '2027-08-02' }],
-      overdue_use_cases_total: 1,
-    }],
+    ],
   },
 )
 export type GovernanceSummary = Static<typeof GovernanceSummary>

@@ -8,19 +8,39 @@ export const READINESS_TIMEOUT_MS = 1000
 
 export function healthRoutes(checks: Record<string, ReadinessCheck>): FastifyPluginAsyncTypebox {
   return async (app) => {
-    app.get('/livez', {
-      config: { public: true },
-      schema: { operationId: 'getLiveness', summary: 'Liveness: the process answers', tags: ['health'], security: [], response: { 200: Readiness } },
-    }, async () => ({ message: true }))
+    app.get(
+      '/livez',
+      {
+        config: { public: true },
+        schema: {
+          operationId: 'getLiveness',
+          summary: 'Liveness: the process answers',
+          tags: ['health'],
+          security: [],
+          response: { 200: Readiness },
+        },
+      },
+      async () => ({ message: true }),
+    )
 
-    app.get('/readyz', {
-      config: { public: true },
-      schema: { operationId: 'getReadiness', summary: 'Readiness: database, Redis and upstream answer within 1 s', tags: ['health'], security: [], response: { 200: Readiness, 503: Readiness } },
-    }, async (_req, reply) => {
-      const results = await runChecks(checks)
-      const ok = Object.values(results).every((r) => r === 'ok')
-      return reply.code(ok ? 200 : 503).send({ message: ok, checks: results })
-    })
+    app.get(
+      '/readyz',
+      {
+        config: { public: true },
+        schema: {
+          operationId: 'getReadiness',
+          summary: 'Readiness: database, Redis and upstream answer within 1 s',
+          tags: ['health'],
+          security: [],
+          response: { 200: Readiness, 503: Readiness },
+        },
+      },
+      async (_req, reply) => {
+        const results = await runChecks(checks)
+        const ok = Object.values(results).every((r) => r === 'ok')
+        return reply.code(ok ? 200 : 503).send({ message: ok, checks: results })
+      },
+    )
   }
 }
 
@@ -41,7 +61,13 @@ async function runCheck(check: ReadinessCheck): Promise<string> {
     }, READINESS_TIMEOUT_MS)
   })
   try {
-    return await Promise.race([check(controller.signal).then(() => 'ok', () => 'failing'), timeout])
+    return await Promise.race([
+      check(controller.signal).then(
+        () => 'ok',
+        () => 'failing',
+      ),
+      timeout,
+    ])
   } finally {
     clearTimeout(timer)
   }

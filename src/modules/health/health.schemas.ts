@@ -2,5 +2,7 @@ import { Type } from 'typebox'
 
 export const Readiness = Type.Object({
   message: Type.Boolean(),
-  checks: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Per dependency: ok, failing or timeout.' })),
+  checks: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: 'Per dependency: ok, failing or timeout.' }),
+  ),
 })

@@ -7,7 +7,12 @@ type Db = Kysely<Tables>
 
 export async function riskTypeIdsByNameKey(db: Db, tenantId: string, nameKeys: string[]): Promise<Map<string, string>> {
   if (nameKeys.length === 0) return new Map()
-  const rows = await db.selectFrom('risk_types').select(['id', 'name_key']).where('tenant_id', '=', tenantId).where('name_key', 'in', nameKeys).execute()
+  const rows = await db
+    .selectFrom('risk_types')
+    .select(['id', 'name_key'])
+    .where('tenant_id', '=', tenantId)
+    .where('name_key', 'in', nameKeys)
+    .execute()
   return new Map(rows.map((r) => [r.name_key, r.id]))
 }
 
@@ -17,7 +22,12 @@ export async function insertRiskType(db: Db, row: RiskTypeRow): Promise<void> {
 
 export async function riskScenarioNameKeys(db: Db, tenantId: string, nameKeys: string[]): Promise<Set<string>> {
   if (nameKeys.length === 0) return new Set()
-  const rows = await db.selectFrom('risk_scenarios').select('name_key').where('tenant_id', '=', tenantId).where('name_key', 'in', nameKeys).execute()
+  const rows = await db
+    .selectFrom('risk_scenarios')
+    .select('name_key')
+    .where('tenant_id', '=', tenantId)
+    .where('name_key', 'in', nameKeys)
+    .execute()
   return new Set(rows.map((r) => r.name_key))
 }
 
@@ -26,7 +36,14 @@ export async function insertRiskScenario(db: Db, row: RiskScenarioRow, riskTypeI
   if (riskTypeIds.length > 0) {
     await db
       .insertInto('risk_scenario_risk_types')
-      .values(riskTypeIds.map((risk_type_id) => ({ tenant_id: row.tenant_id, risk_scenario_id: row.id, risk_type_id, created_at: row.created_at })))
+      .values(
+        riskTypeIds.map((risk_type_id) => ({
+          tenant_id: row.tenant_id,
+          risk_scenario_id: row.id,
+          risk_type_id,
+          created_at: row.created_at,
+        })),
+      )
       .execute()
   }
 }

@@ -30,32 +30,79 @@ export async function loadStarterLibrary(tx: Tx, ctx: Ctx): Promise<LoadResult> 
   const at = now()
   const tenantId = ctx.tenantId
 
-  const riskTypeIds = await repo.riskTypeIdsByNameKey(tx, tenantId, RISK_TYPES.map((r) => nameKey(r.name)))
+  const riskTypeIds = await repo.riskTypeIdsByNameKey(
+    tx,
+    tenantId,
+    RISK_TYPES.map((r) => nameKey(r.name)),
+  )
   for (const riskType of RISK_TYPES) {
     if (riskTypeIds.has(nameKey(riskType.name))) continue
-    const row = { id: newId('rt'), tenant_id: tenantId, name: riskType.name, name_key: nameKey(riskType.name), description: riskType.description, custom: 0, hidden: 0, created_at: at, updated_at: at }
+    const row = {
+      id: newId('rt'),
+      tenant_id: tenantId,
+      name: riskType.name,
+      name_key: nameKey(riskType.name),
+      description: riskType.description,
+      custom: 0,
+      hidden: 0,
+      created_at: at,
+      updated_at: at,
+    }
     await repo.insertRiskType(tx, row)
     riskTypeIds.set(row.name_key, row.id)
-    audit.push({ action: 'risk_type.created', resourceType: 'risk_type', resourceId: row.id, resourceName: row.name, changes: { name: [null, row.name], custom: [null, false] }, metadata: { starter_library: true } })
+    audit.push({
+      action: 'risk_type.created',
+      resourceType: 'risk_type',
+      resourceId: row.id,
+      resourceName: row.name,
+      changes: { name: [null, row.name], custom: [null, false] },
+      metadata: { starter_library: true },
+    })
   }
-  const idsOf = (names: string[]) => names.map((name) => riskTypeIds.get(nameKey(name))).filter((id): id is string => id !== undefined)
+  const idsOf = (names: string[]) =>
+    names.map((name) => riskTypeIds.get(nameKey(name))).filter((id): id is string => id !== undefined)
 
-  const scenarios = await repo.riskScenarioNameKeys(tx, tenantId, RISK_SCENARIOS.map((s) => nameKey(s.name)))
+  const scenarios = await repo.riskScenarioNameKeys(
+    tx,
+    tenantId,
+    RISK_SCENARIOS.map((s) => nameKey(s.name)),
+  )
   for (const scenario of RISK_SCENARIOS) {
     if (scenarios.has(nameKey(scenario.name))) continue
     const row = {
-      id: newId('rs'), tenant_id: tenantId, name: scenario.name, name_key: nameKey(scenario.name), description: scenario.description,
-      domains: JSON.stringify(scenario.domains), industries: JSON.stringify(scenario.industries), regions: '[]', archived: 0, created_at: at, updated_at: at,
+      id: newId('rs'),
+      tenant_id: tenantId,
+      name: scenario.name,
+      name_key: nameKey(scenario.name),
+      description: scenario.description,
+      domains: JSON.stringify(scenario.domains),
+      industries: JSON.stringify(scenario.industries),
+      regions: '[]',
+      archived: 0,
+      created_at: at,
+      updated_at: at,
     }
     const typeIds = idsOf(scenario.risk_types)
     await repo.insertRiskScenario(tx, row, typeIds)
-    audit.push({ action: 'risk_scenario.created', resourceType: 'risk_scenario', resourceId: row.id, resourceName: row.name, changes: { name: [null, row.name], risk_type_ids: [[], typeIds] }, metadata: { starter_library: true } })
+    audit.push({
+      action: 'risk_scenario.created',
+      resourceType: 'risk_scenario',
+      resourceId: row.id,
+      resourceName: row.name,
+      changes: { name: [null, row.name], risk_type_ids: [[], typeIds] },
+      metadata: { starter_library: true },
+    })
   }
 
   for (const control of CONTROLS) {
     if (await findBaseByKey(tx, tenantId, control.key)) continue
     const base = await newBase(tx, ctx, control.key, control.name)
-    const draft = await newVersion(tx, ctx, base.row, { name: control.name, description: control.description, evidence_requirements: control.evidence_requirements, risk_type_ids: idsOf(control.risk_types) })
+    const draft = await newVersion(tx, ctx, base.row, {
+      name: control.name,
+      description: control.description,
+      evidence_requirements: control.evidence_requirements,
+      risk_type_ids: idsOf(control.risk_types),
+    })
     const published = await publish(tx, ctx, draft.row)
     audit.push(base.audit, draft.audit, published.audit)
   }

@@ -31,7 +31,18 @@ export type Model = Static<typeof Model>
 
 export const ModelCreate = Type.Object(
   { name: Name, ...editable },
-  { additionalProperties: false, examples: [{ name: 'Credit risk GBM', summary: 'Scores retail credit applications.', status: 'in_production', provider: 'in-house', version: '3.2.0' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Credit risk GBM',
+        summary: 'Scores retail credit applications.',
+        status: 'in_production',
+        provider: 'in-house',
+        version: '3.2.0',
+      },
+    ],
+  },
 )
 export type ModelCreate = Static<typeof ModelCreate>
 

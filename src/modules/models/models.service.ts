@@ -33,7 +33,10 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
     owner_id: null,
     owner_type: null,
   }),
-  update: (input) => ({ ...presentFields(input, PLAIN_FIELDS, DEFAULTS), ...(input.name !== undefined && nameColumns(input.name)) }),
+  update: (input) => ({
+    ...presentFields(input, PLAIN_FIELDS, DEFAULTS),
+    ...(input.name !== undefined && nameColumns(input.name)),
+  }),
   filter: (q, query) => (query.status === undefined ? q : q.where('status', '=', query.status)),
   /** Its links to use cases and vendors go with it (each removal is audited). */
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'model', row),
@@ -68,5 +71,8 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
 }
 
 export function createModelsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, modelCatalog, deps.itemCache), ...createJsonReads(deps.database, modelCatalog, deps.itemCache) }
+  return {
+    ...createCatalogService(deps.database, modelCatalog, deps.itemCache),
+    ...createJsonReads(deps.database, modelCatalog, deps.itemCache),
+  }
 }

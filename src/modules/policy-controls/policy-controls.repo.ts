@@ -2,7 +2,11 @@ import type { Kysely } from 'kysely'
 import type { PolicyControlBaseRow, PolicyControlVersionRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
-import type { PolicyControlBaseListQuery, PolicyControlListQuery, PolicyControlVersionListQuery } from './policy-controls.schemas.js'
+import type {
+  PolicyControlBaseListQuery,
+  PolicyControlListQuery,
+  PolicyControlVersionListQuery,
+} from './policy-controls.schemas.js'
 import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
@@ -13,14 +17,27 @@ export const CONTROL_SORT_COLUMNS = { key: 'key', name: 'name_key' }
 // --- bases ---
 
 export function findBase(db: Db, tenantId: string, id: string): Promise<PolicyControlBaseRow | undefined> {
-  return forChange(db, db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
+  return forChange(
+    db,
+    db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+  ).executeTakeFirst()
 }
 
 export function findBaseByKey(db: Db, tenantId: string, key: string): Promise<PolicyControlBaseRow | undefined> {
-  return db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId).where('key', '=', key).executeTakeFirst()
+  return db
+    .selectFrom('policy_control_bases')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .executeTakeFirst()
 }
 
-export function listBases(db: Db, tenantId: string, query: PolicyControlBaseListQuery, ks: Keyset): Promise<PolicyControlBaseRow[]> {
+export function listBases(
+  db: Db,
+  tenantId: string,
+  query: PolicyControlBaseListQuery,
+  ks: Keyset,
+): Promise<PolicyControlBaseRow[]> {
   let q = db.selectFrom('policy_control_bases').selectAll().where('tenant_id', '=', tenantId)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.key !== undefined) q = q.where('key', '=', query.key)
@@ -32,17 +49,35 @@ export async function insertBase(db: Db, row: PolicyControlBaseRow): Promise<voi
   await db.insertInto('policy_control_bases').values(row).execute()
 }
 
-export async function updateBase(db: Db, tenantId: string, id: string, changes: Partial<PolicyControlBaseRow>): Promise<void> {
-  await db.updateTable('policy_control_bases').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+export async function updateBase(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Partial<PolicyControlBaseRow>,
+): Promise<void> {
+  await db
+    .updateTable('policy_control_bases')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute()
 }
 
 // --- versions ---
 
 export function findVersion(db: Db, tenantId: string, id: string): Promise<PolicyControlVersionRow | undefined> {
-  return forChange(db, db.selectFrom('policy_control_versions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
+  return forChange(
+    db,
+    db.selectFrom('policy_control_versions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+  ).executeTakeFirst()
 }
 
-export function findVersionByKey(db: Db, tenantId: string, key: string, version: number): Promise<PolicyControlVersionRow | undefined> {
+export function findVersionByKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  version: number,
+): Promise<PolicyControlVersionRow | undefined> {
   return db
     .selectFrom('policy_control_versions')
     .selectAll()
@@ -52,7 +87,12 @@ export function findVersionByKey(db: Db, tenantId: string, key: string, version:
     .executeTakeFirst()
 }
 
-export function listVersions(db: Db, tenantId: string, query: PolicyControlVersionListQuery, ks: Keyset): Promise<PolicyControlVersionRow[]> {
+export function listVersions(
+  db: Db,
+  tenantId: string,
+  query: PolicyControlVersionListQuery,
+  ks: Keyset,
+): Promise<PolicyControlVersionRow[]> {
   let q = db.selectFrom('policy_control_versions').selectAll().where('tenant_id', '=', tenantId)
   if (query.base_id !== undefined) q = q.where('base_id', '=', query.base_id)
   if (query.key !== undefined) q = q.where('key', '=', query.key)
@@ -74,8 +114,18 @@ export async function insertVersion(db: Db, row: PolicyControlVersionRow): Promi
   await db.insertInto('policy_control_versions').values(row).execute()
 }
 
-export async function updateVersion(db: Db, tenantId: string, id: string, changes: Partial<PolicyControlVersionRow>): Promise<void> {
-  await db.updateTable('policy_control_versions').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+export async function updateVersion(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Partial<PolicyControlVersionRow>,
+): Promise<void> {
+  await db
+    .updateTable('policy_control_versions')
+    .set(changes)
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .execute()
 }
 
 // --- published controls: each non-archived base joined to its latest published version ---
@@ -83,14 +133,26 @@ export async function updateVersion(db: Db, tenantId: string, id: string, change
 function publishedControls(db: Db, tenantId: string) {
   const joined = db
     .selectFrom('policy_control_bases as b')
-    .innerJoin('policy_control_versions as v', (join) => join.onRef('v.base_id', '=', 'b.id').onRef('v.version', '=', 'b.latest_version'))
+    .innerJoin('policy_control_versions as v', (join) =>
+      join.onRef('v.base_id', '=', 'b.id').onRef('v.version', '=', 'b.latest_version'),
+    )
     .where('b.tenant_id', '=', tenantId)
     .where('v.tenant_id', '=', tenantId)
     .where('b.archived', '=', 0)
     .select([
-      'b.id as id', 'v.id as version_id', 'b.key as key', 'v.version as version', 'v.name as name', 'v.name_key as name_key',
-      'v.description as description', 'v.evidence_requirements as evidence_requirements', 'v.risk_type_ids as risk_type_ids',
-      'b.deprecated as deprecated', 'v.published_at as published_at', 'b.created_at as created_at', 'b.updated_at as updated_at',
+      'b.id as id',
+      'v.id as version_id',
+      'b.key as key',
+      'v.version as version',
+      'v.name as name',
+      'v.name_key as name_key',
+      'v.description as description',
+      'v.evidence_requirements as evidence_requirements',
+      'v.risk_type_ids as risk_type_ids',
+      'b.deprecated as deprecated',
+      'v.published_at as published_at',
+      'b.created_at as created_at',
+      'b.updated_at as updated_at',
     ])
   // A derived table gives the keyset helper unambiguous column names.
   return db.selectFrom(joined.as('pc')).selectAll()
@@ -98,7 +160,12 @@ function publishedControls(db: Db, tenantId: string) {
 
 export type PublishedControlRow = Awaited<ReturnType<ReturnType<typeof publishedControls>['executeTakeFirstOrThrow']>>
 
-export function listPublishedControls(db: Db, tenantId: string, query: PolicyControlListQuery, ks: Keyset): Promise<PublishedControlRow[]> {
+export function listPublishedControls(
+  db: Db,
+  tenantId: string,
+  query: PolicyControlListQuery,
+  ks: Keyset,
+): Promise<PublishedControlRow[]> {
   let q = publishedControls(db, tenantId)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.key !== undefined) q = q.where('key', '=', query.key)
@@ -106,7 +173,11 @@ export function listPublishedControls(db: Db, tenantId: string, query: PolicyCon
   return withinTextBudget(db, applyKeyset(q, ks), ks, pageTextOf('policy_control_versions')).execute()
 }
 
-export function findPublishedControl(db: Db, tenantId: string, baseId: string): Promise<PublishedControlRow | undefined> {
+export function findPublishedControl(
+  db: Db,
+  tenantId: string,
+  baseId: string,
+): Promise<PublishedControlRow | undefined> {
   return publishedControls(db, tenantId).where('id', '=', baseId).executeTakeFirst()
 }
 
@@ -114,6 +185,11 @@ export function findPublishedControl(db: Db, tenantId: string, baseId: string): 
 
 export async function existingRiskTypeIds(db: Db, tenantId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
-  const rows = await db.selectFrom('risk_types').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute()
+  const rows = await db
+    .selectFrom('risk_types')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .execute()
   return new Set(rows.map((r) => r.id))
 }

@@ -23,7 +23,11 @@ const EvidenceRequirementInput = Type.Object(
   { additionalProperties: false },
 )
 
-const RiskTypeIds = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true, description: 'rt_ ids of risk types in this tenant.' })
+const RiskTypeIds = Type.Array(Type.String({ maxLength: 64 }), {
+  maxItems: 50,
+  uniqueItems: true,
+  description: 'rt_ ids of risk types in this tenant.',
+})
 
 // --- bases ---
 
@@ -33,7 +37,9 @@ export const PolicyControlBase = Type.Object({
   name: Name,
   archived: Type.Boolean(),
   deprecated: Type.Boolean(),
-  latest_version: Type.Union([Type.Integer(), Type.Null()], { description: 'The highest published version, or null before the first publish.' }),
+  latest_version: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The highest published version, or null before the first publish.',
+  }),
   ...Timestamps,
 })
 export type PolicyControlBase = Static<typeof PolicyControlBase>
@@ -54,7 +60,9 @@ export const PolicyControlBaseListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['key', 'name', 'created_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+    ),
     key: Type.Optional(Key),
     archived: Type.Optional(Type.Boolean()),
   },
@@ -97,7 +105,13 @@ export const PolicyControlVersionCreate = Type.Object(
   {
     additionalProperties: false,
     description: 'Creates the next version (1, 2, …) of a base as a draft. `name` defaults to the base name.',
-    examples: [{ key: 'HUMAN-OVERSIGHT', description: 'Name who can stop the system.', evidence_requirements: [{ type: 'file', description: 'Oversight procedure', required: true }] }],
+    examples: [
+      {
+        key: 'HUMAN-OVERSIGHT',
+        description: 'Name who can stop the system.',
+        evidence_requirements: [{ type: 'file', description: 'Oversight procedure', required: true }],
+      },
+    ],
   },
 )
 export type PolicyControlVersionCreate = Static<typeof PolicyControlVersionCreate>
@@ -138,7 +152,10 @@ export const PolicyControl = Type.Object(
     published_at: Type.String({ format: 'date-time' }),
     ...Timestamps,
   },
-  { description: 'The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions.' },
+  {
+    description:
+      'The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions.',
+  },
 )
 export type PolicyControl = Static<typeof PolicyControl>
 
@@ -146,7 +163,9 @@ export const PolicyControlListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['key', 'name']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+    ),
     risk_type_id: Type.Optional(Type.String({ maxLength: 64, description: 'Controls addressing this risk type.' })),
     key: Type.Optional(Key),
   },

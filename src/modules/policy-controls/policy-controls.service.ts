@@ -10,14 +10,32 @@ import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import * as repo from './policy-controls.repo.js'
 import type {
-  EvidenceRequirement, PolicyControl, PolicyControlBase, PolicyControlBaseCreate, PolicyControlBaseListQuery, PolicyControlBaseUpdate,
-  PolicyControlListQuery, PolicyControlVersion, PolicyControlVersionCreate, PolicyControlVersionListQuery, PolicyControlVersionUpdate,
+  EvidenceRequirement,
+  PolicyControl,
+  PolicyControlBase,
+  PolicyControlBaseCreate,
+  PolicyControlBaseListQuery,
+  PolicyControlBaseUpdate,
+  PolicyControlListQuery,
+  PolicyControlVersion,
+  PolicyControlVersionCreate,
+  PolicyControlVersionListQuery,
+  PolicyControlVersionUpdate,
 } from './policy-controls.schemas.js'
 
 export type PolicyControlsService = ReturnType<typeof createPolicyControlsService>
 
 const BASE_FIELDS = ['key', 'name', 'archived', 'deprecated'] as const
-const VERSION_FIELDS = ['key', 'version', 'status', 'name', 'description', 'evidence_requirements', 'risk_type_ids', 'published_at'] as const
+const VERSION_FIELDS = [
+  'key',
+  'version',
+  'status',
+  'name',
+  'description',
+  'evidence_requirements',
+  'risk_type_ids',
+  'published_at',
+] as const
 
 export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -38,11 +56,16 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
     },
 
     async createBase(ctx: Ctx, input: PolicyControlBaseCreate): Promise<PolicyControlBase> {
-      return uniqueName(db, ctx, { table: 'policy_control_bases', what: 'policy control', field: 'key' }, input.key, () =>
-        runMutation(database, ctx, async (tx) => {
-          const { row, audit } = await newBase(tx, ctx, input.key, input.name)
-          return { result: toBase(row), audit }
-        }),
+      return uniqueName(
+        db,
+        ctx,
+        { table: 'policy_control_bases', what: 'policy control', field: 'key' },
+        input.key,
+        () =>
+          runMutation(database, ctx, async (tx) => {
+            const { row, audit } = await newBase(tx, ctx, input.key, input.name)
+            return { result: toBase(row), audit }
+          }),
       )
     },
 
@@ -57,7 +80,17 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         const before = toBase(current)
         const after = toBase({ ...current, ...changes })
         return auditedUpdate(
-          { before, after, fields: BASE_FIELDS, audit: { action: 'policy_control_base.updated', resourceType: 'policy_control_base', resourceId: id, resourceName: after.key } },
+          {
+            before,
+            after,
+            fields: BASE_FIELDS,
+            audit: {
+              action: 'policy_control_base.updated',
+              resourceType: 'policy_control_base',
+              resourceId: id,
+              resourceName: after.key,
+            },
+          },
           async (updatedAt) => {
             await repo.updateBase(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
           },
@@ -93,7 +126,9 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         })
       } catch (err) {
         // Two drafts numbered at once: the unique (base, version) index stops the second.
-        throw isUniqueViolation(err) ? conflict('another version of this control was created at the same time; retry') : err
+        throw isUniqueViolation(err)
+          ? conflict('another version of this control was created at the same time; retry')
+          : err
       }
     },
 
@@ -106,12 +141,23 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         const changes: Partial<PolicyControlVersionRow> = {}
         if (input.name !== undefined) Object.assign(changes, { name: input.name.trim(), name_key: nameKey(input.name) })
         if (input.description !== undefined) changes.description = input.description
-        if (input.evidence_requirements !== undefined) changes.evidence_requirements = JSON.stringify(evidence(input.evidence_requirements ?? []))
+        if (input.evidence_requirements !== undefined)
+          changes.evidence_requirements = JSON.stringify(evidence(input.evidence_requirements ?? []))
         if (input.risk_type_ids !== undefined) changes.risk_type_ids = JSON.stringify(input.risk_type_ids ?? [])
         const before = toVersion(current)
         const after = toVersion({ ...current, ...changes })
         return auditedUpdate(
-          { before, after, fields: VERSION_FIELDS, audit: { action: 'policy_control_version.updated', resourceType: 'policy_control_version', resourceId: id, resourceName: versionName(current) } },
+          {
+            before,
+            after,
+            fields: VERSION_FIELDS,
+            audit: {
+              action: 'policy_control_version.updated',
+              resourceType: 'policy_control_version',
+              resourceId: id,
+              resourceName: versionName(current),
+            },
+          },
           async (updatedAt) => {
             await repo.updateVersion(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
           },
@@ -147,16 +193,35 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
 // The building blocks below are shared with the starter library, which writes the same records in its own transaction.
 
 /** Inserts a new control base (no versions yet). */
-export async function newBase(tx: Tx, ctx: Ctx, key: string, name: string): Promise<{ row: PolicyControlBaseRow; audit: AuditEntry }> {
+export async function newBase(
+  tx: Tx,
+  ctx: Ctx,
+  key: string,
+  name: string,
+): Promise<{ row: PolicyControlBaseRow; audit: AuditEntry }> {
   const at = now()
   const row: PolicyControlBaseRow = {
-    id: newId('pcb'), tenant_id: ctx.tenantId, key, name: name.trim(), name_key: nameKey(name),
-    archived: 0, deprecated: 0, latest_version: null, created_at: at, updated_at: at,
+    id: newId('pcb'),
+    tenant_id: ctx.tenantId,
+    key,
+    name: name.trim(),
+    name_key: nameKey(name),
+    archived: 0,
+    deprecated: 0,
+    latest_version: null,
+    created_at: at,
+    updated_at: at,
   }
   await repo.insertBase(tx, row)
   const audit: AuditEntry = {
-    action: 'policy_control_base.created', resourceType: 'policy_control_base', resourceId: row.id, resourceName: key,
-    changes: diff(toBase({ ...row, key: null as unknown as string, name: null as unknown as string }), toBase(row), ['key', 'name']),
+    action: 'policy_control_base.created',
+    resourceType: 'policy_control_base',
+    resourceId: row.id,
+    resourceName: key,
+    changes: diff(toBase({ ...row, key: null as unknown as string, name: null as unknown as string }), toBase(row), [
+      'key',
+      'name',
+    ]),
   }
   return { row, audit }
 }
@@ -169,29 +234,60 @@ export interface VersionContent {
 }
 
 /** Inserts the next draft version of `base`. */
-export async function newVersion(tx: Tx, ctx: Ctx, base: PolicyControlBaseRow, content: VersionContent): Promise<{ row: PolicyControlVersionRow; audit: AuditEntry }> {
+export async function newVersion(
+  tx: Tx,
+  ctx: Ctx,
+  base: PolicyControlBaseRow,
+  content: VersionContent,
+): Promise<{ row: PolicyControlVersionRow; audit: AuditEntry }> {
   const at = now()
   const row: PolicyControlVersionRow = {
-    id: newId('pcv'), tenant_id: ctx.tenantId, base_id: base.id, key: base.key,
+    id: newId('pcv'),
+    tenant_id: ctx.tenantId,
+    base_id: base.id,
+    key: base.key,
     version: (await repo.maxVersion(tx, ctx.tenantId, base.id)) + 1,
-    status: 'draft', name: content.name.trim(), name_key: nameKey(content.name), description: content.description,
-    evidence_requirements: JSON.stringify(evidence(content.evidence_requirements)), risk_type_ids: JSON.stringify(content.risk_type_ids),
-    published_at: null, created_at: at, updated_at: at,
+    status: 'draft',
+    name: content.name.trim(),
+    name_key: nameKey(content.name),
+    description: content.description,
+    evidence_requirements: JSON.stringify(evidence(content.evidence_requirements)),
+    risk_type_ids: JSON.stringify(content.risk_type_ids),
+    published_at: null,
+    created_at: at,
+    updated_at: at,
   }
   await repo.insertVersion(tx, row)
   const created = toVersion(row)
-  const blank = { ...created, key: null, version: null, status: null, name: null, description: null, evidence_requirements: [], risk_type_ids: [] }
+  const blank = {
+    ...created,
+    key: null,
+    version: null,
+    status: null,
+    name: null,
+    description: null,
+    evidence_requirements: [],
+    risk_type_ids: [],
+  }
   return {
     row,
     audit: {
-      action: 'policy_control_version.created', resourceType: 'policy_control_version', resourceId: row.id, resourceName: versionName(row),
-      changes: diff(blank as unknown as PolicyControlVersion, created, VERSION_FIELDS), metadata: { base_id: base.id },
+      action: 'policy_control_version.created',
+      resourceType: 'policy_control_version',
+      resourceId: row.id,
+      resourceName: versionName(row),
+      changes: diff(blank as unknown as PolicyControlVersion, created, VERSION_FIELDS),
+      metadata: { base_id: base.id },
     },
   }
 }
 
 /** Publishes a draft and moves its base's latest_version forward. */
-export async function publish(tx: Tx, ctx: Ctx, draft: PolicyControlVersionRow): Promise<{ row: PolicyControlVersionRow; audit: AuditEntry }> {
+export async function publish(
+  tx: Tx,
+  ctx: Ctx,
+  draft: PolicyControlVersionRow,
+): Promise<{ row: PolicyControlVersionRow; audit: AuditEntry }> {
   const at = now()
   await repo.updateVersion(tx, ctx.tenantId, draft.id, { status: 'published', published_at: at, updated_at: at })
   const base = await repo.findBase(tx, ctx.tenantId, draft.base_id)
@@ -202,18 +298,27 @@ export async function publish(tx: Tx, ctx: Ctx, draft: PolicyControlVersionRow):
   return {
     row,
     audit: {
-      action: 'policy_control_version.published', resourceType: 'policy_control_version', resourceId: draft.id, resourceName: versionName(draft),
-      changes: { status: ['draft', 'published'], published_at: [null, at] }, metadata: { base_id: draft.base_id },
+      action: 'policy_control_version.published',
+      resourceType: 'policy_control_version',
+      resourceId: draft.id,
+      resourceName: versionName(draft),
+      changes: { status: ['draft', 'published'], published_at: [null, at] },
+      metadata: { base_id: draft.base_id },
     },
   }
 }
 
-async function resolveBase(tx: Tx, tenantId: string, input: { base_id?: string; key?: string }): Promise<PolicyControlBaseRow> {
+async function resolveBase(
+  tx: Tx,
+  tenantId: string,
+  input: { base_id?: string; key?: string },
+): Promise<PolicyControlBaseRow> {
   if (input.base_id === undefined && input.key === undefined) throw invalid('base_id', 'give base_id or key')
   if (input.base_id !== undefined) {
     const base = await repo.findBase(tx, tenantId, input.base_id)
     if (!base) throw invalid('base_id', `policy control base ${input.base_id} does not exist`)
-    if (input.key !== undefined && input.key !== base.key) throw invalid('key', `does not match the key of base ${input.base_id} ("${base.key}")`)
+    if (input.key !== undefined && input.key !== base.key)
+      throw invalid('key', `does not match the key of base ${input.base_id} ("${base.key}")`)
     return base
   }
   const base = await repo.findBaseByKey(tx, tenantId, input.key!)
@@ -245,26 +350,47 @@ const versionName = (row: { key: string; version: number }) => `${row.key} v${ro
 
 export function toBase(row: PolicyControlBaseRow): PolicyControlBase {
   return {
-    id: row.id, key: row.key, name: row.name, archived: row.archived === 1, deprecated: row.deprecated === 1,
-    latest_version: row.latest_version, created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    key: row.key,
+    name: row.name,
+    archived: row.archived === 1,
+    deprecated: row.deprecated === 1,
+    latest_version: row.latest_version,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }
 
 export function toVersion(row: PolicyControlVersionRow): PolicyControlVersion {
   return {
-    id: row.id, base_id: row.base_id, key: row.key, version: row.version, status: row.status as PolicyControlVersion['status'],
-    name: row.name, description: row.description,
+    id: row.id,
+    base_id: row.base_id,
+    key: row.key,
+    version: row.version,
+    status: row.status as PolicyControlVersion['status'],
+    name: row.name,
+    description: row.description,
     evidence_requirements: JSON.parse(row.evidence_requirements) as EvidenceRequirement[],
     risk_type_ids: JSON.parse(row.risk_type_ids) as string[],
-    published_at: row.published_at, created_at: row.created_at, updated_at: row.updated_at,
+    published_at: row.published_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }
 
 function toControl(row: repo.PublishedControlRow): PolicyControl {
   return {
-    id: row.id, version_id: row.version_id, key: row.key, version: row.version, name: row.name, description: row.description,
+    id: row.id,
+    version_id: row.version_id,
+    key: row.key,
+    version: row.version,
+    name: row.name,
+    description: row.description,
     evidence_requirements: JSON.parse(row.evidence_requirements) as EvidenceRequirement[],
     risk_type_ids: JSON.parse(row.risk_type_ids) as string[],
-    deprecated: row.deprecated === 1, published_at: row.published_at ?? row.updated_at, created_at: row.created_at, updated_at: row.updated_at,
+    deprecated: row.deprecated === 1,
+    published_at: row.published_at ?? row.updated_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }

@@ -9,11 +9,21 @@ type Db = Kysely<Tables>
 export const PACK_SORT_COLUMNS = { key: 'key', name: 'name_key', created_at: 'created_at' }
 
 export function findPack(db: Db, tenantId: string, id: string): Promise<PolicyPackRow | undefined> {
-  return db.selectFrom('policy_packs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return db
+    .selectFrom('policy_packs')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 }
 
 /** A given version of a key, or its latest when `version` is undefined. */
-export function findPackByKey(db: Db, tenantId: string, key: string, version?: number): Promise<PolicyPackRow | undefined> {
+export function findPackByKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  version?: number,
+): Promise<PolicyPackRow | undefined> {
   let q = db.selectFrom('policy_packs').selectAll().where('tenant_id', '=', tenantId).where('key', '=', key)
   q = version === undefined ? q.where('latest', '=', 1) : q.where('version', '=', version)
   return q.executeTakeFirst()
@@ -28,13 +38,25 @@ export function listPacks(db: Db, tenantId: string, query: PolicyPackListQuery, 
 }
 
 export async function insertPack(db: Db, row: PolicyPackRow, controls: PolicyPackControlRow[]): Promise<void> {
-  await db.updateTable('policy_packs').set({ latest: 0 }).where('tenant_id', '=', row.tenant_id).where('key', '=', row.key).where('latest', '=', 1).execute()
+  await db
+    .updateTable('policy_packs')
+    .set({ latest: 0 })
+    .where('tenant_id', '=', row.tenant_id)
+    .where('key', '=', row.key)
+    .where('latest', '=', 1)
+    .execute()
   await db.insertInto('policy_packs').values(row).execute()
   await db.insertInto('policy_pack_controls').values(controls).execute()
 }
 
 export async function latestPackVersion(db: Db, tenantId: string, key: string): Promise<number> {
-  const row = await db.selectFrom('policy_packs').select('version').where('tenant_id', '=', tenantId).where('key', '=', key).where('latest', '=', 1).executeTakeFirst()
+  const row = await db
+    .selectFrom('policy_packs')
+    .select('version')
+    .where('tenant_id', '=', tenantId)
+    .where('key', '=', key)
+    .where('latest', '=', 1)
+    .executeTakeFirst()
   return row?.version ?? 0
 }
 

@@ -31,7 +31,11 @@ export const PolicyPackCreate = Type.Object(
       Type.Object(
         {
           key: Key,
-          version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'A published version; the latest published when absent.' }))),
+          version: Type.Optional(
+            Nullable(
+              Type.Integer({ minimum: 1, description: 'A published version; the latest published when absent.' }),
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -40,8 +44,15 @@ export const PolicyPackCreate = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version.',
-    examples: [{ key: 'MODEL-RISK', name: 'Model risk essentials', controls: [{ key: 'HUMAN-OVERSIGHT' }, { key: 'LOGGING', version: 2 }] }],
+    description:
+      'Publishes the next version (previous + 1) of the pack with this key. Every control must have a published version.',
+    examples: [
+      {
+        key: 'MODEL-RISK',
+        name: 'Model risk essentials',
+        controls: [{ key: 'HUMAN-OVERSIGHT' }, { key: 'LOGGING', version: 2 }],
+      },
+    ],
   },
 )
 export type PolicyPackCreate = Static<typeof PolicyPackCreate>
@@ -50,9 +61,13 @@ export const PolicyPackListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['key', 'name', 'created_at']),
-    all_versions: Type.Optional(Type.Boolean({ default: false, description: 'Every version, not only the latest of each key.' })),
+    all_versions: Type.Optional(
+      Type.Boolean({ default: false, description: 'Every version, not only the latest of each key.' }),
+    ),
     key: Type.Optional(Key),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+    ),
   },
   { additionalProperties: false },
 )

@@ -28,9 +28,10 @@ export function createPolicyPacksService(deps: Pick<Deps, 'database'>) {
 
     /** By key (the latest version, or `version`), or by a pp_ id. */
     async get(ctx: Ctx, keyOrId: string, version?: number): Promise<PolicyPack> {
-      const row = PACK_ID.test(keyOrId) && version === undefined
-        ? await repo.findPack(db, ctx.tenantId, keyOrId)
-        : await repo.findPackByKey(db, ctx.tenantId, keyOrId, version)
+      const row =
+        PACK_ID.test(keyOrId) && version === undefined
+          ? await repo.findPack(db, ctx.tenantId, keyOrId)
+          : await repo.findPackByKey(db, ctx.tenantId, keyOrId, version)
       if (!row) throw notFound('policy pack', version === undefined ? keyOrId : `${keyOrId} version ${version}`)
       return (await withControls(db, ctx.tenantId, [row]))[0]
     },
@@ -42,7 +43,9 @@ export function createPolicyPacksService(deps: Pick<Deps, 'database'>) {
           return { result: (await withControls(tx, ctx.tenantId, [row]))[0], audit }
         })
       } catch (err) {
-        throw isUniqueViolation(err) ? conflict(`another version of policy pack "${input.key}" was created at the same time; retry`) : err
+        throw isUniqueViolation(err)
+          ? conflict(`another version of policy pack "${input.key}" was created at the same time; retry`)
+          : err
       }
     },
   }
@@ -52,30 +55,55 @@ export function createPolicyPacksService(deps: Pick<Deps, 'database'>) {
  * Inserts the next version of a pack, every control resolved to a published version
  * (the latest when none is given). Shared with the starter library.
  */
-export async function publishPackVersion(tx: Tx, ctx: Ctx, input: PolicyPackCreate): Promise<{ row: PolicyPackRow; audit: AuditEntry }> {
+export async function publishPackVersion(
+  tx: Tx,
+  ctx: Ctx,
+  input: PolicyPackCreate,
+): Promise<{ row: PolicyPackRow; audit: AuditEntry }> {
   const resolved = await resolveControls(tx, ctx.tenantId, input.controls)
   const at = now()
   const row: PolicyPackRow = {
-    id: newId('pp'), tenant_id: ctx.tenantId, key: input.key,
-    version: (await repo.latestPackVersion(tx, ctx.tenantId, input.key)) + 1, latest: 1,
-    name: input.name.trim(), name_key: nameKey(input.name), description: input.description ?? null, created_at: at, updated_at: at,
+    id: newId('pp'),
+    tenant_id: ctx.tenantId,
+    key: input.key,
+    version: (await repo.latestPackVersion(tx, ctx.tenantId, input.key)) + 1,
+    latest: 1,
+    name: input.name.trim(),
+    name_key: nameKey(input.name),
+    description: input.description ?? null,
+    created_at: at,
+    updated_at: at,
   }
   await repo.insertPack(
     tx,
     row,
-    resolved.map((v, position) => ({ tenant_id: ctx.tenantId, policy_pack_id: row.id, position, control_key: v.key, control_version: v.version, control_version_id: v.id })),
+    resolved.map((v, position) => ({
+      tenant_id: ctx.tenantId,
+      policy_pack_id: row.id,
+      position,
+      control_key: v.key,
+      control_version: v.version,
+      control_version_id: v.id,
+    })),
   )
   return {
     row,
     audit: {
-      action: 'policy_pack.created', resourceType: 'policy_pack', resourceId: row.id, resourceName: `${row.key} v${row.version}`,
+      action: 'policy_pack.created',
+      resourceType: 'policy_pack',
+      resourceId: row.id,
+      resourceName: `${row.key} v${row.version}`,
       changes: { key: [null, row.key], version: [null, row.version], name: [null, row.name] },
       metadata: { controls: resolved.map((v) => `${v.key}@${v.version}`) },
     },
   }
 }
 
-async function resolveControls(tx: Tx, tenantId: string, controls: PolicyPackCreate['controls']): Promise<PolicyControlVersionRow[]> {
+async function resolveControls(
+  tx: Tx,
+  tenantId: string,
+  controls: PolicyPackCreate['controls'],
+): Promise<PolicyControlVersionRow[]> {
   const errors: FieldError[] = []
   const resolved: PolicyControlVersionRow[] = []
   const seen = new Set<string>()
@@ -96,12 +124,19 @@ async function resolveControls(tx: Tx, tenantId: string, controls: PolicyPackCre
       continue
     }
     if ((ref.version === undefined || ref.version === null) && base.archived === 1) {
-      errors.push({ field: `controls/${i}/key`, message: `control "${ref.key}" is archived; name a version to include it anyway` })
+      errors.push({
+        field: `controls/${i}/key`,
+        message: `control "${ref.key}" is archived; name a version to include it anyway`,
+      })
       continue
     }
     const row = await findVersionByKey(tx, tenantId, ref.key, version)
     if (!row) errors.push({ field: `controls/${i}/version`, message: `control "${ref.key}" has no version ${version}` })
-    else if (row.status !== 'published') errors.push({ field: `controls/${i}/version`, message: `control "${ref.key}" version ${version} is a draft; publish it first` })
+    else if (row.status !== 'published')
+      errors.push({
+        field: `controls/${i}/version`,
+        message: `control "${ref.key}" version ${version} is a draft; publish it first`,
+      })
     else resolved.push(row)
   }
   if (errors.length > 0) throw invalidFields(errors)
@@ -109,12 +144,27 @@ async function resolveControls(tx: Tx, tenantId: string, controls: PolicyPackCre
 }
 
 async function withControls(db: Tx, tenantId: string, rows: PolicyPackRow[]): Promise<PolicyPack[]> {
-  const controls = await repo.packControls(db, tenantId, rows.map((r) => r.id))
+  const controls = await repo.packControls(
+    db,
+    tenantId,
+    rows.map((r) => r.id),
+  )
   return rows.map((row) => ({
-    id: row.id, key: row.key, version: row.version, latest: row.latest === 1, name: row.name, description: row.description,
+    id: row.id,
+    key: row.key,
+    version: row.version,
+    latest: row.latest === 1,
+    name: row.name,
+    description: row.description,
     controls: controls
       .filter((c) => c.policy_pack_id === row.id)
-      .map((c) => ({ key: c.control_key, version: c.control_version, control_version_id: c.control_version_id, name: c.name })),
-    created_at: row.created_at, updated_at: row.updated_at,
+      .map((c) => ({
+        key: c.control_key,
+        version: c.control_version,
+        control_version_id: c.control_version_id,
+        name: c.name,
+      })),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }))
 }

@@ -9,17 +9,32 @@ type Db = Kysely<Tables>
 export const QUESTIONNAIRE_SORT_COLUMNS = { key: 'key', name: 'name_key', created_at: 'created_at' }
 
 export function findQuestionnaire(db: Db, tenantId: string, id: string): Promise<QuestionnaireRow | undefined> {
-  return db.selectFrom('questionnaires').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return db
+    .selectFrom('questionnaires')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 }
 
 /** A given version of a key, or its latest when `version` is undefined. */
-export function findQuestionnaireByKey(db: Db, tenantId: string, key: string, version?: number): Promise<QuestionnaireRow | undefined> {
+export function findQuestionnaireByKey(
+  db: Db,
+  tenantId: string,
+  key: string,
+  version?: number,
+): Promise<QuestionnaireRow | undefined> {
   let q = db.selectFrom('questionnaires').selectAll().where('tenant_id', '=', tenantId).where('key', '=', key)
   q = version === undefined ? q.where('latest', '=', 1) : q.where('version', '=', version)
   return q.executeTakeFirst()
 }
 
-export function listQuestionnaires(db: Db, tenantId: string, query: QuestionnaireListQuery, ks: Keyset): Promise<QuestionnaireRow[]> {
+export function listQuestionnaires(
+  db: Db,
+  tenantId: string,
+  query: QuestionnaireListQuery,
+  ks: Keyset,
+): Promise<QuestionnaireRow[]> {
   let q = db.selectFrom('questionnaires').selectAll().where('tenant_id', '=', tenantId)
   if (!query.all_versions) q = q.where('latest', '=', 1)
   if (query.key !== undefined) q = q.where('key', '=', query.key)
@@ -29,7 +44,13 @@ export function listQuestionnaires(db: Db, tenantId: string, query: Questionnair
 }
 
 export async function insertQuestionnaire(db: Db, row: QuestionnaireRow): Promise<void> {
-  await db.updateTable('questionnaires').set({ latest: 0 }).where('tenant_id', '=', row.tenant_id).where('key', '=', row.key).where('latest', '=', 1).execute()
+  await db
+    .updateTable('questionnaires')
+    .set({ latest: 0 })
+    .where('tenant_id', '=', row.tenant_id)
+    .where('key', '=', row.key)
+    .where('latest', '=', 1)
+    .execute()
   await db.insertInto('questionnaires').values(row).execute()
 }
 
@@ -50,8 +71,18 @@ export const OWNERS = {
 const table = (kind: OwnerKind) => OWNERS[kind].table as 'use_case_questionnaires'
 const ownerColumn = (kind: OwnerKind) => OWNERS[kind].column as 'use_case_id'
 
-export async function ownerExists(db: Db, tenantId: string, kind: OwnerKind, id: string): Promise<{ id: string; name: string } | undefined> {
-  return db.selectFrom(OWNERS[kind].parent as 'use_cases').select(['id', 'name']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+export async function ownerExists(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  id: string,
+): Promise<{ id: string; name: string } | undefined> {
+  return db
+    .selectFrom(OWNERS[kind].parent as 'use_cases')
+    .select(['id', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 }
 
 function attached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string) {
@@ -60,14 +91,27 @@ function attached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string) {
     .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
     .where('a.tenant_id', '=', tenantId)
     .where(`a.${ownerColumn(kind)}`, '=', ownerId)
-    .select(['q.id as id', 'q.key as key', 'q.version as version', 'q.name as name', 'q.target as target', 'a.created_at as attached_at'])
+    .select([
+      'q.id as id',
+      'q.key as key',
+      'q.version as version',
+      'q.name as name',
+      'q.target as target',
+      'a.created_at as attached_at',
+    ])
   // A derived table gives the keyset helper unambiguous column names.
   return db.selectFrom(joined.as('aq')).selectAll()
 }
 
 export type AttachedRow = Awaited<ReturnType<ReturnType<typeof attached>['executeTakeFirstOrThrow']>>
 
-export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, ks: Keyset): Promise<AttachedRow[]> {
+export function listAttached(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  ownerId: string,
+  ks: Keyset,
+): Promise<AttachedRow[]> {
   return applyKeyset(attached(db, tenantId, kind, ownerId), ks).execute()
 }
 
@@ -75,29 +119,70 @@ export function allAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: 
   return attached(db, tenantId, kind, ownerId).execute()
 }
 
-export function findAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string): Promise<AttachedRow | undefined> {
+export function findAttached(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  ownerId: string,
+  key: string,
+): Promise<AttachedRow | undefined> {
   return attached(db, tenantId, kind, ownerId).where('key', '=', key).executeTakeFirst()
 }
 
-export async function attach(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, questionnaire: QuestionnaireRow, at: string): Promise<void> {
+export async function attach(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  ownerId: string,
+  questionnaire: QuestionnaireRow,
+  at: string,
+): Promise<void> {
   await db
     .insertInto(table(kind))
-    .values({ tenant_id: tenantId, [ownerColumn(kind)]: ownerId, questionnaire_key: questionnaire.key, questionnaire_id: questionnaire.id, created_at: at, answers: '{}' } as Tables['use_case_questionnaires'])
+    .values({
+      tenant_id: tenantId,
+      [ownerColumn(kind)]: ownerId,
+      questionnaire_key: questionnaire.key,
+      questionnaire_id: questionnaire.id,
+      created_at: at,
+      answers: '{}',
+    } as Tables['use_case_questionnaires'])
     .execute()
 }
 
 export async function detach(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string): Promise<void> {
-  await db.deleteFrom(table(kind)).where('tenant_id', '=', tenantId).where(ownerColumn(kind), '=', ownerId).where('questionnaire_key', '=', key).execute()
+  await db
+    .deleteFrom(table(kind))
+    .where('tenant_id', '=', tenantId)
+    .where(ownerColumn(kind), '=', ownerId)
+    .where('questionnaire_key', '=', key)
+    .execute()
 }
 
 /** Attachments with their questions and answers; `key` narrows to one, `lock` holds its row until the transaction ends (PostgreSQL). */
-export function attachmentsWithAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key?: string, lock = false) {
+export function attachmentsWithAnswers(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  ownerId: string,
+  key?: string,
+  lock = false,
+) {
   let q = db
     .selectFrom(`${table(kind)} as a`)
     .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
     .where('a.tenant_id', '=', tenantId)
     .where(`a.${ownerColumn(kind)}`, '=', ownerId)
-    .select(['q.id as id', 'q.key as key', 'q.version as version', 'q.name as name', 'q.target as target', 'a.created_at as attached_at', 'q.sections as sections', 'a.answers as answers'])
+    .select([
+      'q.id as id',
+      'q.key as key',
+      'q.version as version',
+      'q.name as name',
+      'q.target as target',
+      'a.created_at as attached_at',
+      'q.sections as sections',
+      'a.answers as answers',
+    ])
     .orderBy('q.key')
   if (key !== undefined) q = q.where('a.questionnaire_key', '=', key)
   if (lock) q = q.forUpdate('a')
@@ -116,12 +201,29 @@ export async function attachmentsTextSize(db: Db, tenantId: string, kind: OwnerK
   return Number(row.n)
 }
 
-export async function updateAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, key: string, answers: string): Promise<void> {
-  await db.updateTable(table(kind)).set({ answers }).where('tenant_id', '=', tenantId).where(ownerColumn(kind), '=', ownerId).where('questionnaire_key', '=', key).execute()
+export async function updateAnswers(
+  db: Db,
+  tenantId: string,
+  kind: OwnerKind,
+  ownerId: string,
+  key: string,
+  answers: string,
+): Promise<void> {
+  await db
+    .updateTable(table(kind))
+    .set({ answers })
+    .where('tenant_id', '=', tenantId)
+    .where(ownerColumn(kind), '=', ownerId)
+    .where('questionnaire_key', '=', key)
+    .execute()
 }
 
 /** "KEY+version" of the questionnaires attached to each of several use cases, in one query. */
-export async function useCaseQuestionnaireIds(db: Db, tenantId: string, useCaseIds: string[]): Promise<Map<string, string[]>> {
+export async function useCaseQuestionnaireIds(
+  db: Db,
+  tenantId: string,
+  useCaseIds: string[],
+): Promise<Map<string, string[]>> {
   const byUseCase = new Map<string, string[]>()
   if (useCaseIds.length === 0) return byUseCase
   const rows = await db
@@ -133,6 +235,7 @@ export async function useCaseQuestionnaireIds(db: Db, tenantId: string, useCaseI
     .orderBy('a.use_case_id')
     .orderBy('q.key')
     .execute()
-  for (const row of rows) byUseCase.set(row.use_case_id, [...(byUseCase.get(row.use_case_id) ?? []), `${row.key}+${row.version}`])
+  for (const row of rows)
+    byUseCase.set(row.use_case_id, [...(byUseCase.get(row.use_case_id) ?? []), `${row.key}+${row.version}`])
   return byUseCase
 }

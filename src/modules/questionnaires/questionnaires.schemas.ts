@@ -6,13 +6,23 @@ export const MAX_QUESTIONS = 200
 
 export const QuestionnaireTarget = Type.Enum(['use_case', 'model', 'vendor'])
 export const EvidenceType = Type.Enum(['text', 'number', 'boolean', 'select', 'file'])
-const LocalId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: 'Unique within the questionnaire version.' })
+const LocalId = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+  description: 'Unique within the questionnaire version.',
+})
 const AssignedId = (what: string) =>
-  Type.Optional(Nullable(LocalId, { description: `Unique within the questionnaire version. When absent the service assigns one from the ${what} (lower case, words joined by \`-\`, then \`-2\`, \`-3\` for repeats) and returns it: copy it into the next version to keep answers addressable.` }))
+  Type.Optional(
+    Nullable(LocalId, {
+      description: `Unique within the questionnaire version. When absent the service assigns one from the ${what} (lower case, words joined by \`-\`, then \`-2\`, \`-3\` for repeats) and returns it: copy it into the next version to keep answers addressable.`,
+    }),
+  )
 
 /** "KEY+version", as use cases list their questionnaires; keys cannot contain "+", so the form is unambiguous. */
 export const QUESTIONNAIRE_REF_MAX = 110
-export const QuestionnaireRefParam = (description: string) => Type.String({ maxLength: QUESTIONNAIRE_REF_MAX, description })
+export const QuestionnaireRefParam = (description: string) =>
+  Type.String({ maxLength: QUESTIONNAIRE_REF_MAX, description })
 
 export const Question = Type.Object({
   id: LocalId,
@@ -38,7 +48,15 @@ const QuestionInput = Type.Object(
     question: Type.String({ minLength: 1, maxLength: 2000 }),
     evidence_type: EvidenceType,
     multiple: Type.Optional(Type.Boolean({ default: false, description: 'More than one answer (select) or file.' })),
-    select_options: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 300 }), { maxItems: 100, uniqueItems: true, description: 'Required for select questions, and only for them.' }))),
+    select_options: Type.Optional(
+      Nullable(
+        Type.Array(Type.String({ minLength: 1, maxLength: 300 }), {
+          maxItems: 100,
+          uniqueItems: true,
+          description: 'Required for select questions, and only for them.',
+        }),
+      ),
+    ),
     required: Type.Optional(Type.Boolean({ default: false })),
   },
   { additionalProperties: false },
@@ -79,13 +97,34 @@ export const QuestionnaireCreate = Type.Object(
   {
     additionalProperties: false,
     description: `Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version (the service assigns the ones left out, and returns them); select questions need select_options; at most ${MAX_QUESTIONS} questions. Every version of a key has the same target.`,
-    examples: [{
-      key: 'VENDOR-DD', name: 'Vendor due diligence', target: 'vendor',
-      sections: [{ id: 'security', title: 'Security', questions: [
-        { id: 'soc2', question: 'Do you hold a current SOC 2 Type II report?', evidence_type: 'file', required: true },
-        { id: 'hosting', question: 'Where is customer data hosted?', evidence_type: 'select', select_options: ['EU', 'US', 'Other'], multiple: true },
-      ] }],
-    }],
+    examples: [
+      {
+        key: 'VENDOR-DD',
+        name: 'Vendor due diligence',
+        target: 'vendor',
+        sections: [
+          {
+            id: 'security',
+            title: 'Security',
+            questions: [
+              {
+                id: 'soc2',
+                question: 'Do you hold a current SOC 2 Type II report?',
+                evidence_type: 'file',
+                required: true,
+              },
+              {
+                id: 'hosting',
+                question: 'Where is customer data hosted?',
+                evidence_type: 'select',
+                select_options: ['EU', 'US', 'Other'],
+                multiple: true,
+              },
+            ],
+          },
+        ],
+      },
+    ],
   },
 )
 export type QuestionnaireCreate = Static<typeof QuestionnaireCreate>
@@ -94,10 +133,14 @@ export const QuestionnaireListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['key', 'name', 'created_at']),
-    all_versions: Type.Optional(Type.Boolean({ default: false, description: 'Every version, not only the latest of each key.' })),
+    all_versions: Type.Optional(
+      Type.Boolean({ default: false, description: 'Every version, not only the latest of each key.' }),
+    ),
     key: Type.Optional(Key),
     target: Type.Optional(QuestionnaireTarget),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -119,12 +162,23 @@ export type AttachedQuestionnaire = Static<typeof AttachedQuestionnaire>
 export const AttachQuestionnaire = Type.Object(
   {
     key: Type.String({
-      minLength: 1, maxLength: QUESTIONNAIRE_REF_MAX, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]{0,8})?$',
-      description: 'The questionnaire key, or "KEY+version" (as `questionnaire_ids` lists it), which names the version as `version` does.', examples: ['AI-INTAKE', 'AI-INTAKE+1'],
+      minLength: 1,
+      maxLength: QUESTIONNAIRE_REF_MAX,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]{0,8})?$',
+      description:
+        'The questionnaire key, or "KEY+version" (as `questionnaire_ids` lists it), which names the version as `version` does.',
+      examples: ['AI-INTAKE', 'AI-INTAKE+1'],
     }),
-    version: Type.Optional(Nullable(Type.Integer({ minimum: 1, description: 'The latest version when absent (and `key` names none).' }))),
+    version: Type.Optional(
+      Nullable(Type.Integer({ minimum: 1, description: 'The latest version when absent (and `key` names none).' })),
+    ),
   },
-  { additionalProperties: false, description: 'The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).', examples: [{ key: 'AI-INTAKE' }, { key: 'AI-INTAKE+1' }] },
+  {
+    additionalProperties: false,
+    description:
+      'The questionnaire must target this kind of record (422 otherwise). One version per key; detach first to change it (409).',
+    examples: [{ key: 'AI-INTAKE' }, { key: 'AI-INTAKE+1' }],
+  },
 )
 export type AttachQuestionnaire = Static<typeof AttachQuestionnaire>
 
@@ -134,17 +188,24 @@ export const OwnerKeyParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }),
   key: QuestionnaireRefParam('The questionnaire key, or "KEY+version" (404 unless that version is the one attached).'),
 })
-export const QuestionnaireParams = Type.Object({ key: QuestionnaireRefParam('The questionnaire key (its latest version, or `?version=`), "KEY+version", or its q_ id.') })
+export const QuestionnaireParams = Type.Object({
+  key: QuestionnaireRefParam(
+    'The questionnaire key (its latest version, or `?version=`), "KEY+version", or its q_ id.',
+  ),
+})
 
 const AnswerValue = Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String())], {
-  description: 'text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids.',
+  description:
+    'text: a string; number; boolean; select: one of select_options, or a list of them when multiple; file: evidence ids.',
 })
 
 export const Answer = Type.Object({
   question_id: Type.String(),
   section_id: Type.String(),
   value: AnswerValue,
-  evidence_ids: Type.Array(Type.String(), { description: 'Evidence given with the answer (for a file question, its value).' }),
+  evidence_ids: Type.Array(Type.String(), {
+    description: 'Evidence given with the answer (for a file question, its value).',
+  }),
   answered_by: Nullable(Type.String({ description: 'The API key id that gave the answer.' })),
   answered_at: Type.String({ format: 'date-time' }),
 })
@@ -170,7 +231,9 @@ export const AnswerInput = Type.Object(
   {
     question_id: Type.String({ minLength: 1, maxLength: 100 }),
     value: Type.Union([AnswerValue, Type.Null()], { description: 'null clears the answer.' }),
-    evidence_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true }))),
+    evidence_ids: Type.Optional(
+      Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true })),
+    ),
   },
   { additionalProperties: false },
 )
@@ -179,8 +242,16 @@ export const AnswersUpdate = Type.Object(
   { answers: Type.Array(AnswerInput, { minItems: 1, maxItems: MAX_QUESTIONS }) },
   {
     additionalProperties: false,
-    description: 'Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant\'s.',
-    examples: [{ answers: [{ question_id: 'purpose', value: 'Ranks loan applications for manual review.' }, { question_id: 'autonomy', value: 'human-in-the-loop' }] }],
+    description:
+      "Sets the listed answers and leaves the others as they are; `value: null` clears one. Each value must fit its question (422 naming `answers/<i>/value`); evidence ids must be the tenant's.",
+    examples: [
+      {
+        answers: [
+          { question_id: 'purpose', value: 'Ranks loan applications for manual review.' },
+          { question_id: 'autonomy', value: 'human-in-the-loop' },
+        ],
+      },
+    ],
   },
 )
 export type AnswersUpdate = Static<typeof AnswersUpdate>

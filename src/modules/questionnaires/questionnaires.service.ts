@@ -11,8 +11,15 @@ import { findEvidenceMany } from '../evidence/evidence.repo.js'
 import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswers } from './questionnaire-answers.js'
 import * as repo from './questionnaires.repo.js'
 import {
-  type AnsweredQuestionnaire, type AnswersUpdate, type AttachedQuestionnaire, type AttachQuestionnaire, MAX_QUESTIONS, type Questionnaire,
-  type QuestionnaireCreate, type QuestionnaireListQuery, type Section,
+  type AnsweredQuestionnaire,
+  type AnswersUpdate,
+  type AttachedQuestionnaire,
+  type AttachQuestionnaire,
+  MAX_QUESTIONS,
+  type Questionnaire,
+  type QuestionnaireCreate,
+  type QuestionnaireListQuery,
+  type Section,
 } from './questionnaires.schemas.js'
 
 export type QuestionnairesService = ReturnType<typeof createQuestionnairesService>
@@ -44,11 +51,19 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       }
       const ref = parseQuestionnaireRef(keyOrId)
       if (ref?.version !== undefined && version !== undefined && ref.version !== version) {
-        throw new AppError('bad_request', `version: "${keyOrId}" names version ${ref.version}, the query version ${version}`, [{ field: 'version', message: `"${keyOrId}" names version ${ref.version}` }])
+        throw new AppError(
+          'bad_request',
+          `version: "${keyOrId}" names version ${ref.version}, the query version ${version}`,
+          [{ field: 'version', message: `"${keyOrId}" names version ${ref.version}` }],
+        )
       }
       const wanted = ref?.version ?? version
       const row = ref && (await repo.findQuestionnaireByKey(db, ctx.tenantId, ref.key, wanted))
-      if (!row) throw notFound('questionnaire', wanted === undefined || ref?.version !== undefined ? keyOrId : `${keyOrId} version ${wanted}`)
+      if (!row)
+        throw notFound(
+          'questionnaire',
+          wanted === undefined || ref?.version !== undefined ? keyOrId : `${keyOrId} version ${wanted}`,
+        )
       return toQuestionnaire(row)
     },
 
@@ -59,11 +74,18 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
           return { result: toQuestionnaire(row), audit }
         })
       } catch (err) {
-        throw isUniqueViolation(err) ? conflict(`another version of questionnaire "${input.key}" was created at the same time; retry`) : err
+        throw isUniqueViolation(err)
+          ? conflict(`another version of questionnaire "${input.key}" was created at the same time; retry`)
+          : err
       }
     },
 
-    async listAttached(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, query: { page_limit?: number; page_after?: string }): Promise<Page<AttachedQuestionnaire>> {
+    async listAttached(
+      ctx: Ctx,
+      kind: repo.OwnerKind,
+      ownerId: string,
+      query: { page_limit?: number; page_after?: string },
+    ): Promise<Page<AttachedQuestionnaire>> {
       await owner(db, ctx, kind, ownerId)
       const ks = keyset(query)
       return toPage(await repo.listAttached(db, ctx.tenantId, kind, ownerId, ks), ks, toAttached)
@@ -78,24 +100,50 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
     },
 
     /** Every attachment with its questions, answers and progress (for the dossier). */
-    async listAnswered(ctx: Ctx, kind: repo.OwnerKind, ownerId: string): Promise<(AnsweredQuestionnaire & { sections: Section[] })[]> {
+    async listAnswered(
+      ctx: Ctx,
+      kind: repo.OwnerKind,
+      ownerId: string,
+    ): Promise<(AnsweredQuestionnaire & { sections: Section[] })[]> {
       await owner(db, ctx, kind, ownerId)
       const size = await repo.attachmentsTextSize(db, ctx.tenantId, kind, ownerId)
       if (size > DOSSIER_QUESTIONNAIRES_CHARS) {
-        throw new AppError('response_too_large', `the questionnaires of ${repo.OWNERS[kind].label} ${ownerId} hold ${size} characters of questions and answers, more than the ${DOSSIER_QUESTIONNAIRES_CHARS} read at once; read each at …/questionnaires/{key}`)
+        throw new AppError(
+          'response_too_large',
+          `the questionnaires of ${repo.OWNERS[kind].label} ${ownerId} hold ${size} characters of questions and answers, more than the ${DOSSIER_QUESTIONNAIRES_CHARS} read at once; read each at …/questionnaires/{key}`,
+        )
       }
       const rows = await repo.attachmentsWithAnswers(db, ctx.tenantId, kind, ownerId)
       return rows.map((row) => ({ ...toAnswered(row), sections: JSON.parse(row.sections) as Section[] }))
     },
 
     /** Upserts the listed answers (null clears); one audit record naming each changed answer. */
-    async answer(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, key: string, input: AnswersUpdate): Promise<AnsweredQuestionnaire> {
+    async answer(
+      ctx: Ctx,
+      kind: repo.OwnerKind,
+      ownerId: string,
+      key: string,
+      input: AnswersUpdate,
+    ): Promise<AnsweredQuestionnaire> {
       return runMutation(database, ctx, async (tx) => {
         const parent = await owner(tx, ctx, kind, ownerId)
         const ref = attachedRef(key)
-        const row = checkAttached((await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, ref.key, database.dialect === 'postgres'))[0], key, ref)
+        const row = checkAttached(
+          (
+            await repo.attachmentsWithAnswers(tx, ctx.tenantId, kind, ownerId, ref.key, database.dialect === 'postgres')
+          )[0],
+          key,
+          ref,
+        )
         const before = JSON.parse(row.answers) as StoredAnswers
-        const after = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], before, input.answers, (i) => `answers/${i}`)
+        const after = await mergeAnswers(
+          tx,
+          ctx,
+          JSON.parse(row.sections) as Section[],
+          before,
+          input.answers,
+          (i) => `answers/${i}`,
+        )
         const changes: Record<string, [unknown, unknown]> = {}
         for (const id of new Set([...Object.keys(before), ...Object.keys(after)])) {
           const was = before[id] ? { value: before[id].value, evidence_ids: before[id].evidence_ids } : null
@@ -107,17 +155,29 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
         for (const id of Object.keys(after)) if (!(id in changes) && before[id]) after[id] = before[id]
         const answers = JSON.stringify(after)
         if (answers.length > ANSWERS_MAX_CHARS) {
-          throw new AppError('payload_too_large', `the answers to questionnaire "${row.key}" would hold ${answers.length} characters; one attachment keeps at most ${ANSWERS_MAX_CHARS}`)
+          throw new AppError(
+            'payload_too_large',
+            `the answers to questionnaire "${row.key}" would hold ${answers.length} characters; one attachment keeps at most ${ANSWERS_MAX_CHARS}`,
+          )
         }
         await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, row.key, answers)
         return {
           result: toAnswered({ ...row, answers }),
-          audit: { ...attachmentAudit('questionnaire.answered', kind, parent, row.id, publicId(row)), changes, metadata: { progress: progress(JSON.parse(row.sections) as Section[], after) } },
+          audit: {
+            ...attachmentAudit('questionnaire.answered', kind, parent, row.id, publicId(row)),
+            changes,
+            metadata: { progress: progress(JSON.parse(row.sections) as Section[], after) },
+          },
         }
       })
     },
 
-    async attach(ctx: Ctx, kind: repo.OwnerKind, ownerId: string, input: AttachQuestionnaire): Promise<AttachedQuestionnaire> {
+    async attach(
+      ctx: Ctx,
+      kind: repo.OwnerKind,
+      ownerId: string,
+      input: AttachQuestionnaire,
+    ): Promise<AttachedQuestionnaire> {
       try {
         return await runMutation(database, ctx, async (tx) => {
           const parent = await owner(tx, ctx, kind, ownerId)
@@ -135,20 +195,34 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
           }
           if (q.target !== kind) throw invalid('key', `questionnaire "${q.key}" targets ${q.target}, not ${kind}`)
           if (await repo.findAttached(tx, ctx.tenantId, kind, ownerId, q.key)) {
-            throw conflict(`questionnaire "${q.key}" is already attached to ${repo.OWNERS[kind].label} ${ownerId}; detach it first to attach another version`)
+            throw conflict(
+              `questionnaire "${q.key}" is already attached to ${repo.OWNERS[kind].label} ${ownerId}; detach it first to attach another version`,
+            )
           }
           if ((await repo.allAttached(tx, ctx.tenantId, kind, ownerId)).length >= ATTACHMENTS_PER_RECORD) {
-            throw conflict(`${repo.OWNERS[kind].label} ${ownerId} already has ${ATTACHMENTS_PER_RECORD} questionnaires attached, the most one record carries; detach one first`)
+            throw conflict(
+              `${repo.OWNERS[kind].label} ${ownerId} already has ${ATTACHMENTS_PER_RECORD} questionnaires attached, the most one record carries; detach one first`,
+            )
           }
           const at = now()
           await repo.attach(tx, ctx.tenantId, kind, ownerId, q, at)
           return {
-            result: { id: q.id, key: q.key, version: q.version, questionnaire_id: publicId(q), name: q.name, target: q.target as AttachedQuestionnaire['target'], attached_at: at },
+            result: {
+              id: q.id,
+              key: q.key,
+              version: q.version,
+              questionnaire_id: publicId(q),
+              name: q.name,
+              target: q.target as AttachedQuestionnaire['target'],
+              attached_at: at,
+            },
             audit: attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)),
           }
         })
       } catch (err) {
-        throw isUniqueViolation(err) ? conflict(`questionnaire "${input.key}" was attached at the same time; it is attached once`) : err
+        throw isUniqueViolation(err)
+          ? conflict(`questionnaire "${input.key}" was attached at the same time; it is attached once`)
+          : err
       }
     },
 
@@ -158,25 +232,54 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
         const ref = attachedRef(key)
         const current = checkAttached(await repo.findAttached(tx, ctx.tenantId, kind, ownerId, ref.key), key, ref)
         await repo.detach(tx, ctx.tenantId, kind, ownerId, current.key)
-        return { result: undefined, audit: attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)) }
+        return {
+          result: undefined,
+          audit: attachmentAudit('questionnaire.detached', kind, parent, current.id, publicId(current)),
+        }
       })
     },
   }
 }
 
 /** Checks answers against the questionnaire version and the tenant's evidence, and merges them in; 422 naming each bad member. */
-async function mergeAnswers(tx: Tx, ctx: Ctx, sections: Section[], current: StoredAnswers, inputs: AnswerInput[], pathOf: (i: number) => string): Promise<StoredAnswers> {
-  const { answers, evidenceIds, errors } = applyAnswers(sections, current, inputs, { actor: ctx.actor.id, at: now() }, pathOf)
+async function mergeAnswers(
+  tx: Tx,
+  ctx: Ctx,
+  sections: Section[],
+  current: StoredAnswers,
+  inputs: AnswerInput[],
+  pathOf: (i: number) => string,
+): Promise<StoredAnswers> {
+  const { answers, evidenceIds, errors } = applyAnswers(
+    sections,
+    current,
+    inputs,
+    { actor: ctx.actor.id, at: now() },
+    pathOf,
+  )
   const found = new Set((await findEvidenceMany(tx, ctx.tenantId, [...evidenceIds.keys()])).map((e) => e.id))
-  for (const [id, path] of evidenceIds) if (!found.has(id)) errors.push({ field: path, message: `evidence ${id} was not found` })
+  for (const [id, path] of evidenceIds)
+    if (!found.has(id)) errors.push({ field: path, message: `evidence ${id} was not found` })
   if (errors.length > 0) throw invalidFields(errors)
   return answers
 }
 
-function attachmentAudit(action: string, kind: repo.OwnerKind, parent: { id: string; name: string }, questionnaireId: string, label: string): AuditEntry {
+function attachmentAudit(
+  action: string,
+  kind: repo.OwnerKind,
+  parent: { id: string; name: string },
+  questionnaireId: string,
+  label: string,
+): AuditEntry {
   return {
-    action, resourceType: kind, resourceId: parent.id, resourceName: parent.name, useCaseId: kind === 'use_case' ? parent.id : null,
-    subObjectType: 'questionnaire', subObjectId: questionnaireId, subObjectName: label,
+    action,
+    resourceType: kind,
+    resourceId: parent.id,
+    resourceName: parent.name,
+    useCaseId: kind === 'use_case' ? parent.id : null,
+    subObjectType: 'questionnaire',
+    subObjectId: questionnaireId,
+    subObjectName: label,
   }
 }
 
@@ -202,10 +305,17 @@ function attachedRef(ref: string): { key: string; version?: number } {
 }
 
 /** The attachment a route names: present, and of the version the ref names, if it names one. */
-function checkAttached<Row extends { key: string; version: number }>(row: Row | undefined, ref: string, parsed: { version?: number }): Row {
+function checkAttached<Row extends { key: string; version: number }>(
+  row: Row | undefined,
+  ref: string,
+  parsed: { version?: number },
+): Row {
   if (!row) throw notFound('attached questionnaire', ref)
   if (parsed.version !== undefined && row.version !== parsed.version) {
-    throw new AppError('not_found', `attached questionnaire ${ref} was not found: version ${row.version} of "${row.key}" is attached`)
+    throw new AppError(
+      'not_found',
+      `attached questionnaire ${ref} was not found: version ${row.version} of "${row.key}" is attached`,
+    )
   }
   return row
 }
@@ -223,7 +333,11 @@ export const DOSSIER_QUESTIONNAIRES_CHARS = 8_000_000
  * one 422 naming each (`questionnaire_ids/1`). Returns the audit entries of what changed.
  */
 export async function replaceAttachedQuestionnaires(
-  tx: Tx, ctx: Ctx, kind: repo.OwnerKind, parent: { id: string; name: string }, refs: readonly string[],
+  tx: Tx,
+  ctx: Ctx,
+  kind: repo.OwnerKind,
+  parent: { id: string; name: string },
+  refs: readonly string[],
 ): Promise<AuditEntry[]> {
   const errors: FieldError[] = []
   const wanted = new Map<string, QuestionnaireRow>()
@@ -232,12 +346,17 @@ export async function replaceAttachedQuestionnaires(
     const parsed = parseQuestionnaireRef(ref)
     const q = parsed ? await repo.findQuestionnaireByKey(tx, ctx.tenantId, parsed.key, parsed.version) : undefined
     if (!q) errors.push({ field, message: `no questionnaire "${ref}" in this tenant` })
-    else if (q.target !== kind) errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
-    else if (wanted.has(q.key)) errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
+    else if (q.target !== kind)
+      errors.push({ field, message: `questionnaire "${publicId(q)}" targets ${q.target}, not ${kind}` })
+    else if (wanted.has(q.key))
+      errors.push({ field, message: `questionnaire "${q.key}" is listed twice; a key is attached once` })
     else wanted.set(q.key, q)
   }
   if (errors.length === 0 && wanted.size > ATTACHMENTS_PER_RECORD) {
-    errors.push({ field: 'questionnaire_ids', message: `at most ${ATTACHMENTS_PER_RECORD} questionnaires are attached to one ${repo.OWNERS[kind].label}` })
+    errors.push({
+      field: 'questionnaire_ids',
+      message: `at most ${ATTACHMENTS_PER_RECORD} questionnaires are attached to one ${repo.OWNERS[kind].label}`,
+    })
   }
   if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
@@ -261,13 +380,24 @@ export async function replaceAttachedQuestionnaires(
  * Answers given with a new use case (`questions` on create, as bulk imports send them): each names a
  * questionnaire of its `questionnaire_ids` by "KEY+version", "KEY" or q_ id. One audit record per questionnaire.
  */
-export async function answerOnCreate(tx: Tx, ctx: Ctx, parent: { id: string; name: string }, questions: readonly (AnswerInput & { questionnaire_id: string })[]): Promise<AuditEntry[]> {
+export async function answerOnCreate(
+  tx: Tx,
+  ctx: Ctx,
+  parent: { id: string; name: string },
+  questions: readonly (AnswerInput & { questionnaire_id: string })[],
+): Promise<AuditEntry[]> {
   const attached = await repo.attachmentsWithAnswers(tx, ctx.tenantId, 'use_case', parent.id)
   const errors: FieldError[] = []
   const groups = new Map<string, { row: (typeof attached)[number]; inputs: AnswerInput[]; indices: number[] }>()
   questions.forEach((q, i) => {
-    const row = attached.find((a) => a.id === q.questionnaire_id || a.key === q.questionnaire_id || publicId(a) === q.questionnaire_id)
-    if (!row) return errors.push({ field: `questions/${i}/questionnaire_id`, message: `questionnaire "${q.questionnaire_id}" is not one of questionnaire_ids` })
+    const row = attached.find(
+      (a) => a.id === q.questionnaire_id || a.key === q.questionnaire_id || publicId(a) === q.questionnaire_id,
+    )
+    if (!row)
+      return errors.push({
+        field: `questions/${i}/questionnaire_id`,
+        message: `questionnaire "${q.questionnaire_id}" is not one of questionnaire_ids`,
+      })
     const group = groups.get(row.key) ?? { row, inputs: [], indices: [] }
     group.inputs.push(q)
     group.indices.push(i)
@@ -276,34 +406,67 @@ export async function answerOnCreate(tx: Tx, ctx: Ctx, parent: { id: string; nam
   if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
   for (const { row, inputs, indices } of groups.values()) {
-    const answers = await mergeAnswers(tx, ctx, JSON.parse(row.sections) as Section[], {}, inputs, (j) => `questions/${indices[j]}`)
+    const answers = await mergeAnswers(
+      tx,
+      ctx,
+      JSON.parse(row.sections) as Section[],
+      {},
+      inputs,
+      (j) => `questions/${indices[j]}`,
+    )
     if (Object.keys(answers).length === 0) continue
     await repo.updateAnswers(tx, ctx.tenantId, 'use_case', parent.id, row.key, JSON.stringify(answers))
-    const changes = Object.fromEntries(Object.entries(answers).map(([id, a]) => [id, [null, { value: a.value, evidence_ids: a.evidence_ids }]])) as Record<string, [unknown, unknown]>
+    const changes = Object.fromEntries(
+      Object.entries(answers).map(([id, a]) => [id, [null, { value: a.value, evidence_ids: a.evidence_ids }]]),
+    ) as Record<string, [unknown, unknown]>
     audit.push({ ...attachmentAudit('questionnaire.answered', 'use_case', parent, row.id, publicId(row)), changes })
   }
   return audit
 }
 
 /** Inserts the next version of a questionnaire after checking its content. Shared with the starter library. */
-export async function publishQuestionnaireVersion(tx: Tx, ctx: Ctx, input: QuestionnaireCreate): Promise<{ row: QuestionnaireRow; audit: AuditEntry }> {
+export async function publishQuestionnaireVersion(
+  tx: Tx,
+  ctx: Ctx,
+  input: QuestionnaireCreate,
+): Promise<{ row: QuestionnaireRow; audit: AuditEntry }> {
   const sections = checkSections(input.sections)
   const previous = await repo.findQuestionnaireByKey(tx, ctx.tenantId, input.key)
   if (previous && previous.target !== input.target) {
-    throw invalid('target', `earlier versions of questionnaire "${input.key}" target ${previous.target}; a key keeps its target`)
+    throw invalid(
+      'target',
+      `earlier versions of questionnaire "${input.key}" target ${previous.target}; a key keeps its target`,
+    )
   }
   const at = now()
   const row: QuestionnaireRow = {
-    id: newId('q'), tenant_id: ctx.tenantId, key: input.key, version: (previous?.version ?? 0) + 1, latest: 1,
-    name: input.name.trim(), name_key: nameKey(input.name), description: input.description ?? null, target: input.target,
-    sections: JSON.stringify(sections), created_at: at, updated_at: at,
+    id: newId('q'),
+    tenant_id: ctx.tenantId,
+    key: input.key,
+    version: (previous?.version ?? 0) + 1,
+    latest: 1,
+    name: input.name.trim(),
+    name_key: nameKey(input.name),
+    description: input.description ?? null,
+    target: input.target,
+    sections: JSON.stringify(sections),
+    created_at: at,
+    updated_at: at,
   }
   await repo.insertQuestionnaire(tx, row)
   return {
     row,
     audit: {
-      action: 'questionnaire.created', resourceType: 'questionnaire', resourceId: row.id, resourceName: publicId(row),
-      changes: { key: [null, row.key], version: [null, row.version], name: [null, row.name], target: [null, row.target] },
+      action: 'questionnaire.created',
+      resourceType: 'questionnaire',
+      resourceId: row.id,
+      resourceName: publicId(row),
+      changes: {
+        key: [null, row.key],
+        version: [null, row.version],
+        name: [null, row.name],
+        target: [null, row.target],
+      },
       metadata: { sections: sections.length, questions: sections.reduce((n, s) => n + s.questions.length, 0) },
     },
   }
@@ -319,12 +482,17 @@ function checkSections(input: QuestionnaireCreate['sections']): Section[] {
   const questionIds = new Set<string>()
   input.forEach((section, s) => {
     if (section.id != null) {
-      if (sectionIds.has(section.id)) errors.push({ field: `sections/${s}/id`, message: `section id "${section.id}" is used twice` })
+      if (sectionIds.has(section.id))
+        errors.push({ field: `sections/${s}/id`, message: `section id "${section.id}" is used twice` })
       sectionIds.add(section.id)
     }
     section.questions.forEach((question, i) => {
       if (question.id == null) return
-      if (questionIds.has(question.id)) errors.push({ field: `sections/${s}/questions/${i}/id`, message: `question id "${question.id}" is used twice in this questionnaire` })
+      if (questionIds.has(question.id))
+        errors.push({
+          field: `sections/${s}/questions/${i}/id`,
+          message: `question id "${question.id}" is used twice in this questionnaire`,
+        })
       questionIds.add(question.id)
     })
   })
@@ -334,15 +502,25 @@ function checkSections(input: QuestionnaireCreate['sections']): Section[] {
       count += 1
       const field = `sections/${s}/questions/${i}`
       const options = question.select_options ?? []
-      if (question.evidence_type === 'select' && options.length === 0) errors.push({ field: `${field}/select_options`, message: 'a select question needs select_options' })
-      if (question.evidence_type !== 'select' && options.length > 0) errors.push({ field: `${field}/select_options`, message: 'only select questions take select_options' })
+      if (question.evidence_type === 'select' && options.length === 0)
+        errors.push({ field: `${field}/select_options`, message: 'a select question needs select_options' })
+      if (question.evidence_type !== 'select' && options.length > 0)
+        errors.push({ field: `${field}/select_options`, message: 'only select questions take select_options' })
       const id = question.id ?? assignId(question.question, `q-${count}`, questionIds)
-      return { id, question: question.question, evidence_type: question.evidence_type, multiple: question.multiple ?? false, select_options: options, required: question.required ?? false }
+      return {
+        id,
+        question: question.question,
+        evidence_type: question.evidence_type,
+        multiple: question.multiple ?? false,
+        select_options: options,
+        required: question.required ?? false,
+      }
     })
     const id = section.id ?? assignId(section.title, `section-${s + 1}`, sectionIds)
     return { id, title: section.title, description: section.description ?? null, questions }
   })
-  if (count > MAX_QUESTIONS) errors.push({ field: 'sections', message: `${count} questions; a questionnaire has at most ${MAX_QUESTIONS}` })
+  if (count > MAX_QUESTIONS)
+    errors.push({ field: 'sections', message: `${count} questions; a questionnaire has at most ${MAX_QUESTIONS}` })
   if (errors.length > 0) throw invalidFields(errors)
   return sections
 }
@@ -354,7 +532,12 @@ const SLUG_LENGTH = 48
  * letters or digits); `-2`, `-3`, … when taken. The same content gives the same ids, so a re-sent template keeps them.
  */
 function assignId(text: string, fallback: string, taken: Set<string>): string {
-  let slug = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+  let slug = text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
   if (slug.length > SLUG_LENGTH) {
     const cut = slug.slice(0, SLUG_LENGTH)
     // At a word boundary when there is one in the second half, so ids do not end mid-word.
@@ -371,9 +554,17 @@ const publicId = (row: { key: string; version: number }) => `${row.key}+${row.ve
 
 function toQuestionnaire(row: QuestionnaireRow): Questionnaire {
   return {
-    id: row.id, key: row.key, version: row.version, questionnaire_id: publicId(row), latest: row.latest === 1, name: row.name,
-    description: row.description, target: row.target as Questionnaire['target'], sections: JSON.parse(row.sections) as Section[],
-    created_at: row.created_at, updated_at: row.updated_at,
+    id: row.id,
+    key: row.key,
+    version: row.version,
+    questionnaire_id: publicId(row),
+    latest: row.latest === 1,
+    name: row.name,
+    description: row.description,
+    target: row.target as Questionnaire['target'],
+    sections: JSON.parse(row.sections) as Section[],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   }
 }
 
@@ -384,5 +575,13 @@ function toAnswered(row: Awaited<ReturnType<typeof repo.attachmentsWithAnswers>>
 }
 
 function toAttached(row: repo.AttachedRow): AttachedQuestionnaire {
-  return { id: row.id, key: row.key, version: row.version, questionnaire_id: publicId(row), name: row.name, target: row.target as AttachedQuestionnaire['target'], attached_at: row.attached_at }
+  return {
+    id: row.id,
+    key: row.key,
+    version: row.version,
+    questionnaire_id: publicId(row),
+    name: row.name,
+    target: row.target as AttachedQuestionnaire['target'],
+    attached_at: row.attached_at,
+  }
 }

@@ -13,7 +13,8 @@ export const LinkBody = Type.Object(
 )
 export type LinkBody = Static<typeof LinkBody>
 
-const Score = (what: string) => Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 5, description: `${what}, 1 (lowest) to 5 (highest).` })))
+const Score = (what: string) =>
+  Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 5, description: `${what}, 1 (lowest) to 5 (highest).` })))
 
 export const RiskScenarioLinkBody = Type.Object(
   {
@@ -21,7 +22,10 @@ export const RiskScenarioLinkBody = Type.Object(
     likelihood: Score('Likelihood'),
     impact: Score('Impact'),
   },
-  { additionalProperties: false, examples: [{ risk_scenario_id: 'rs_01jd3k8m9v4q2w6e8r0t2y4u6i', likelihood: 3, impact: 4 }] },
+  {
+    additionalProperties: false,
+    examples: [{ risk_scenario_id: 'rs_01jd3k8m9v4q2w6e8r0t2y4u6i', likelihood: 3, impact: 4 }],
+  },
 )
 export type RiskScenarioLinkBody = Static<typeof RiskScenarioLinkBody>
 
@@ -34,7 +38,8 @@ export const UseCaseRiskScenario = Type.Object({
 export type UseCaseRiskScenario = Static<typeof UseCaseRiskScenario>
 export const UseCaseRiskScenarioPage = PageOf(UseCaseRiskScenario)
 
-const LinkedId = (prefix: string) => Type.String({ maxLength: 64, description: `The ${prefix}_… id of the linked record.` })
+const LinkedId = (prefix: string) =>
+  Type.String({ maxLength: 64, description: `The ${prefix}_… id of the linked record.` })
 const OwnerId = (prefix: string) => Type.String({ maxLength: 64, description: `The ${prefix}_… id.` })
 export const UseCaseModelParams = Type.Object({ id: OwnerId('uc'), model_id: LinkedId('mdl') })
 export const UseCaseVendorParams = Type.Object({ id: OwnerId('uc'), vendor_id: LinkedId('vnd') })

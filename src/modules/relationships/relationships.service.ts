@@ -24,7 +24,13 @@ export type RelationshipsService = ReturnType<typeof createRelationshipsService>
 /** The links a client may make and remove by name; each is told from its owner's side. */
 export type LinkName = 'use_case_models' | 'use_case_vendors' | 'use_case_risk_scenarios' | 'model_vendors'
 
-const LABELS: Record<LinkEnd, string> = { use_case: 'use case', model: 'model', vendor: 'vendor', risk_scenario: 'risk scenario', risk_type: 'risk type' }
+const LABELS: Record<LinkEnd, string> = {
+  use_case: 'use case',
+  model: 'model',
+  vendor: 'vendor',
+  risk_scenario: 'risk scenario',
+  risk_type: 'risk type',
+}
 
 /** The result of a link request: the linked record, and whether this request made the link (201) or found it (200). */
 export interface Linked<T> {
@@ -39,7 +45,14 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
   const { db } = database
 
   /** One page of the records linked to `id` along `path`; 404 when `id` is not a record of the tenant. */
-  async function listLinked<Row extends { id: string }, Item>(ctx: Ctx, path: LinkPath, id: string, query: LinkListQuery, toItems: (rows: Row[]) => Promise<Item[]> | Item[], linkColumns: string[] = []): Promise<Page<Item>> {
+  async function listLinked<Row extends { id: string }, Item>(
+    ctx: Ctx,
+    path: LinkPath,
+    id: string,
+    query: LinkListQuery,
+    toItems: (rows: Row[]) => Promise<Item[]> | Item[],
+    linkColumns: string[] = [],
+  ): Promise<Page<Item>> {
     const from = path.from === 'owner' ? path.link.owner : path.link.member
     if (!(await links.findNamed(db, ctx.tenantId, from, id))) throw notFound(LABELS[from], id)
     const ks = keyset(query)
@@ -52,7 +65,14 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
    * Links owner and member once: a new link is 201 and audited; an existing one is 200 and changes
    * nothing unless `values` (the link's own columns) differ, which updates and audits them.
    */
-  async function link<T>(ctx: Ctx, table: LinkTable, ownerId: string, memberId: string, load: (tx: Tx) => Promise<T>, values: Record<string, number | null | undefined> = {}): Promise<Linked<T>> {
+  async function link<T>(
+    ctx: Ctx,
+    table: LinkTable,
+    ownerId: string,
+    memberId: string,
+    load: (tx: Tx) => Promise<T>,
+    values: Record<string, number | null | undefined> = {},
+  ): Promise<Linked<T>> {
     try {
       return await runMutation(database, ctx, async (tx) => {
         const owner = await links.findNamed(tx, ctx.tenantId, table.owner, ownerId)
@@ -78,7 +98,11 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
       })
     } catch (err) {
       // Either end was deleted between our read and the insert (PostgreSQL): the same answer as if it had never existed.
-      if (isForeignKeyViolation(err)) throw new AppError('not_found', `${LABELS[table.owner]} ${ownerId} or ${LABELS[table.member]} ${memberId} was not found`)
+      if (isForeignKeyViolation(err))
+        throw new AppError(
+          'not_found',
+          `${LABELS[table.owner]} ${ownerId} or ${LABELS[table.member]} ${memberId} was not found`,
+        )
       throw err
     }
   }
@@ -90,7 +114,10 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
       if (!owner) throw notFound(LABELS[table.owner], ownerId)
       const member = await links.findNamed(tx, ctx.tenantId, table.member, memberId)
       if (!member || !(await links.deleteLink(tx, ctx.tenantId, table, ownerId, memberId))) {
-        throw new AppError('not_found', `${LABELS[table.member]} ${memberId} is not linked to ${LABELS[table.owner]} ${ownerId}`)
+        throw new AppError(
+          'not_found',
+          `${LABELS[table.member]} ${memberId} is not linked to ${LABELS[table.owner]} ${ownerId}`,
+        )
       }
       return { result: undefined, audit: links.linkAudit(table, 'unlinked', owner, member) }
     })
@@ -100,33 +127,73 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
   const reverse = (name: LinkName): LinkPath => ({ link: LINK_TABLES[name], from: 'member' })
 
   const loadRow = <Row>(tx: Tx, ctx: Ctx, table: 'models' | 'vendors', id: string) =>
-    tx.selectFrom(table).selectAll().where('tenant_id', '=', ctx.tenantId).where('id', '=', id).executeTakeFirstOrThrow() as Promise<Row>
-  const loadModel = async (tx: Tx, ctx: Ctx, id: string) => (await catalogItems(modelCatalog, tx, ctx.tenantId, [await loadRow<ModelRow>(tx, ctx, 'models', id)]))[0]
-  const loadVendor = async (tx: Tx, ctx: Ctx, id: string) => (await catalogItems(vendorCatalog, tx, ctx.tenantId, [await loadRow<VendorRow>(tx, ctx, 'vendors', id)]))[0]
+    tx
+      .selectFrom(table)
+      .selectAll()
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow() as Promise<Row>
+  const loadModel = async (tx: Tx, ctx: Ctx, id: string) =>
+    (await catalogItems(modelCatalog, tx, ctx.tenantId, [await loadRow<ModelRow>(tx, ctx, 'models', id)]))[0]
+  const loadVendor = async (tx: Tx, ctx: Ctx, id: string) =>
+    (await catalogItems(vendorCatalog, tx, ctx.tenantId, [await loadRow<VendorRow>(tx, ctx, 'vendors', id)]))[0]
   const loadScenario = async (tx: Tx, ctx: Ctx, useCaseId: string, id: string): Promise<UseCaseRiskScenario> => {
     const row = (await findRiskScenario(tx, ctx.tenantId, id))!
-    const link = await links.findLink<{ likelihood: number | null; impact: number | null }>(tx, ctx.tenantId, LINK_TABLES.use_case_risk_scenarios, useCaseId, id)
-    const [item] = await scenarioItems(tx, ctx, [{ ...row, link_likelihood: link?.likelihood ?? null, link_impact: link?.impact ?? null }])
+    const link = await links.findLink<{ likelihood: number | null; impact: number | null }>(
+      tx,
+      ctx.tenantId,
+      LINK_TABLES.use_case_risk_scenarios,
+      useCaseId,
+      id,
+    )
+    const [item] = await scenarioItems(tx, ctx, [
+      { ...row, link_likelihood: link?.likelihood ?? null, link_impact: link?.impact ?? null },
+    ])
     return item
   }
   const scenarioItems = async (from: Tx, ctx: Ctx, rows: ScenarioLinkRow[]): Promise<UseCaseRiskScenario[]> => {
-    const typeIds = await riskTypeIdsOf(from, ctx.tenantId, rows.map((r) => r.id))
-    return rows.map(({ link_likelihood, link_impact, ...row }) => ({ ...toRiskScenario(row, typeIds.get(row.id) ?? []), likelihood: link_likelihood, impact: link_impact }))
+    const typeIds = await riskTypeIdsOf(
+      from,
+      ctx.tenantId,
+      rows.map((r) => r.id),
+    )
+    return rows.map(({ link_likelihood, link_impact, ...row }) => ({
+      ...toRiskScenario(row, typeIds.get(row.id) ?? []),
+      likelihood: link_likelihood,
+      impact: link_impact,
+    }))
   }
 
   return {
     listUseCaseModels: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Model>> =>
-      listLinked(ctx, owned('use_case_models'), id, query, (rows: ModelRow[]) => catalogItems(modelCatalog, db, ctx.tenantId, rows)),
+      listLinked(ctx, owned('use_case_models'), id, query, (rows: ModelRow[]) =>
+        catalogItems(modelCatalog, db, ctx.tenantId, rows),
+      ),
     listUseCaseVendors: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Vendor>> =>
-      listLinked(ctx, owned('use_case_vendors'), id, query, (rows: VendorRow[]) => catalogItems(vendorCatalog, db, ctx.tenantId, rows)),
+      listLinked(ctx, owned('use_case_vendors'), id, query, (rows: VendorRow[]) =>
+        catalogItems(vendorCatalog, db, ctx.tenantId, rows),
+      ),
     listUseCaseRiskScenarios: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<UseCaseRiskScenario>> =>
-      listLinked(ctx, owned('use_case_risk_scenarios'), id, query, (rows: ScenarioLinkRow[]) => scenarioItems(db, ctx, rows), ['likelihood', 'impact']),
+      listLinked(
+        ctx,
+        owned('use_case_risk_scenarios'),
+        id,
+        query,
+        (rows: ScenarioLinkRow[]) => scenarioItems(db, ctx, rows),
+        ['likelihood', 'impact'],
+      ),
     listModelVendors: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Vendor>> =>
-      listLinked(ctx, owned('model_vendors'), id, query, (rows: VendorRow[]) => catalogItems(vendorCatalog, db, ctx.tenantId, rows)),
+      listLinked(ctx, owned('model_vendors'), id, query, (rows: VendorRow[]) =>
+        catalogItems(vendorCatalog, db, ctx.tenantId, rows),
+      ),
     listVendorUseCases: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<UseCase>> =>
-      listLinked(ctx, reverse('use_case_vendors'), id, query, (rows: UseCaseRow[]) => catalogItems(useCaseCatalog, db, ctx.tenantId, rows)),
+      listLinked(ctx, reverse('use_case_vendors'), id, query, (rows: UseCaseRow[]) =>
+        catalogItems(useCaseCatalog, db, ctx.tenantId, rows),
+      ),
     listVendorModels: (ctx: Ctx, id: string, query: LinkListQuery): Promise<Page<Model>> =>
-      listLinked(ctx, reverse('model_vendors'), id, query, (rows: ModelRow[]) => catalogItems(modelCatalog, db, ctx.tenantId, rows)),
+      listLinked(ctx, reverse('model_vendors'), id, query, (rows: ModelRow[]) =>
+        catalogItems(modelCatalog, db, ctx.tenantId, rows),
+      ),
 
     linkUseCaseModel: (ctx: Ctx, id: string, modelId: string): Promise<Linked<Model>> =>
       link(ctx, LINK_TABLES.use_case_models, id, modelId, (tx) => loadModel(tx, ctx, modelId)),
@@ -136,7 +203,14 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
       link(ctx, LINK_TABLES.model_vendors, id, vendorId, (tx) => loadVendor(tx, ctx, vendorId)),
     /** Relinking updates the likelihood and impact it sends (null clears) and keeps the ones it leaves out. */
     linkUseCaseRiskScenario: (ctx: Ctx, id: string, body: RiskScenarioLinkBody): Promise<Linked<UseCaseRiskScenario>> =>
-      link(ctx, LINK_TABLES.use_case_risk_scenarios, id, body.risk_scenario_id, (tx) => loadScenario(tx, ctx, id, body.risk_scenario_id), { likelihood: body.likelihood, impact: body.impact }),
+      link(
+        ctx,
+        LINK_TABLES.use_case_risk_scenarios,
+        id,
+        body.risk_scenario_id,
+        (tx) => loadScenario(tx, ctx, id, body.risk_scenario_id),
+        { likelihood: body.likelihood, impact: body.impact },
+      ),
 
     unlink,
   }

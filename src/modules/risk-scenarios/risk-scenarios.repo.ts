@@ -10,10 +10,18 @@ type Db = Kysely<Tables>
 export const RISK_SCENARIO_SORT_COLUMNS = { name: 'name_key', created_at: 'created_at', updated_at: 'updated_at' }
 
 export function findRiskScenario(db: Db, tenantId: string, id: string): Promise<RiskScenarioRow | undefined> {
-  return forChange(db, db.selectFrom('risk_scenarios').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
+  return forChange(
+    db,
+    db.selectFrom('risk_scenarios').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+  ).executeTakeFirst()
 }
 
-export function listRiskScenarios(db: Db, tenantId: string, query: RiskScenarioListQuery, ks: Keyset): Promise<RiskScenarioRow[]> {
+export function listRiskScenarios(
+  db: Db,
+  tenantId: string,
+  query: RiskScenarioListQuery,
+  ks: Keyset,
+): Promise<RiskScenarioRow[]> {
   let q = db.selectFrom('risk_scenarios').selectAll().where('tenant_id', '=', tenantId)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.archived !== undefined) q = q.where('archived', '=', query.archived ? 1 : 0)
@@ -51,16 +59,38 @@ export async function riskTypeIdsOf(db: Db, tenantId: string, scenarioIds: strin
 /** Which of `ids` are risk types of this tenant. */
 export async function existingRiskTypeIds(db: Db, tenantId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set()
-  const rows = await db.selectFrom('risk_types').select('id').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute()
+  const rows = await db
+    .selectFrom('risk_types')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .execute()
   return new Set(rows.map((r) => r.id))
 }
 
-export async function replaceRiskTypes(db: Db, tenantId: string, scenarioId: string, riskTypeIds: string[], at: string): Promise<void> {
-  await db.deleteFrom('risk_scenario_risk_types').where('tenant_id', '=', tenantId).where('risk_scenario_id', '=', scenarioId).execute()
+export async function replaceRiskTypes(
+  db: Db,
+  tenantId: string,
+  scenarioId: string,
+  riskTypeIds: string[],
+  at: string,
+): Promise<void> {
+  await db
+    .deleteFrom('risk_scenario_risk_types')
+    .where('tenant_id', '=', tenantId)
+    .where('risk_scenario_id', '=', scenarioId)
+    .execute()
   if (riskTypeIds.length === 0) return
   await db
     .insertInto('risk_scenario_risk_types')
-    .values(riskTypeIds.map((risk_type_id) => ({ tenant_id: tenantId, risk_scenario_id: scenarioId, risk_type_id, created_at: at })))
+    .values(
+      riskTypeIds.map((risk_type_id) => ({
+        tenant_id: tenantId,
+        risk_scenario_id: scenarioId,
+        risk_type_id,
+        created_at: at,
+      })),
+    )
     .execute()
 }
 
@@ -68,7 +98,12 @@ export async function insertRiskScenario(db: Db, row: RiskScenarioRow): Promise<
   await db.insertInto('risk_scenarios').values(row).execute()
 }
 
-export async function updateRiskScenario(db: Db, tenantId: string, id: string, changes: Partial<RiskScenarioRow>): Promise<void> {
+export async function updateRiskScenario(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Partial<RiskScenarioRow>,
+): Promise<void> {
   await db.updateTable('risk_scenarios').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 

@@ -4,7 +4,15 @@ import { Description, Id, Name, Nullable, StringList, Timestamps } from '../../s
 
 const editable = {
   description: Type.Optional(Description({ examples: ['A credit model systematically scores one group lower.'] })),
-  risk_type_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'Ids of risk types of this tenant; each must exist.' }), { examples: [['rt_01jd3k8m9v4q2w6e8r0t2y4u6i']] })),
+  risk_type_ids: Type.Optional(
+    Nullable(
+      Type.Array(Type.String({ maxLength: 64 }), {
+        maxItems: 100,
+        description: 'Ids of risk types of this tenant; each must exist.',
+      }),
+      { examples: [['rt_01jd3k8m9v4q2w6e8r0t2y4u6i']] },
+    ),
+  ),
   domains: Type.Optional(Nullable(StringList(50, 100), { examples: [['lending']] })),
   industries: Type.Optional(Nullable(StringList(50, 100), { examples: [['financial_services']] })),
   regions: Type.Optional(Nullable(StringList(50, 100), { examples: [['EU']] })),
@@ -26,7 +34,17 @@ export type RiskScenario = Static<typeof RiskScenario>
 
 export const RiskScenarioCreate = Type.Object(
   { name: Name, ...editable },
-  { additionalProperties: false, examples: [{ name: 'Discriminatory credit decisions', description: 'Scores one group systematically lower.', domains: ['lending'], regions: ['EU'] }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Discriminatory credit decisions',
+        description: 'Scores one group systematically lower.',
+        domains: ['lending'],
+        regions: ['EU'],
+      },
+    ],
+  },
 )
 export type RiskScenarioCreate = Static<typeof RiskScenarioCreate>
 

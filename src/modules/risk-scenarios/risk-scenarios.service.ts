@@ -10,7 +10,12 @@ import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { fromFlag, nameColumns, presentFields, toFlag, uniqueName } from '../../shared/records.js'
 import { parseJsonList } from '../../shared/schemas.js'
 import * as repo from './risk-scenarios.repo.js'
-import type { RiskScenario, RiskScenarioCreate, RiskScenarioListQuery, RiskScenarioUpdate } from './risk-scenarios.schemas.js'
+import type {
+  RiskScenario,
+  RiskScenarioCreate,
+  RiskScenarioListQuery,
+  RiskScenarioUpdate,
+} from './risk-scenarios.schemas.js'
 
 export type RiskScenariosService = ReturnType<typeof createRiskScenariosService>
 
@@ -37,7 +42,11 @@ async function guardedWrite<T>(db: Tx, ctx: Ctx, name: string | undefined, work:
     try {
       return await work()
     } catch (err) {
-      throw isForeignKeyViolation(err) ? new AppError('validation_failed', 'risk_type_ids: a risk type was deleted meanwhile', [{ field: 'risk_type_ids', message: 'a risk type was deleted meanwhile' }]) : err
+      throw isForeignKeyViolation(err)
+        ? new AppError('validation_failed', 'risk_type_ids: a risk type was deleted meanwhile', [
+            { field: 'risk_type_ids', message: 'a risk type was deleted meanwhile' },
+          ])
+        : err
     }
   })
 }
@@ -50,7 +59,11 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
     async list(ctx: Ctx, query: RiskScenarioListQuery): Promise<Page<RiskScenario>> {
       const ks = keyset(query, repo.RISK_SCENARIO_SORT_COLUMNS)
       const rows = await repo.listRiskScenarios(db, ctx.tenantId, query, ks)
-      const typeIds = await repo.riskTypeIdsOf(db, ctx.tenantId, rows.map((r) => r.id))
+      const typeIds = await repo.riskTypeIdsOf(
+        db,
+        ctx.tenantId,
+        rows.map((r) => r.id),
+      )
       return toPage(rows, ks, (row) => toRiskScenario(row, typeIds.get(row.id) ?? []))
     },
 
@@ -82,7 +95,13 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
           const created = toRiskScenario(row, riskTypeIds)
           return {
             result: created,
-            audit: { action: 'risk_scenario.created', resourceType: 'risk_scenario', resourceId: row.id, resourceName: row.name, changes: diff(blankRiskScenario, created, AUDITED_FIELDS) },
+            audit: {
+              action: 'risk_scenario.created',
+              resourceType: 'risk_scenario',
+              resourceId: row.id,
+              resourceName: row.name,
+              changes: diff(blankRiskScenario, created, AUDITED_FIELDS),
+            },
           }
         }),
       )
@@ -90,39 +109,74 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
 
     async update(ctx: Ctx, id: string, input: RiskScenarioUpdate): Promise<RiskScenario> {
       return guardedWrite(db, ctx, input.name, () =>
-        runMutation(database, ctx, async (tx) => {
-          const current = await repo.findRiskScenario(tx, ctx.tenantId, id)
-          if (!current) throw notFound('risk scenario', id)
-          const currentTypeIds = (await repo.riskTypeIdsOf(tx, ctx.tenantId, [id])).get(id) ?? []
-          const riskTypeIds = input.risk_type_ids === undefined ? currentTypeIds : await checkedRiskTypeIds(tx, ctx.tenantId, input.risk_type_ids ?? [])
-          const changes: Partial<RiskScenarioRow> = { ...presentFields(input, ['description']), ...(input.name !== undefined && nameColumns(input.name)) }
-          for (const field of LIST_FIELDS) if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
-          if (input.archived !== undefined) changes.archived = toFlag(input.archived ?? false)
-          const before = toRiskScenario(current, currentTypeIds)
-          const after = toRiskScenario({ ...current, ...changes }, riskTypeIds)
-          return auditedUpdate(
-            { before, after, fields: AUDITED_FIELDS, audit: { action: 'risk_scenario.updated', resourceType: 'risk_scenario', resourceId: id, resourceName: after.name } },
-            async (updatedAt, changed) => {
-              await repo.updateRiskScenario(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-              if (changed.risk_type_ids) await repo.replaceRiskTypes(tx, ctx.tenantId, id, riskTypeIds, updatedAt)
-            },
-          )
-        }, [id]),
+        runMutation(
+          database,
+          ctx,
+          async (tx) => {
+            const current = await repo.findRiskScenario(tx, ctx.tenantId, id)
+            if (!current) throw notFound('risk scenario', id)
+            const currentTypeIds = (await repo.riskTypeIdsOf(tx, ctx.tenantId, [id])).get(id) ?? []
+            const riskTypeIds =
+              input.risk_type_ids === undefined
+                ? currentTypeIds
+                : await checkedRiskTypeIds(tx, ctx.tenantId, input.risk_type_ids ?? [])
+            const changes: Partial<RiskScenarioRow> = {
+              ...presentFields(input, ['description']),
+              ...(input.name !== undefined && nameColumns(input.name)),
+            }
+            for (const field of LIST_FIELDS)
+              if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
+            if (input.archived !== undefined) changes.archived = toFlag(input.archived ?? false)
+            const before = toRiskScenario(current, currentTypeIds)
+            const after = toRiskScenario({ ...current, ...changes }, riskTypeIds)
+            return auditedUpdate(
+              {
+                before,
+                after,
+                fields: AUDITED_FIELDS,
+                audit: {
+                  action: 'risk_scenario.updated',
+                  resourceType: 'risk_scenario',
+                  resourceId: id,
+                  resourceName: after.name,
+                },
+              },
+              async (updatedAt, changed) => {
+                await repo.updateRiskScenario(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+                if (changed.risk_type_ids) await repo.replaceRiskTypes(tx, ctx.tenantId, id, riskTypeIds, updatedAt)
+              },
+            )
+          },
+          [id],
+        ),
       )
     },
 
     /** Removes its links to use cases and risk types too, one audit record per removed link. */
     async delete(ctx: Ctx, id: string): Promise<void> {
-      await runMutation(database, ctx, async (tx) => {
-        const current = await repo.findRiskScenario(tx, ctx.tenantId, id)
-        if (!current) throw notFound('risk scenario', id)
-        const unlinked = await removeAssociations(tx, database.dialect, ctx.tenantId, 'risk_scenario', current)
-        await repo.deleteRiskScenario(tx, ctx.tenantId, id)
-        return {
-          result: undefined,
-          audit: [...unlinked, { action: 'risk_scenario.deleted', resourceType: 'risk_scenario', resourceId: id, resourceName: current.name }],
-        }
-      }, [id])
+      await runMutation(
+        database,
+        ctx,
+        async (tx) => {
+          const current = await repo.findRiskScenario(tx, ctx.tenantId, id)
+          if (!current) throw notFound('risk scenario', id)
+          const unlinked = await removeAssociations(tx, database.dialect, ctx.tenantId, 'risk_scenario', current)
+          await repo.deleteRiskScenario(tx, ctx.tenantId, id)
+          return {
+            result: undefined,
+            audit: [
+              ...unlinked,
+              {
+                action: 'risk_scenario.deleted',
+                resourceType: 'risk_scenario',
+                resourceId: id,
+                resourceName: current.name,
+              },
+            ],
+          }
+        },
+        [id],
+      )
     },
   }
 }
@@ -143,5 +197,14 @@ export function toRiskScenario(row: RiskScenarioRow, riskTypeIds: string[]): Ris
 }
 
 const blankRiskScenario: RiskScenario = {
-  id: '', name: null as unknown as string, description: null, risk_type_ids: [], domains: [], industries: [], regions: [], archived: null as unknown as boolean, created_at: '', updated_at: '',
+  id: '',
+  name: null as unknown as string,
+  description: null,
+  risk_type_ids: [],
+  domains: [],
+  industries: [],
+  regions: [],
+  archived: null as unknown as boolean,
+  created_at: '',
+  updated_at: '',
 }

@@ -4,7 +4,11 @@ import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schema
 
 const editable = {
   description: Type.Optional(Description({ examples: ['Outputs that disadvantage a protected group.'] })),
-  custom: Type.Optional(Nullable(Type.Boolean({ description: 'Defined by this tenant rather than the starter library. `null` means true.' }))),
+  custom: Type.Optional(
+    Nullable(
+      Type.Boolean({ description: 'Defined by this tenant rather than the starter library. `null` means true.' }),
+    ),
+  ),
   hidden: Type.Optional(Nullable(Type.Boolean({ description: 'Hidden from pickers. `null` means false.' }))),
 }
 
@@ -20,7 +24,10 @@ export type RiskType = Static<typeof RiskType>
 
 export const RiskTypeCreate = Type.Object(
   { name: Name, ...editable },
-  { additionalProperties: false, examples: [{ name: 'Bias and fairness', description: 'Outputs that disadvantage a protected group.' }] },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Bias and fairness', description: 'Outputs that disadvantage a protected group.' }],
+  },
 )
 export type RiskTypeCreate = Static<typeof RiskTypeCreate>
 

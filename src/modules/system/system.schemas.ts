@@ -18,4 +18,8 @@ export const SystemInfo = Type.Object({
   }),
 })
 
-export const Ping = Type.Object({ message: Type.Literal('pong'), tenant: Type.String(), key_id: Type.Union([Type.String(), Type.Null()]) })
+export const Ping = Type.Object({
+  message: Type.Literal('pong'),
+  tenant: Type.String(),
+  key_id: Type.Union([Type.String(), Type.Null()]),
+})

@@ -16,11 +16,17 @@ export type Team = Static<typeof Team>
 
 export const TeamCreate = Type.Object(
   { name: Name, ...editable },
-  { additionalProperties: false, examples: [{ name: 'Credit risk', description: 'Owns the credit models end to end.' }] },
+  {
+    additionalProperties: false,
+    examples: [{ name: 'Credit risk', description: 'Owns the credit models end to end.' }],
+  },
 )
 export type TeamCreate = Static<typeof TeamCreate>
 
-export const TeamUpdate = Type.Object({ name: Type.Optional(Name), ...editable }, { additionalProperties: false, examples: [{ description: null }] })
+export const TeamUpdate = Type.Object(
+  { name: Type.Optional(Name), ...editable },
+  { additionalProperties: false, examples: [{ description: null }] },
+)
 export type TeamUpdate = Static<typeof TeamUpdate>
 
 export const TeamListQuery = NamedListQuery({})

@@ -22,13 +22,22 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
   ...NAMED,
   audited: ['name', 'description'],
   create: (input) => ({ ...nameColumns(input.name), description: input.description ?? null }),
-  update: (input) => ({ ...presentFields(input, ['description']), ...(input.name !== undefined && nameColumns(input.name)) }),
+  update: (input) => ({
+    ...presentFields(input, ['description']),
+    ...(input.name !== undefined && nameColumns(input.name)),
+  }),
   /** Refused while the team owns or is assigned anything; its memberships go with it. */
   beforeDelete: async (tx, ctx, row) => {
     await refuseWhileOwning(tx, ctx.tenantId, 'team', row.id)
     return removeMemberships(tx, ctx.tenantId, 'team', row.id)
   },
-  toItem: (row) => ({ id: row.id, name: row.name, description: row.description, created_at: row.created_at, updated_at: row.updated_at }),
+  toItem: (row) => ({
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }),
 }
 
 export function createTeamsService(deps: Pick<Deps, 'database'>) {
@@ -36,12 +45,22 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
   const { db } = database
 
   const findTeam = async (conn: Tx, ctx: Ctx, id: string): Promise<TeamRow> => {
-    const team = await conn.selectFrom('teams').selectAll().where('tenant_id', '=', ctx.tenantId).where('id', '=', id).executeTakeFirst()
+    const team = await conn
+      .selectFrom('teams')
+      .selectAll()
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst()
     if (!team) throw notFound('team', id)
     return team
   }
   const findUser = async (conn: Tx, ctx: Ctx, id: string): Promise<UserRow> => {
-    const user = await conn.selectFrom('users').selectAll().where('tenant_id', '=', ctx.tenantId).where('id', '=', id).executeTakeFirst()
+    const user = await conn
+      .selectFrom('users')
+      .selectAll()
+      .where('tenant_id', '=', ctx.tenantId)
+      .where('id', '=', id)
+      .executeTakeFirst()
     if (!user) throw notFound('user', id)
     return user
   }
@@ -56,7 +75,13 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
         .selectFrom('users')
         .selectAll()
         .where('tenant_id', '=', ctx.tenantId)
-        .where('id', 'in', (eb) => eb.selectFrom('team_members').select('user_id').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', id))
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('team_members')
+            .select('user_id')
+            .where('tenant_id', '=', ctx.tenantId)
+            .where('team_id', '=', id),
+        )
       return toPage(await applyKeyset(q, ks).execute(), ks, userCatalog.toItem)
     },
 
@@ -65,10 +90,22 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
       return runMutation<{ record: User; created: boolean }>(database, ctx, async (tx) => {
         const team = await findTeam(tx, ctx, id)
         const user = await findUser(tx, ctx, userId)
-        const existing = await tx.selectFrom('team_members').select('user_id').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', id).where('user_id', '=', userId).executeTakeFirst()
+        const existing = await tx
+          .selectFrom('team_members')
+          .select('user_id')
+          .where('tenant_id', '=', ctx.tenantId)
+          .where('team_id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst()
         if (existing) return { result: { record: userCatalog.toItem(user), created: false }, audit: [] }
-        await tx.insertInto('team_members').values({ tenant_id: ctx.tenantId, team_id: id, user_id: userId, created_at: now() }).execute()
-        return { result: { record: userCatalog.toItem(user), created: true }, audit: memberAudit('member_added', team, user) }
+        await tx
+          .insertInto('team_members')
+          .values({ tenant_id: ctx.tenantId, team_id: id, user_id: userId, created_at: now() })
+          .execute()
+        return {
+          result: { record: userCatalog.toItem(user), created: true },
+          audit: memberAudit('member_added', team, user),
+        }
       })
     },
 
@@ -76,8 +113,14 @@ export function createTeamsService(deps: Pick<Deps, 'database'>) {
       await runMutation(database, ctx, async (tx) => {
         const team = await findTeam(tx, ctx, id)
         const user = await findUser(tx, ctx, userId)
-        const removed = await tx.deleteFrom('team_members').where('tenant_id', '=', ctx.tenantId).where('team_id', '=', id).where('user_id', '=', userId).executeTakeFirst()
-        if (Number(removed.numDeletedRows) === 0) throw new AppError('not_found', `user ${userId} is not a member of team ${id}`)
+        const removed = await tx
+          .deleteFrom('team_members')
+          .where('tenant_id', '=', ctx.tenantId)
+          .where('team_id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst()
+        if (Number(removed.numDeletedRows) === 0)
+          throw new AppError('not_found', `user ${userId} is not a member of team ${id}`)
         return { result: undefined, audit: memberAudit('member_removed', team, user) }
       })
     },

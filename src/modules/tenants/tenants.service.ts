@@ -25,20 +25,31 @@ export function createTenantsService(database: Database, provisioners: TenantPro
 
   async function create(id: string, source: Ctx['source'] = 'system'): Promise<Tenant> {
     if (!TENANT_PATTERN.test(id)) {
-      throw new AppError('validation_failed', 'tenant: must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit', [
-        { field: 'tenant', message: 'invalid tenant id' },
-      ])
+      throw new AppError(
+        'validation_failed',
+        'tenant: must be 1-63 characters of a-z, 0-9, "-" and "_", starting with a letter or digit',
+        [{ field: 'tenant', message: 'invalid tenant id' }],
+      )
     }
     const ctx = systemCtx(id, source)
     const tenant = { id, created_at: now() }
     try {
       await runMutation(database, ctx, async (tx) => {
-        await tx.insertInto('tenants').values({ ...tenant, audit_seq: 0, audit_head: GENESIS_HASH }).execute()
+        await tx
+          .insertInto('tenants')
+          .values({ ...tenant, audit_seq: 0, audit_head: GENESIS_HASH })
+          .execute()
         // A new tenant's chain is keyed from its first record: proven here, so an unkeyed rewrite of it fails verify.
-        await tx.insertInto('audit_legacy_proofs').values({ tenant_id: id, legacy_seq: null, ...legacyProof(id, null, chainKeys(database)) }).execute()
+        await tx
+          .insertInto('audit_legacy_proofs')
+          .values({ tenant_id: id, legacy_seq: null, ...legacyProof(id, null, chainKeys(database)) })
+          .execute()
         await createAuditNameSearch(tx, database.dialect, id)
-        const audit: AuditEntry[] = [{ action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id }]
-        for (const provision of [...BUILT_IN_PROVISIONERS, ...provisioners]) audit.push(...((await provision(tx, ctx)) ?? []))
+        const audit: AuditEntry[] = [
+          { action: 'tenant.created', resourceType: 'tenant', resourceId: id, resourceName: id },
+        ]
+        for (const provision of [...BUILT_IN_PROVISIONERS, ...provisioners])
+          audit.push(...((await provision(tx, ctx)) ?? []))
         return { result: undefined, audit }
       })
     } catch (err) {

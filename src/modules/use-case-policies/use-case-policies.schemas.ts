@@ -27,7 +27,8 @@ export const ApplyPolicyPack = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.',
+    description:
+      'Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version.',
     examples: [{ key: 'EU-AI-ACT-HIGH-RISK', due_date: '2027-08-02' }],
   },
 )
@@ -36,7 +37,10 @@ export type ApplyPolicyPack = Static<typeof ApplyPolicyPack>
 export const AppliedPolicyPackPage = PageOf(AppliedPolicyPack)
 
 export const RequirementStatus = Type.Object({
-  requirement: Type.Integer({ minimum: 0, description: 'Position in the control version\'s evidence_requirements; what evidence links name.' }),
+  requirement: Type.Integer({
+    minimum: 0,
+    description: "Position in the control version's evidence_requirements; what evidence links name.",
+  }),
   type: Type.String(),
   description: Type.String(),
   required: Type.Boolean(),
@@ -59,7 +63,9 @@ export const UseCaseControl = Type.Object({
   notes: Type.Union([Type.String(), Type.Null()]),
   assignee: Nullable(Owner, { description: 'The user or team who is to implement the control.' }),
   evidence_count: Type.Integer({ minimum: 0, description: 'Pieces of evidence linked to this control.' }),
-  evidence_requirements: Type.Array(RequirementStatus, { description: 'The control version\'s evidence requirements, each with whether it is met.' }),
+  evidence_requirements: Type.Array(RequirementStatus, {
+    description: "The control version's evidence requirements, each with whether it is met.",
+  }),
   ...Timestamps,
 })
 export type UseCaseControl = Static<typeof UseCaseControl>
@@ -67,7 +73,15 @@ export type UseCaseControl = Static<typeof UseCaseControl>
 export const ControlEvidenceLink = Type.Object(
   {
     evidence_id: Type.String({ maxLength: 64, description: 'An ev_… id of this tenant.' }),
-    requirement: Type.Optional(Nullable(Type.Integer({ minimum: 0, description: 'Which evidence requirement it satisfies (its position); defaults to the only one when the control has exactly one.' }))),
+    requirement: Type.Optional(
+      Nullable(
+        Type.Integer({
+          minimum: 0,
+          description:
+            'Which evidence requirement it satisfies (its position); defaults to the only one when the control has exactly one.',
+        }),
+      ),
+    ),
   },
   { additionalProperties: false, examples: [{ evidence_id: 'ev_01jd3k8m9v4q2w6e8r0t2y4u6i', requirement: 0 }] },
 )
@@ -95,7 +109,10 @@ export const UseCaseControlUpdate = Type.Object(
     due_date: Type.Optional(Nullable(DueDate)),
     assignee: Type.Optional(Nullable(OwnerRef)),
   },
-  { additionalProperties: false, examples: [{ status: 'implemented', notes: 'Override switch tested on 2026-11-20.' }] },
+  {
+    additionalProperties: false,
+    examples: [{ status: 'implemented', notes: 'Override switch tested on 2026-11-20.' }],
+  },
 )
 export type UseCaseControlUpdate = Static<typeof UseCaseControlUpdate>
 
@@ -112,6 +129,12 @@ export type UseCaseControlListQuery = Static<typeof UseCaseControlListQuery>
 
 export const UseCaseControlPage = PageOf(UseCaseControl)
 
-export const UseCasePackParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_… id.' }), key: Type.String({ maxLength: 100, description: 'The policy pack key.' }) })
-export const UseCaseControlParams = Type.Object({ id: Type.String({ maxLength: 64, description: 'The uc_… id.' }), control_id: Type.String({ maxLength: 64, description: 'The ucc_… id.' }) })
+export const UseCasePackParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The uc_… id.' }),
+  key: Type.String({ maxLength: 100, description: 'The policy pack key.' }),
+})
+export const UseCaseControlParams = Type.Object({
+  id: Type.String({ maxLength: 64, description: 'The uc_… id.' }),
+  control_id: Type.String({ maxLength: 64, description: 'The ucc_… id.' }),
+})
 export const UseCasePageQuery = Type.Object(PageQuery, { additionalProperties: false })

@@ -7,7 +7,9 @@ export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
 export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
 
 const editable = {
-  description: Type.Optional(Description({ examples: ['Scores retail credit applications with a gradient-boosted model.'] })),
+  description: Type.Optional(
+    Description({ examples: ['Scores retail credit applications with a gradient-boosted model.'] }),
+  ),
   ai_type: Type.Optional(Nullable(Text(100), { examples: ['machine_learning'] })),
   system_type: Type.Optional(Nullable(Text(100), { examples: ['decision_support'] })),
   risk_category_level: Type.Optional(Nullable(RiskCategoryLevel)),
@@ -17,8 +19,18 @@ const editable = {
   creator_id: Type.Optional(Nullable(Text(200))),
   questionnaire_ids: Type.Optional(
     Type.Array(
-      Type.String({ minLength: 1, maxLength: 120, pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]*)?$', description: '"KEY+version", or "KEY" for the latest version.' }),
-      { maxItems: 50, description: 'The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).', examples: [['AI-INTAKE+1']] },
+      Type.String({
+        minLength: 1,
+        maxLength: 120,
+        pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*(\\+[1-9][0-9]*)?$',
+        description: '"KEY+version", or "KEY" for the latest version.',
+      }),
+      {
+        maxItems: 50,
+        description:
+          'The questionnaires to attach, in the same transaction; on update the list replaces the attached set. Omit it to keep them (null is refused).',
+        examples: [['AI-INTAKE+1']],
+      },
     ),
   ),
   ...governedEditable,
@@ -46,10 +58,18 @@ export type UseCase = Static<typeof UseCase>
 const QuestionOnCreate = Type.Object(
   {
     question_id: Type.String({ minLength: 1, maxLength: 100 }),
-    questionnaire_id: Type.String({ minLength: 1, maxLength: 120, description: 'One of questionnaire_ids: "KEY+version", "KEY" or the q_ id.' }),
+    questionnaire_id: Type.String({
+      minLength: 1,
+      maxLength: 120,
+      description: 'One of questionnaire_ids: "KEY+version", "KEY" or the q_ id.',
+    }),
     section_id: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
-    value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String()), Type.Null()], { description: 'As for PUT …/questionnaires/{key}/answers.' }),
-    evidence_ids: Type.Optional(Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true }))),
+    value: Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Array(Type.String()), Type.Null()], {
+      description: 'As for PUT …/questionnaires/{key}/answers.',
+    }),
+    evidence_ids: Type.Optional(
+      Nullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50, uniqueItems: true })),
+    ),
   },
   { additionalProperties: false },
 )
@@ -58,12 +78,20 @@ export const UseCaseCreate = Type.Object(
   {
     name: Name,
     ...editable,
-    questions: Type.Optional(Type.Array(QuestionOnCreate, {
-      maxItems: 1000,
-      description: 'Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`).',
-    })),
+    questions: Type.Optional(
+      Type.Array(QuestionOnCreate, {
+        maxItems: 1000,
+        description:
+          'Answers to questions of the questionnaires in questionnaire_ids, saved in the same transaction (as bulk imports send them). Each value must fit its question (422 naming `questions/<i>/…`).',
+      }),
+    ),
   },
-  { additionalProperties: false, examples: [{ name: 'Credit scoring', description: 'Scores retail credit applications.', risk_category_level: 'high' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      { name: 'Credit scoring', description: 'Scores retail credit applications.', risk_category_level: 'high' },
+    ],
+  },
 )
 export type UseCaseCreate = Static<typeof UseCaseCreate>
 
@@ -82,4 +110,3 @@ export const UseCaseListQuery = NamedListQuery({
 export type UseCaseListQuery = Static<typeof UseCaseListQuery>
 
 export const UseCasePage = PageOf(UseCase)
-

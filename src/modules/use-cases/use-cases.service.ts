@@ -25,7 +25,16 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   ...NAMED,
   audited: ['name', ...PLAIN_FIELDS, ...LIST_FIELDS, 'owner', 'workflow_stage_id', 'workflow_stage_step'],
   // Lists filter on risk_category_level, owner, custom field values and creation time, search and sort the name.
-  unlisted: ['description', 'ai_type', 'system_type', 'source', 'creator_id', ...LIST_FIELDS, 'workflow_stage_id', 'workflow_stage_step'],
+  unlisted: [
+    'description',
+    'ai_type',
+    'system_type',
+    'source',
+    'creator_id',
+    ...LIST_FIELDS,
+    'workflow_stage_id',
+    'workflow_stage_step',
+  ],
   // A new use case starts in the tenant's start stage, at its first step.
   create: async (input, ctx, tx) => ({
     ...nameColumns(input.name),
@@ -43,7 +52,10 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
     ...(await workflowStart(tx, ctx.tenantId)),
   }),
   update: (input) => {
-    const changes: Partial<UseCaseRow> = { ...presentFields(input, PLAIN_FIELDS), ...(input.name !== undefined && nameColumns(input.name)) }
+    const changes: Partial<UseCaseRow> = {
+      ...presentFields(input, PLAIN_FIELDS),
+      ...(input.name !== undefined && nameColumns(input.name)),
+    }
     for (const field of LIST_FIELDS) {
       if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
     }
@@ -52,8 +64,10 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   filter: (q, query) => {
     let out = q
     if (query.risk_category_level !== undefined) out = out.where('risk_category_level', '=', query.risk_category_level)
-    if (query.created_after !== undefined) out = out.where('created_at', '>', new Date(query.created_after).toISOString())
-    if (query.created_before !== undefined) out = out.where('created_at', '<', new Date(query.created_before).toISOString())
+    if (query.created_after !== undefined)
+      out = out.where('created_at', '>', new Date(query.created_after).toISOString())
+    if (query.created_before !== undefined)
+      out = out.where('created_at', '<', new Date(query.created_before).toISOString())
     return out
   },
   /**
@@ -61,12 +75,18 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
    * create `questions` answers them there too.
    */
   afterWrite: async (tx, ctx, row, input) => [
-    ...(input.questionnaire_ids ? await replaceAttachedQuestionnaires(tx, ctx, 'use_case', row, input.questionnaire_ids) : []),
+    ...(input.questionnaire_ids
+      ? await replaceAttachedQuestionnaires(tx, ctx, 'use_case', row, input.questionnaire_ids)
+      : []),
     ...('questions' in input && input.questions ? await answerOnCreate(tx, ctx, row, input.questions) : []),
   ],
   /** Fills questionnaire_ids for a page of use cases with one query. */
   decorate: async (db, tenantId, items) => {
-    const ids = await useCaseQuestionnaireIds(db, tenantId, items.map((item) => item.id))
+    const ids = await useCaseQuestionnaireIds(
+      db,
+      tenantId,
+      items.map((item) => item.id),
+    )
     return items.map((item) => ({ ...item, questionnaire_ids: ids.get(item.id) ?? [] }))
   },
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'use_case', row),
@@ -111,5 +131,8 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
 }
 
 export function createUseCasesService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, useCaseCatalog, deps.itemCache), ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache) }
+  return {
+    ...createCatalogService(deps.database, useCaseCatalog, deps.itemCache),
+    ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache),
+  }
 }

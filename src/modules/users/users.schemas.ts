@@ -2,12 +2,19 @@ import { type Static, Type } from 'typebox'
 import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
 import { Id, Nullable, Text, Timestamps } from '../../shared/schemas.js'
 
-const Email = Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$', examples: ['ada@example.com'] })
+const Email = Type.String({
+  minLength: 3,
+  maxLength: 320,
+  pattern: '^[^\\s@]+@[^\\s@]+$',
+  examples: ['ada@example.com'],
+})
 
 const editable = {
   name: Type.Optional(Nullable(Text(200), { examples: ['Ada Lovelace'] })),
   title: Type.Optional(Nullable(Text(200), { examples: ['Head of model risk'] })),
-  active: Type.Optional(Nullable(Type.Boolean({ description: 'Inactive users keep their history and ownerships. `null` means true.' }))),
+  active: Type.Optional(
+    Nullable(Type.Boolean({ description: 'Inactive users keep their history and ownerships. `null` means true.' })),
+  ),
 }
 
 export const User = Type.Object({
@@ -22,7 +29,10 @@ export type User = Static<typeof User>
 
 export const UserCreate = Type.Object(
   { email: Email, ...editable },
-  { additionalProperties: false, examples: [{ email: 'ada@example.com', name: 'Ada Lovelace', title: 'Head of model risk' }] },
+  {
+    additionalProperties: false,
+    examples: [{ email: 'ada@example.com', name: 'Ada Lovelace', title: 'Head of model risk' }],
+  },
 )
 export type UserCreate = Static<typeof UserCreate>
 
@@ -36,7 +46,9 @@ export const UserListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['email', 'created_at', 'updated_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name or email.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name or email.' }),
+    ),
     email: Type.Optional(Type.String({ maxLength: 320, description: 'Exact email, case-insensitive.' })),
     active: Type.Optional(Type.Boolean()),
   },

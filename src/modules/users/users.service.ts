@@ -10,18 +10,36 @@ import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schema
 export type UsersService = ReturnType<typeof createUsersService>
 
 const emailColumns = (email: string) => ({ email: email.trim(), email_key: emailKey(email) })
-const nameColumns = (name: string | null) => ({ name: name === null ? null : name.trim(), name_key: name === null ? null : nameKey(name) })
+const nameColumns = (name: string | null) => ({
+  name: name === null ? null : name.trim(),
+  name_key: name === null ? null : nameKey(name),
+})
 
 /** A membership change, told on the team's audit trail. */
-export const memberAudit = (action: string, team: Pick<TeamRow, 'id' | 'name'>, user: Pick<UserRow, 'id' | 'email'>): AuditEntry => ({
-  action: `team.${action}`, resourceType: 'team', resourceId: team.id, resourceName: team.name, subObjectType: 'user', subObjectId: user.id, subObjectName: user.email,
+export const memberAudit = (
+  action: string,
+  team: Pick<TeamRow, 'id' | 'name'>,
+  user: Pick<UserRow, 'id' | 'email'>,
+): AuditEntry => ({
+  action: `team.${action}`,
+  resourceType: 'team',
+  resourceId: team.id,
+  resourceName: team.name,
+  subObjectType: 'user',
+  subObjectId: user.id,
+  subObjectName: user.email,
 })
 
 /**
  * Removes every membership of a team or user being deleted (a plain association), each removal audited
  * on its team's trail with the reason.
  */
-export async function removeMemberships(tx: Tx, tenantId: string, side: 'team' | 'user', id: string): Promise<AuditEntry[]> {
+export async function removeMemberships(
+  tx: Tx,
+  tenantId: string,
+  side: 'team' | 'user',
+  id: string,
+): Promise<AuditEntry[]> {
   const memberships = await tx
     .selectFrom('team_members as m')
     .innerJoin('teams as t', (join) => join.onRef('t.id', '=', 'm.team_id').onRef('t.tenant_id', '=', 'm.tenant_id'))
@@ -32,7 +50,11 @@ export async function removeMemberships(tx: Tx, tenantId: string, side: 'team' |
     .orderBy('t.id')
     .orderBy('u.id')
     .execute()
-  await tx.deleteFrom('team_members').where('tenant_id', '=', tenantId).where(side === 'team' ? 'team_id' : 'user_id', '=', id).execute()
+  await tx
+    .deleteFrom('team_members')
+    .where('tenant_id', '=', tenantId)
+    .where(side === 'team' ? 'team_id' : 'user_id', '=', id)
+    .execute()
   return memberships.map((m) => ({
     ...memberAudit('member_removed', { id: m.team_id, name: m.team_name }, { id: m.user_id, email: m.email }),
     metadata: { reason: `${side}.deleted` },
@@ -49,7 +71,12 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
   uniqueField: 'email',
   uniqueValue: (input) => input.email,
   audited: ['email', 'name', 'title', 'active'],
-  create: (input) => ({ ...emailColumns(input.email), ...nameColumns(input.name ?? null), title: input.title ?? null, active: toFlag(input.active ?? true) }),
+  create: (input) => ({
+    ...emailColumns(input.email),
+    ...nameColumns(input.name ?? null),
+    title: input.title ?? null,
+    active: toFlag(input.active ?? true),
+  }),
   update: (input) => ({
     ...presentFields(input, ['title']),
     ...(input.email !== undefined && emailColumns(input.email)),

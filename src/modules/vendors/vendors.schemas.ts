@@ -7,7 +7,11 @@ export const VendorStatus = Type.Enum(['active', 'under_review', 'inactive'])
 
 const editable = {
   description: Type.Optional(Description({ examples: ['Hosted LLM provider.'] })),
-  website: Type.Optional(Nullable(HttpUrl(500, { description: 'An http:// or https:// URL.' }), { examples: ['https://vendor.example.com'] })),
+  website: Type.Optional(
+    Nullable(HttpUrl(500, { description: 'An http:// or https:// URL.' }), {
+      examples: ['https://vendor.example.com'],
+    }),
+  ),
   status: Type.Optional(Nullable(VendorStatus, { description: '`null` means `active`.' })),
   ...governedEditable,
 }
@@ -25,7 +29,17 @@ export type Vendor = Static<typeof Vendor>
 
 export const VendorCreate = Type.Object(
   { name: Name, ...editable },
-  { additionalProperties: false, examples: [{ name: 'Acme AI', description: 'Hosted LLM provider.', website: 'https://acme-ai.example.com', status: 'under_review' }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Acme AI',
+        description: 'Hosted LLM provider.',
+        website: 'https://acme-ai.example.com',
+        status: 'under_review',
+      },
+    ],
+  },
 )
 export type VendorCreate = Static<typeof VendorCreate>
 

@@ -30,7 +30,10 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
     owner_id: null,
     owner_type: null,
   }),
-  update: (input) => ({ ...presentFields(input, PLAIN_FIELDS, DEFAULTS), ...(input.name !== undefined && nameColumns(input.name)) }),
+  update: (input) => ({
+    ...presentFields(input, PLAIN_FIELDS, DEFAULTS),
+    ...(input.name !== undefined && nameColumns(input.name)),
+  }),
   filter: (q, query) => (query.status === undefined ? q : q.where('status', '=', query.status)),
   /** Its links to use cases and models go with it (each removal is audited). */
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'vendor', row),
@@ -59,5 +62,8 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
 }
 
 export function createVendorsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
-  return { ...createCatalogService(deps.database, vendorCatalog, deps.itemCache), ...createJsonReads(deps.database, vendorCatalog, deps.itemCache) }
+  return {
+    ...createCatalogService(deps.database, vendorCatalog, deps.itemCache),
+    ...createJsonReads(deps.database, vendorCatalog, deps.itemCache),
+  }
 }

@@ -110,7 +110,10 @@ export class WebhookResolver {
       this.cache.set(name, answer, { ttl: NEGATIVE_TTL_MS })
       throw answer.error
     }
-    const ttlS = Math.min(MAX_TTL_S, ...results.flatMap((r) => (r && 'records' in r ? r.records.map((record) => record.ttl) : [])))
+    const ttlS = Math.min(
+      MAX_TTL_S,
+      ...results.flatMap((r) => (r && 'records' in r ? r.records.map((record) => record.ttl) : [])),
+    )
     if (ttlS > 0) this.cache.set(name, answer, { ttl: ttlS * 1000 })
     return answer.addresses
   }
@@ -124,7 +127,8 @@ export class WebhookResolver {
     if (addresses.length > 0) return { addresses }
     const codes = [v4, v6].map((r) => (r === undefined ? 'ETIMEOUT' : 'code' in r ? r.code : 'ENODATA'))
     if (codes.includes('ETIMEOUT')) return { error: this.timedOut(name) }
-    if (codes.every((code) => code === 'ENOTFOUND' || code === 'ENODATA')) return { error: new DnsError('ENOTFOUND', `${name} has no address in DNS`) }
+    if (codes.every((code) => code === 'ENOTFOUND' || code === 'ENODATA'))
+      return { error: new DnsError('ENOTFOUND', `${name} has no address in DNS`) }
     const code = codes.find((c) => c !== 'ENOTFOUND' && c !== 'ENODATA')!
     return { error: new DnsError(code, `DNS lookup of ${name} failed (${code})`) }
   }
@@ -153,16 +157,22 @@ export class WebhookResolver {
         this.active.add(tenantId, 1)
         resolve(release)
       }
-      const timer = setTimeout(() => {
-        queue.splice(queue.indexOf(start), 1)
-        if (queue.length === 0) this.waiting.delete(tenantId)
-        reject(this.busy(name))
-      }, Math.max(0, deadline - Date.now()))
+      const timer = setTimeout(
+        () => {
+          queue.splice(queue.indexOf(start), 1)
+          if (queue.length === 0) this.waiting.delete(tenantId)
+          reject(this.busy(name))
+        },
+        Math.max(0, deadline - Date.now()),
+      )
       queue.push(start)
     })
   }
 
   private busy(name: string): DnsError {
-    return new DnsError('EBUSY', `no DNS answer for ${name} within ${this.timeoutMs / 1000} s: this tenant's other lookups took every slot`)
+    return new DnsError(
+      'EBUSY',
+      `no DNS answer for ${name} within ${this.timeoutMs / 1000} s: this tenant's other lookups took every slot`,
+    )
   }
 }

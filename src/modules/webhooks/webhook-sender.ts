@@ -12,7 +12,14 @@ export interface Exchange {
  * A send's request and its answer, as they cross between the threads: `[id, url, headers, body, secrets,
  * addresses]`, `[id, exchange]`. The thread signs the request with each of `secrets` and connects to `addresses`.
  */
-type Send = [id: number, url: string, headers: Record<string, string>, body: string, secrets: string[], addresses: ResolvedAddress[]]
+type Send = [
+  id: number,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  secrets: string[],
+  addresses: ResolvedAddress[],
+]
 type Answer = [id: number, exchange: Exchange]
 
 /** With no send for this long, the thread ends (its memory and kept connections with it); the next send starts one. */
@@ -98,15 +105,19 @@ export class WebhookSender {
   private idle: NodeJS.Timeout | undefined
   private stopped = false
 
-  constructor(
-    private readonly options: { timeoutMs: number; idleMs?: number },
-  ) {}
+  constructor(private readonly options: { timeoutMs: number; idleMs?: number }) {}
 
   /**
    * POSTs `body` to `url`, signed with each of `secrets` as its `webhook-id` and `webhook-timestamp` headers name
    * it, connecting to `addresses` (the checked addresses of its host); resolves with the exchange, never rejects.
    */
-  send(url: string, headers: Record<string, string>, body: string, secrets: string[], addresses: ResolvedAddress[]): Promise<Exchange> {
+  send(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    secrets: string[],
+    addresses: ResolvedAddress[],
+  ): Promise<Exchange> {
     if (this.stopped) return Promise.resolve({ error: 'the service is stopping' })
     const id = this.nextId++
     // Sends asked for in one turn of the loop cross to the thread in one message.

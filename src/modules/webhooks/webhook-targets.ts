@@ -44,7 +44,10 @@ export function isPublicAddress(address: string): boolean {
   if (family === 4) return ipaddr.IPv4.parse(address).range() === 'unicast'
   if (family !== 6) return false
   // ipaddr.js reads "::a.b.c.d" as IPv4-mapped; spelled in hex it is the IPv4-compatible address it is.
-  const hex = address.replace(/(\d+)\.(\d+)\.(\d+)\.(\d+)$/, (_m, a, b, c, d) => `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}`)
+  const hex = address.replace(
+    /(\d+)\.(\d+)\.(\d+)\.(\d+)$/,
+    (_m, a, b, c, d) => `${((+a << 8) | +b).toString(16)}:${((+c << 8) | +d).toString(16)}`,
+  )
   const parsed = ipaddr.IPv6.parse(hex)
   const embedded = embeddedIPv4(parsed)
   if (embedded === null) return false
@@ -71,9 +74,17 @@ export const bareHost = (url: URL) => url.hostname.replace(/^\[|\]$/g, '')
  * Resolves `host` for `tenantId` (bounded: see WebhookResolver) and refuses it when any address is not public
  * (a name must not smuggle in a private one). Rejects with the resolver's error when there is no answer in time.
  */
-export async function checkedAddresses(resolver: WebhookResolver, tenantId: string, host: string, allowPrivate: boolean): Promise<ResolvedAddress[]> {
+export async function checkedAddresses(
+  resolver: WebhookResolver,
+  tenantId: string,
+  host: string,
+  allowPrivate: boolean,
+): Promise<ResolvedAddress[]> {
   const addresses = await resolver.resolve(tenantId, host)
   const blocked = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address))
-  if (blocked !== undefined) throw new BlockedTargetError(`${host} resolves to ${blocked.address}, a private, loopback, link-local or reserved address`)
+  if (blocked !== undefined)
+    throw new BlockedTargetError(
+      `${host} resolves to ${blocked.address}, a private, loopback, link-local or reserved address`,
+    )
   return addresses
 }

@@ -157,7 +157,13 @@ export class WebhookDispatcher {
   /** The turns of the loop: TURN_MS (QUICK_TURN_MS) after the last one started, wakes in between sharing one. */
   private readonly turns = new CoalescedRuns(
     () => this.run(),
-    () => Math.max(0, this.lastTurn + (this.yielding ? BUSY_TURN_MS : this.lastFannedOut < FEW_EVENTS ? QUICK_TURN_MS : TURN_MS) - Date.now()),
+    () =>
+      Math.max(
+        0,
+        this.lastTurn +
+          (this.yielding ? BUSY_TURN_MS : this.lastFannedOut < FEW_EVENTS ? QUICK_TURN_MS : TURN_MS) -
+          Date.now(),
+      ),
   )
   private lastTurn = 0
   private readonly loopLoad = new LoopLoad(BUSY_AVERAGE_MS)
@@ -212,7 +218,13 @@ export class WebhookDispatcher {
     if (this.succeeded.length > 0) await this.recordSucceeded(this.database.db, this.succeeded).catch(() => undefined)
     const waiting = [...this.queued.values()].flat().map((c) => c.delivery.id)
     this.queued.clear()
-    if (waiting.length > 0) await this.database.db.updateTable('webhook_deliveries').set(released()).where('id', 'in', waiting).execute().catch(() => undefined)
+    if (waiting.length > 0)
+      await this.database.db
+        .updateTable('webhook_deliveries')
+        .set(released())
+        .where('id', 'in', waiting)
+        .execute()
+        .catch(() => undefined)
   }
 
   private readonly onCommit = (tenantId: string) => {
@@ -249,7 +261,8 @@ export class WebhookDispatcher {
       await this.claim(budget - taken)
       if (Date.now() - this.lastCleanup > CLEANUP_EVERY_MS) await this.cleanup()
     } catch (err) {
-      if (!this.stopped) this.deps.log.warn({ err: (err as Error).message }, 'webhook dispatch failed; retrying on the next poll')
+      if (!this.stopped)
+        this.deps.log.warn({ err: (err as Error).message }, 'webhook dispatch failed; retrying on the next poll')
     }
   }
 
@@ -270,7 +283,10 @@ export class WebhookDispatcher {
       .orderBy('e.id')
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
-    const behind = this.servedThisTurn(endpoints.filter((e) => e.audit_seq > e.cursor_seq), budget)
+    const behind = this.servedThisTurn(
+      endpoints.filter((e) => e.audit_seq > e.cursor_seq),
+      budget,
+    )
     this.lastFannedOut = 0
     if (behind.length === 0 && this.succeeded.length === 0) return 0
     // The records are read before the transaction, which is then only writes, held as briefly as it can be; a
@@ -301,7 +317,14 @@ export class WebhookDispatcher {
         let inHand = this.sends.size + this.waiting()
         for (const p of pending) {
           if (this.stopped) break
-          const taken = await this.fanOutEndpoint(tx, p.tenantId, p.endpointId, p.cursor, p.records, this.room(p.tenantId, p.endpointId, inHand, tenantsHeld))
+          const taken = await this.fanOutEndpoint(
+            tx,
+            p.tenantId,
+            p.endpointId,
+            p.cursor,
+            p.records,
+            this.room(p.tenantId, p.endpointId, inHand, tenantsHeld),
+          )
           fresh.push(...taken)
           tenantsHeld.add(p.tenantId, taken.length)
           inHand += taken.length
@@ -348,8 +371,19 @@ export class WebhookDispatcher {
    * Queues a delivery for each of `records` (the tenant's log after `cursor`) that the endpoint's patterns match
    * and moves its cursor; leases up to `room` of them to this instance and returns those, to send once committed.
    */
-  private async fanOutEndpoint(tx: Tx, tenantId: string, endpointId: string, cursor: number, records: EventRecord[], room: number): Promise<Omit<Claimed, 'resources'>[]> {
-    let lock = tx.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', endpointId)
+  private async fanOutEndpoint(
+    tx: Tx,
+    tenantId: string,
+    endpointId: string,
+    cursor: number,
+    records: EventRecord[],
+    room: number,
+  ): Promise<Omit<Claimed, 'resources'>[]> {
+    let lock = tx
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', endpointId)
     // Another instance fanning out this endpoint right now: leave it to that one.
     if (this.database.dialect === 'postgres') lock = lock.forUpdate().skipLocked()
     const endpoint = await lock.executeTakeFirst()
@@ -360,9 +394,30 @@ export class WebhookDispatcher {
     const leaseUntil = this.leaseUntil()
     const fresh = records
       .filter((r) => matchesEvent(patterns, r.action))
-      .map((record, i) => ({ delivery: { ...newDelivery(tenantId, endpointId, record.id, record.action, at), ...(i < room && leased(leaseUntil)) }, endpoint, record }))
-    const inserted = fresh.length === 0 ? [] : await this.statements.insertDeliveries(tx, tenantId, endpointId, at, fresh.map((f) => [f.delivery.id, f.record.id, f.record.action, f.delivery.lease_until]))
-    await tx.updateTable('webhook_endpoints').set({ cursor_seq: records[records.length - 1].seq }).where('tenant_id', '=', tenantId).where('id', '=', endpointId).execute()
+      .map((record, i) => ({
+        delivery: {
+          ...newDelivery(tenantId, endpointId, record.id, record.action, at),
+          ...(i < room && leased(leaseUntil)),
+        },
+        endpoint,
+        record,
+      }))
+    const inserted =
+      fresh.length === 0
+        ? []
+        : await this.statements.insertDeliveries(
+            tx,
+            tenantId,
+            endpointId,
+            at,
+            fresh.map((f) => [f.delivery.id, f.record.id, f.record.action, f.delivery.lease_until]),
+          )
+    await tx
+      .updateTable('webhook_endpoints')
+      .set({ cursor_seq: records[records.length - 1].seq })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', endpointId)
+      .execute()
     // Only rows inserted here are sent from here: a record queued before (a conflict) keeps its own delivery.
     const ids = new Set(inserted)
     return fresh.filter((f) => f.delivery.lease_until !== null && ids.has(f.delivery.id))
@@ -415,11 +470,27 @@ export class WebhookDispatcher {
     const endpointIds = [...new Set(claimed.map((d) => d.endpoint_id))]
     const auditIds = claimed.flatMap((d) => (d.audit_id === null ? [] : [d.audit_id]))
     const endpoints = new Map(
-      (await db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', 'in', tenants).where('id', 'in', endpointIds).execute()).map((e) => [e.id, e]),
+      (
+        await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('tenant_id', 'in', tenants)
+          .where('id', 'in', endpointIds)
+          .execute()
+      ).map((e) => [e.id, e]),
     )
-    const records = new Map(auditIds.length === 0 ? [] : (await this.statements.eventsById(tenants, auditIds)).map((r) => [r.id, r]))
+    const records = new Map(
+      auditIds.length === 0 ? [] : (await this.statements.eventsById(tenants, auditIds)).map((r) => [r.id, r]),
+    )
     const resources = await this.resources(records.values())
-    this.enqueue(claimed.map((delivery) => ({ delivery, endpoint: endpoints.get(delivery.endpoint_id), record: delivery.audit_id === null ? undefined : records.get(delivery.audit_id), resources })))
+    this.enqueue(
+      claimed.map((delivery) => ({
+        delivery,
+        endpoint: endpoints.get(delivery.endpoint_id),
+        record: delivery.audit_id === null ? undefined : records.get(delivery.audit_id),
+        resources,
+      })),
+    )
   }
 
   /** Adds deliveries in hand to their endpoints' send queues and starts what can start. */
@@ -444,7 +515,8 @@ export class WebhookDispatcher {
     }
     const found = new Map<string, string>()
     for (const [key, { tenantId, type, ids }] of wanted) {
-      for (const [id, json] of await this.resolveResources(systemCtx(tenantId), type, [...ids])) found.set(`${key}/${id}`, json)
+      for (const [id, json] of await this.resolveResources(systemCtx(tenantId), type, [...ids]))
+        found.set(`${key}/${id}`, json)
     }
     return found
   }
@@ -478,7 +550,8 @@ export class WebhookDispatcher {
   private sendQueued(): void {
     for (const [endpointId, queue] of this.queued) {
       const tenantId = queue[0]?.delivery.tenant_id
-      const free = () => this.inFlight.of(endpointId) < PER_ENDPOINT && this.tenantInFlight.of(tenantId) < PER_TENANT_SENDS
+      const free = () =>
+        this.inFlight.of(endpointId) < PER_ENDPOINT && this.tenantInFlight.of(tenantId) < PER_TENANT_SENDS
       while (queue.length > 0 && free() && this.sends.size < CONCURRENCY && !this.stopped) {
         const claimed = queue.shift()!
         // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
@@ -519,17 +592,34 @@ export class WebhookDispatcher {
       await this.record(delivery, endpoint, result)
     } catch (err) {
       // The lease runs out and the delivery is tried again.
-      if (!this.stopped) this.deps.log.warn({ err: (err as Error).message, delivery: delivery.id }, 'webhook delivery could not be recorded')
+      if (!this.stopped)
+        this.deps.log.warn(
+          { err: (err as Error).message, delivery: delivery.id },
+          'webhook delivery could not be recorded',
+        )
     }
   }
 
-  private eventBody(delivery: WebhookDeliveryRow, record: EventRecord | undefined, resources: Map<string, string>): { id: string; body: string } | null {
+  private eventBody(
+    delivery: WebhookDeliveryRow,
+    record: EventRecord | undefined,
+    resources: Map<string, string>,
+  ): { id: string; body: string } | null {
     if (delivery.payload !== null) return { id: `evt_${delivery.id}`, body: delivery.payload }
     if (!record) return null
-    const resource = record.resource_id === null ? undefined : resources.get(`${record.tenant_id}/${record.resource_type}/${record.resource_id}`)
+    const resource =
+      record.resource_id === null
+        ? undefined
+        : resources.get(`${record.tenant_id}/${record.resource_type}/${record.resource_id}`)
     const id = `evt_${record.id}`
     // The record's and the resource's JSON texts go in as they are: `data` is the record with `resource` as its last field.
-    const head = JSON.stringify({ id, type: record.action, created_at: record.created_at, tenant: record.tenant_id, sequence: record.seq })
+    const head = JSON.stringify({
+      id,
+      type: record.action,
+      created_at: record.created_at,
+      tenant: record.tenant_id,
+      sequence: record.seq,
+    })
     return { id, body: `${head.slice(0, -1)},"data":${record.data.slice(0, -1)},"resource":${resource ?? 'null'}}}` }
   }
 
@@ -542,7 +632,12 @@ export class WebhookDispatcher {
     const url = new URL(endpoint.url)
     let addresses: ResolvedAddress[]
     try {
-      addresses = await checkedAddresses(this.deps.webhookDns, endpoint.tenant_id, bareHost(url), config.webhookAllowPrivateNetworks)
+      addresses = await checkedAddresses(
+        this.deps.webhookDns,
+        endpoint.tenant_id,
+        bareHost(url),
+        config.webhookAllowPrivateNetworks,
+      )
     } catch (err) {
       return { error: (err as Error).message }
     }
@@ -550,11 +645,18 @@ export class WebhookDispatcher {
     const secrets: string[] = []
     try {
       secrets.push(this.secret(endpoint.secret))
-      if (endpoint.previous_secret && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > now()) {
+      if (
+        endpoint.previous_secret &&
+        endpoint.previous_secret_expires_at &&
+        endpoint.previous_secret_expires_at > now()
+      ) {
         secrets.push(this.secret(endpoint.previous_secret))
       }
     } catch {
-      return { error: 'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret' }
+      return {
+        error:
+          'the signing secret cannot be decrypted: WEBHOOK_SECRET_KEY (or SERVICE_JWT_SECRET) changed since it was made; rotate the secret',
+      }
     }
     const headers = {
       'content-type': 'application/json',
@@ -585,7 +687,12 @@ export class WebhookDispatcher {
     if (status >= 200 && status < 300) {
       this.succeeded.push({ id: delivery.id, status })
       if (endpoint.failing_since !== null) {
-        await db.updateTable('webhook_endpoints').set({ failing_since: null }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
+        await db
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: null })
+          .where('tenant_id', '=', endpoint.tenant_id)
+          .where('id', '=', endpoint.id)
+          .execute()
       }
       return
     }
@@ -600,7 +707,13 @@ export class WebhookDispatcher {
     }
     // The endpoint is marked failing before the attempt shows in its delivery log, so a reader of the log sees both.
     if (endpoint.failing_since === null) {
-      await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).where('failing_since', 'is', null).execute()
+      await db
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: at })
+        .where('tenant_id', '=', endpoint.tenant_id)
+        .where('id', '=', endpoint.id)
+        .where('failing_since', 'is', null)
+        .execute()
     } else if (Date.parse(endpoint.failing_since) + DAY_MS <= Date.now()) {
       await this.disable(endpoint, `every delivery has failed since ${endpoint.failing_since}`)
     }
@@ -608,7 +721,14 @@ export class WebhookDispatcher {
     const giveUp = next > Date.parse(delivery.created_at) + DAY_MS
     await db
       .updateTable('webhook_deliveries')
-      .set({ ...attempt, status: giveUp ? 'failed' : 'pending', last_error: error, next_attempt_at: giveUp ? null : new Date(next).toISOString(), lease_until: null, updated_at: at })
+      .set({
+        ...attempt,
+        status: giveUp ? 'failed' : 'pending',
+        last_error: error,
+        next_attempt_at: giveUp ? null : new Date(next).toISOString(),
+        lease_until: null,
+        updated_at: at,
+      })
       .where('tenant_id', '=', delivery.tenant_id)
       .where('id', '=', delivery.id)
       .execute()
@@ -626,13 +746,30 @@ export class WebhookDispatcher {
   /** Disables a failing endpoint, with its audit record (which other endpoints may receive as an event). */
   private async disable(endpoint: WebhookEndpointRow, reason: string): Promise<void> {
     await runMutation(this.database, systemCtx(endpoint.tenant_id), async (tx) => {
-      const row = await tx.selectFrom('webhook_endpoints').select(['enabled']).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).executeTakeFirst()
+      const row = await tx
+        .selectFrom('webhook_endpoints')
+        .select(['enabled'])
+        .where('tenant_id', '=', endpoint.tenant_id)
+        .where('id', '=', endpoint.id)
+        .executeTakeFirst()
       if (!row || row.enabled !== 1) return { result: undefined, audit: [] }
       const at = now()
-      await tx.updateTable('webhook_endpoints').set({ enabled: 0, disabled_reason: reason, updated_at: at }).where('tenant_id', '=', endpoint.tenant_id).where('id', '=', endpoint.id).execute()
+      await tx
+        .updateTable('webhook_endpoints')
+        .set({ enabled: 0, disabled_reason: reason, updated_at: at })
+        .where('tenant_id', '=', endpoint.tenant_id)
+        .where('id', '=', endpoint.id)
+        .execute()
       return {
         result: undefined,
-        audit: { action: 'webhook_endpoint.disabled', resourceType: 'webhook_endpoint', resourceId: endpoint.id, resourceName: auditName(endpoint.url), changes: { enabled: [true, false] }, metadata: { reason } },
+        audit: {
+          action: 'webhook_endpoint.disabled',
+          resourceType: 'webhook_endpoint',
+          resourceId: endpoint.id,
+          resourceName: auditName(endpoint.url),
+          changes: { enabled: [true, false] },
+          metadata: { reason },
+        },
       }
     })
     this.deps.log.warn({ endpoint: endpoint.id, tenant: endpoint.tenant_id, reason }, 'webhook endpoint disabled')
@@ -666,4 +803,3 @@ export class WebhookDispatcher {
       .execute()
   }
 }
-

@@ -9,7 +9,12 @@ import type { WebhookDeliveryListQuery } from './webhooks.schemas.js'
 type Db = Kysely<Tables>
 
 export function findEndpoint(db: Db, tenantId: string, id: string): Promise<WebhookEndpointRow | undefined> {
-  return db.selectFrom('webhook_endpoints').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+    .executeTakeFirst()
 }
 
 export function listEndpoints(db: Db, tenantId: string, ks: Keyset): Promise<WebhookEndpointRow[]> {
@@ -17,7 +22,11 @@ export function listEndpoints(db: Db, tenantId: string, ks: Keyset): Promise<Web
 }
 
 export async function countEndpoints(db: Db, tenantId: string): Promise<number> {
-  const row = await db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', tenantId).executeTakeFirstOrThrow()
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
@@ -25,7 +34,12 @@ export async function insertEndpoint(db: Db, row: WebhookEndpointRow): Promise<v
   await db.insertInto('webhook_endpoints').values(row).execute()
 }
 
-export async function updateEndpoint(db: Db, tenantId: string, id: string, set: Partial<WebhookEndpointRow>): Promise<void> {
+export async function updateEndpoint(
+  db: Db,
+  tenantId: string,
+  id: string,
+  set: Partial<WebhookEndpointRow>,
+): Promise<void> {
   await db.updateTable('webhook_endpoints').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
@@ -40,7 +54,12 @@ export async function tenantAuditSeq(db: Db, tenantId: string): Promise<number> 
   return row.audit_seq
 }
 
-export function findDelivery(db: Db, tenantId: string, endpointId: string, id: string): Promise<WebhookDeliveryRow | undefined> {
+export function findDelivery(
+  db: Db,
+  tenantId: string,
+  endpointId: string,
+  id: string,
+): Promise<WebhookDeliveryRow | undefined> {
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -50,8 +69,18 @@ export function findDelivery(db: Db, tenantId: string, endpointId: string, id: s
     .executeTakeFirst()
 }
 
-export function listDeliveries(db: Db, tenantId: string, endpointId: string, filter: Pick<WebhookDeliveryListQuery, 'status' | 'event_type'>, ks: Keyset) {
-  let q = db.selectFrom('webhook_deliveries').selectAll().where('tenant_id', '=', tenantId).where('endpoint_id', '=', endpointId)
+export function listDeliveries(
+  db: Db,
+  tenantId: string,
+  endpointId: string,
+  filter: Pick<WebhookDeliveryListQuery, 'status' | 'event_type'>,
+  ks: Keyset,
+) {
+  let q = db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('endpoint_id', '=', endpointId)
   if (filter.status !== undefined) q = q.where('status', '=', filter.status)
   if (filter.event_type !== undefined) q = q.where('event_type', '=', filter.event_type)
   return applyKeyset(q, ks).execute()
@@ -61,7 +90,12 @@ export async function insertDelivery(db: Db, row: WebhookDeliveryRow): Promise<v
   await db.insertInto('webhook_deliveries').values(row).execute()
 }
 
-export async function updateDelivery(db: Db, tenantId: string, id: string, set: Partial<WebhookDeliveryRow>): Promise<void> {
+export async function updateDelivery(
+  db: Db,
+  tenantId: string,
+  id: string,
+  set: Partial<WebhookDeliveryRow>,
+): Promise<void> {
   await db.updateTable('webhook_deliveries').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
@@ -69,7 +103,12 @@ export async function updateDelivery(db: Db, tenantId: string, id: string, set: 
 export function deliveryHealth(db: Db, tenantId: string) {
   return db
     .selectFrom('webhook_deliveries')
-    .select((eb) => ['endpoint_id', 'status', eb.fn.countAll<number>().as('count'), eb.fn.max('last_attempt_at').as('last_attempt_at')])
+    .select((eb) => [
+      'endpoint_id',
+      'status',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.max('last_attempt_at').as('last_attempt_at'),
+    ])
     .where('tenant_id', '=', tenantId)
     .groupBy(['endpoint_id', 'status'])
     .execute()
@@ -101,19 +140,32 @@ export type FreshDelivery = [id: string, auditId: string, eventType: string, lea
 export function dispatchStatements({ db, dialect }: Database) {
   const events = db
     .selectFrom('audit_logs')
-    .select(['id', 'tenant_id', 'seq', 'action', 'created_at', 'resource_type', 'resource_id', auditLogJson(dialect).as('data')])
+    .select([
+      'id',
+      'tenant_id',
+      'seq',
+      'action',
+      'created_at',
+      'resource_type',
+      'resource_id',
+      auditLogJson(dialect).as('data'),
+    ])
   const after = events.where('tenant_id', '=', '').where('seq', '>', 0).orderBy('seq').limit(0).compile()
   const byId = events.where(anyOf(dialect, 'tenant_id')).where(anyOf(dialect, 'id')).compile()
   const list = dialect === 'sqlite' ? sql`json_each(${''}) d` : sql`json_array_elements(${''}::json) d(value)`
   // Parameters: tenant, endpoint, the time thrice, then the deliveries as JSON.
-  const insert = sql`insert into webhook_deliveries (id, tenant_id, endpoint_id, audit_id, event_type, status, attempts, next_attempt_at, lease_until, created_at, updated_at)
+  const insert =
+    sql`insert into webhook_deliveries (id, tenant_id, endpoint_id, audit_id, event_type, status, attempts, next_attempt_at, lease_until, created_at, updated_at)
       select d.value ->> 0, ${''}, ${''}, d.value ->> 1, d.value ->> 2, 'pending', 0, coalesce(d.value ->> 3, ${''}), d.value ->> 3, ${''}, ${''}
       from ${list} where true
       on conflict (endpoint_id, audit_id) do nothing
       returning id`.compile(db)
   // Parameters: the status code, the time twice, then the ids.
-  const succeeded = sql`update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_status_code = ${0}, last_error = null,
-      last_attempt_at = ${''}, next_attempt_at = null, lease_until = null, updated_at = ${''} where ${anyOf(dialect, 'id')}`.compile(db)
+  const succeeded =
+    sql`update webhook_deliveries set status = 'succeeded', attempts = attempts + 1, last_status_code = ${0}, last_error = null,
+      last_attempt_at = ${''}, next_attempt_at = null, lease_until = null, updated_at = ${''} where ${anyOf(dialect, 'id')}`.compile(
+      db,
+    )
   return {
     /** The tenant's records after `seq`, oldest first, at most `limit`. */
     async eventsAfter(tenantId: string, seq: number, limit: number): Promise<EventRecord[]> {
@@ -121,11 +173,25 @@ export function dispatchStatements({ db, dialect }: Database) {
     },
     /** The records of these ids, of these tenants. */
     async eventsById(tenantIds: string[], ids: string[]): Promise<EventRecord[]> {
-      return (await db.executeQuery<EventRecord>({ ...byId, parameters: [anyOfValue(dialect, tenantIds), anyOfValue(dialect, ids)] })).rows
+      return (
+        await db.executeQuery<EventRecord>({
+          ...byId,
+          parameters: [anyOfValue(dialect, tenantIds), anyOfValue(dialect, ids)],
+        })
+      ).rows
     },
     /** Queues deliveries of one endpoint; returns the ids inserted (a record queued for the endpoint before keeps its delivery). */
-    async insertDeliveries(tx: Db, tenantId: string, endpointId: string, at: string, deliveries: FreshDelivery[]): Promise<string[]> {
-      const { rows } = await tx.executeQuery<{ id: string }>({ ...insert, parameters: [tenantId, endpointId, at, at, at, JSON.stringify(deliveries)] })
+    async insertDeliveries(
+      tx: Db,
+      tenantId: string,
+      endpointId: string,
+      at: string,
+      deliveries: FreshDelivery[],
+    ): Promise<string[]> {
+      const { rows } = await tx.executeQuery<{ id: string }>({
+        ...insert,
+        parameters: [tenantId, endpointId, at, at, at, JSON.stringify(deliveries)],
+      })
       return rows.map((r) => r.id)
     },
     /** Marks acknowledged deliveries succeeded. */

@@ -53,7 +53,8 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
     try {
       await checkedAddresses(webhookDns, ctx.tenantId, bareHost(new URL(url)), false)
     } catch (err) {
-      if (err instanceof BlockedTargetError) throw invalid('url', `${err.message}; allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`)
+      if (err instanceof BlockedTargetError)
+        throw invalid('url', `${err.message}; allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`)
       // A name that does not resolve (yet, or in time) may later: every send resolves and checks it again.
     }
   }
@@ -75,7 +76,9 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       const at = now()
       const created = await runMutation(database, ctx, async (tx) => {
         if ((await repo.countEndpoints(tx, ctx.tenantId)) >= ENDPOINTS_PER_TENANT) {
-          throw conflict(`this tenant has ${ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one to make another`)
+          throw conflict(
+            `this tenant has ${ENDPOINTS_PER_TENANT} webhook endpoints, the most it may have: delete one to make another`,
+          )
         }
         const row: WebhookEndpointRow = {
           id: newId('whep'),
@@ -98,7 +101,13 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         const endpoint = toEndpoint(row)
         return {
           result: { ...endpoint, secret, secret_shown: true },
-          audit: { action: 'webhook_endpoint.created', resourceType: 'webhook_endpoint', resourceId: row.id, resourceName: auditName(row.url), metadata: { events: input.events, enabled: endpoint.enabled } },
+          audit: {
+            action: 'webhook_endpoint.created',
+            resourceType: 'webhook_endpoint',
+            resourceId: row.id,
+            resourceName: auditName(row.url),
+            metadata: { events: input.events, enabled: endpoint.enabled },
+          },
         }
       })
       if (created.enabled) database.commits.emit('webhookEndpoints', ctx.tenantId)
@@ -119,7 +128,17 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         }
         const enabling = !before.enabled && after.enabled
         return auditedUpdate(
-          { before, after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after, fields: AUDITED_FIELDS, audit: { action: 'webhook_endpoint.updated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(after.url) } },
+          {
+            before,
+            after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after,
+            fields: AUDITED_FIELDS,
+            audit: {
+              action: 'webhook_endpoint.updated',
+              resourceType: 'webhook_endpoint',
+              resourceId: id,
+              resourceName: auditName(after.url),
+            },
+          },
           async (updatedAt) => {
             await repo.updateEndpoint(tx, ctx.tenantId, id, {
               url: after.url,
@@ -128,7 +147,13 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
               enabled: after.enabled ? 1 : 0,
               updated_at: updatedAt,
               // A disabled endpoint queues nothing; enabled again, it takes events from now on.
-              ...(enabling ? { cursor_seq: await repo.tenantAuditSeq(tx, ctx.tenantId), failing_since: null, disabled_reason: null } : {}),
+              ...(enabling
+                ? {
+                    cursor_seq: await repo.tenantAuditSeq(tx, ctx.tenantId),
+                    failing_since: null,
+                    disabled_reason: null,
+                  }
+                : {}),
             })
           },
         )
@@ -141,7 +166,15 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       await runMutation(database, ctx, async (tx) => {
         const row = await requireEndpoint(ctx, id, tx)
         await repo.deleteEndpoint(tx, ctx.tenantId, id)
-        return { result: undefined, audit: { action: 'webhook_endpoint.deleted', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url) } }
+        return {
+          result: undefined,
+          audit: {
+            action: 'webhook_endpoint.deleted',
+            resourceType: 'webhook_endpoint',
+            resourceId: id,
+            resourceName: auditName(row.url),
+          },
+        }
       })
     },
 
@@ -160,7 +193,13 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         await repo.updateEndpoint(tx, ctx.tenantId, id, set)
         return {
           result: { ...toEndpoint({ ...row, ...set }), secret, secret_shown: true },
-          audit: { action: 'webhook_endpoint.secret_rotated', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(row.url), metadata: { previous_secret_expires_at: set.previous_secret_expires_at } },
+          audit: {
+            action: 'webhook_endpoint.secret_rotated',
+            resourceType: 'webhook_endpoint',
+            resourceId: id,
+            resourceName: auditName(row.url),
+            metadata: { previous_secret_expires_at: set.previous_secret_expires_at },
+          },
         }
       })
     },
@@ -171,14 +210,31 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         const endpoint = await requireEndpoint(ctx, id, tx)
         const at = now()
         const deliveryId = newId('whd')
-        const payload = { id: `evt_${deliveryId}`, type: 'ping', created_at: at, tenant: ctx.tenantId, sequence: null, data: { endpoint_id: id, message: 'ping' } }
+        const payload = {
+          id: `evt_${deliveryId}`,
+          type: 'ping',
+          created_at: at,
+          tenant: ctx.tenantId,
+          sequence: null,
+          data: { endpoint_id: id, message: 'ping' },
+        }
         const row: WebhookDeliveryRow = {
           ...newDelivery(ctx.tenantId, endpoint.id, null, 'ping', at),
           id: deliveryId,
           payload: JSON.stringify(payload),
         }
         await repo.insertDelivery(tx, row)
-        return { result: toDelivery(row), audit: { action: 'webhook_endpoint.tested', resourceType: 'webhook_endpoint', resourceId: id, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: row.id } }
+        return {
+          result: toDelivery(row),
+          audit: {
+            action: 'webhook_endpoint.tested',
+            resourceType: 'webhook_endpoint',
+            resourceId: id,
+            resourceName: auditName(endpoint.url),
+            subObjectType: 'webhook_delivery',
+            subObjectId: row.id,
+          },
+        }
       })
     },
 
@@ -201,14 +257,25 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
           const count = (status: string) => Number(mine.find((r) => r.status === status)?.count ?? 0)
           const lastSuccess = mine.find((r) => r.status === 'succeeded')?.last_attempt_at ?? null
           const behind = endpoint.enabled ? logEnd - cursors.get(endpoint.id)! : 0
-          endpoints.push({ ...endpoint, pending: count('pending'), behind, succeeded: count('succeeded'), failed: count('failed'), last_success_at: lastSuccess })
+          endpoints.push({
+            ...endpoint,
+            pending: count('pending'),
+            behind,
+            succeeded: count('succeeded'),
+            failed: count('failed'),
+            last_success_at: lastSuccess,
+          })
         }
         cursor = page.pagination.next_cursor ?? undefined
       } while (cursor)
       return endpoints
     },
 
-    async listDeliveries(ctx: Ctx, endpointId: string, query: WebhookDeliveryListQuery): Promise<Page<WebhookDelivery>> {
+    async listDeliveries(
+      ctx: Ctx,
+      endpointId: string,
+      query: WebhookDeliveryListQuery,
+    ): Promise<Page<WebhookDelivery>> {
       await requireEndpoint(ctx, endpointId)
       const { page_limit, page_after, ...filter } = query
       const ks = keyset({ page_limit, page_after, sort: '-id' })
@@ -221,27 +288,54 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         const endpoint = await requireEndpoint(ctx, endpointId, tx)
         const row = await repo.findDelivery(tx, ctx.tenantId, endpointId, deliveryId)
         if (!row) throw notFound('webhook delivery', deliveryId)
-        if (row.status === 'pending' && row.lease_until !== null && row.lease_until > now()) throw new AppError('conflict', `delivery ${deliveryId} is being sent right now`)
+        if (row.status === 'pending' && row.lease_until !== null && row.lease_until > now())
+          throw new AppError('conflict', `delivery ${deliveryId} is being sent right now`)
         const at = now()
-        const set = { status: 'pending' as const, next_attempt_at: at, created_at: at, updated_at: at, lease_until: null }
+        const set = {
+          status: 'pending' as const,
+          next_attempt_at: at,
+          created_at: at,
+          updated_at: at,
+          lease_until: null,
+        }
         await repo.updateDelivery(tx, ctx.tenantId, deliveryId, set)
         return {
           result: toDelivery({ ...row, ...set }),
-          audit: { action: 'webhook_delivery.retried', resourceType: 'webhook_endpoint', resourceId: endpointId, resourceName: auditName(endpoint.url), subObjectType: 'webhook_delivery', subObjectId: deliveryId, subObjectName: row.event_type },
+          audit: {
+            action: 'webhook_delivery.retried',
+            resourceType: 'webhook_endpoint',
+            resourceId: endpointId,
+            resourceName: auditName(endpoint.url),
+            subObjectType: 'webhook_delivery',
+            subObjectId: deliveryId,
+            subObjectName: row.event_type,
+          },
         }
       })
     },
   }
 }
 
-export type EndpointHealth = WebhookEndpoint & { pending: number; behind: number; succeeded: number; failed: number; last_success_at: string | null }
+export type EndpointHealth = WebhookEndpoint & {
+  pending: number
+  behind: number
+  succeeded: number
+  failed: number
+  last_success_at: string | null
+}
 
 /** An endpoint's name in its audit records: its URL, cut to what an audit record's name holds. */
 export function auditName(url: string): string {
   return url.length <= 512 ? url : `${url.slice(0, 511)}…`
 }
 
-export function newDelivery(tenantId: string, endpointId: string, auditId: string | null, eventType: string, at: string): WebhookDeliveryRow {
+export function newDelivery(
+  tenantId: string,
+  endpointId: string,
+  auditId: string | null,
+  eventType: string,
+  at: string,
+): WebhookDeliveryRow {
   return {
     id: newId('whd'),
     tenant_id: tenantId,

@@ -6,7 +6,12 @@ import { now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { answerErrors, evidenceErrors, missingAnswers, missingEvidence } from '../process/process.js'
 import { findUseCase, updateUseCase } from '../use-cases/use-cases.repo.js'
-import type { UseCaseWorkflow, UseCaseWorkflowReject, UseCaseWorkflowSet, WorkflowStageRef } from './use-case-workflow.schemas.js'
+import type {
+  UseCaseWorkflow,
+  UseCaseWorkflowReject,
+  UseCaseWorkflowSet,
+  WorkflowStageRef,
+} from './use-case-workflow.schemas.js'
 import * as stages from './workflow-stages.repo.js'
 import { firstStep, nextStepInStage, type WorkflowStep } from './workflow-steps.js'
 
@@ -34,46 +39,77 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
   async function load(tx: Tx, tenantId: string, id: string): Promise<Current> {
     const useCase = await findUseCase(tx, tenantId, id)
     if (!useCase) throw notFound('use case', id)
-    const stage = useCase.workflow_stage_id === null ? undefined : await stages.findStage(tx, tenantId, useCase.workflow_stage_id)
+    const stage =
+      useCase.workflow_stage_id === null ? undefined : await stages.findStage(tx, tenantId, useCase.workflow_stage_id)
     return { useCase, stage, step: useCase.workflow_stage_step as WorkflowStep | null }
   }
 
   /** Reads the current state and writes the transition with its audit record, in one transaction. */
-  function transition(ctx: Ctx, id: string, plan: (current: Current, tx: Tx) => Promise<Target>, metadata?: Record<string, unknown>): Promise<UseCaseWorkflow> {
-    return runMutation(database, ctx, async (tx) => {
-      await stages.lockStages(tx, ctx.tenantId, database.dialect)
-      const current = await load(tx, ctx.tenantId, id)
-      const target = await plan(current, tx)
-      const result = view(target.stage, target.step, target.reason)
-      const { useCase } = current
-      if (target.stage.id === useCase.workflow_stage_id && target.step === current.step && target.reason === useCase.workflow_rejection_reason) {
-        return { result, audit: [] }
-      }
-      await updateUseCase(tx, ctx.tenantId, id, {
-        workflow_stage_id: target.stage.id, workflow_stage_step: target.step, workflow_rejection_reason: target.reason, updated_at: now(),
-      })
-      return {
-        result,
-        audit: {
-          action: target.action, resourceType: 'use_case', resourceId: id, resourceName: useCase.name, useCaseId: id,
-          subObjectType: 'workflow_stage', subObjectId: target.stage.id, subObjectName: target.stage.name,
-          changes: { workflow_stage_id: [useCase.workflow_stage_id, target.stage.id], workflow_stage_step: [current.step, target.step] },
-          metadata: metadata ?? null,
-        },
-      }
-    }, [stages.STAGES_LOCK, id])
+  function transition(
+    ctx: Ctx,
+    id: string,
+    plan: (current: Current, tx: Tx) => Promise<Target>,
+    metadata?: Record<string, unknown>,
+  ): Promise<UseCaseWorkflow> {
+    return runMutation(
+      database,
+      ctx,
+      async (tx) => {
+        await stages.lockStages(tx, ctx.tenantId, database.dialect)
+        const current = await load(tx, ctx.tenantId, id)
+        const target = await plan(current, tx)
+        const result = view(target.stage, target.step, target.reason)
+        const { useCase } = current
+        if (
+          target.stage.id === useCase.workflow_stage_id &&
+          target.step === current.step &&
+          target.reason === useCase.workflow_rejection_reason
+        ) {
+          return { result, audit: [] }
+        }
+        await updateUseCase(tx, ctx.tenantId, id, {
+          workflow_stage_id: target.stage.id,
+          workflow_stage_step: target.step,
+          workflow_rejection_reason: target.reason,
+          updated_at: now(),
+        })
+        return {
+          result,
+          audit: {
+            action: target.action,
+            resourceType: 'use_case',
+            resourceId: id,
+            resourceName: useCase.name,
+            useCaseId: id,
+            subObjectType: 'workflow_stage',
+            subObjectId: target.stage.id,
+            subObjectName: target.stage.name,
+            changes: {
+              workflow_stage_id: [useCase.workflow_stage_id, target.stage.id],
+              workflow_stage_step: [current.step, target.step],
+            },
+            metadata: metadata ?? null,
+          },
+        }
+      },
+      [stages.STAGES_LOCK, id],
+    )
   }
 
   /** The stage a use case must be in for advance and reject; its rejection blocks advancing. */
   function placed(current: Current): { stage: WorkflowStageRow; step: WorkflowStep } {
     if (!current.stage || current.step === null) {
-      throw conflict(`use case ${current.useCase.id} is not in a workflow stage; move it to one with PUT /use_cases/${current.useCase.id}/workflow`)
+      throw conflict(
+        `use case ${current.useCase.id} is not in a workflow stage; move it to one with PUT /use_cases/${current.useCase.id}/workflow`,
+      )
     }
     return { stage: current.stage, step: current.step }
   }
 
   const completed = (current: Current) =>
-    conflict(`use case ${current.useCase.id} is clear in the end stage "${current.stage!.name}": its workflow is complete; move it with PUT /use_cases/${current.useCase.id}/workflow to reopen it`)
+    conflict(
+      `use case ${current.useCase.id} is clear in the end stage "${current.stage!.name}": its workflow is complete; move it with PUT /use_cases/${current.useCase.id}/workflow to reopen it`,
+    )
 
   return {
     async get(ctx: Ctx, id: string): Promise<UseCaseWorkflow> {
@@ -95,7 +131,9 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
       return transition(ctx, id, async (current, tx) => {
         const { stage, step } = placed(current)
         if (step === 'rejected') {
-          throw conflict(`use case ${id} was rejected in stage "${stage.name}": ${current.useCase.workflow_rejection_reason ?? 'no reason given'}; move it to a stage with PUT /use_cases/${id}/workflow to continue`)
+          throw conflict(
+            `use case ${id} was rejected in stage "${stage.name}": ${current.useCase.workflow_rejection_reason ?? 'no reason given'}; move it to a stage with PUT /use_cases/${id}/workflow to continue`,
+          )
         }
         await checkGate(tx, ctx.tenantId, current.useCase, stage, step)
         const next = nextStepInStage(stage, step)
@@ -109,12 +147,20 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
 
     reject(ctx: Ctx, id: string, input: UseCaseWorkflowReject): Promise<UseCaseWorkflow> {
       const reason = input.reason.trim()
-      return transition(ctx, id, async (current) => {
-        const { stage, step } = placed(current)
-        if (step === 'rejected') throw conflict(`use case ${id} is already rejected: ${current.useCase.workflow_rejection_reason ?? 'no reason given'}`)
-        if (stage.type === 'end' && step === 'clear') throw completed(current)
-        return { action: 'use_case.workflow_rejected', stage, step: 'rejected', reason }
-      }, { reason })
+      return transition(
+        ctx,
+        id,
+        async (current) => {
+          const { stage, step } = placed(current)
+          if (step === 'rejected')
+            throw conflict(
+              `use case ${id} is already rejected: ${current.useCase.workflow_rejection_reason ?? 'no reason given'}`,
+            )
+          if (stage.type === 'end' && step === 'clear') throw completed(current)
+          return { action: 'use_case.workflow_rejected', stage, step: 'rejected', reason }
+        },
+        { reason },
+      )
     },
   }
 }
@@ -124,24 +170,42 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
  * questionnaires answered; leaving `evidence_collection` in a stage that requires it needs evidence for every
  * required evidence requirement of every applicable control.
  */
-async function checkGate(tx: Tx, tenantId: string, useCase: UseCaseRow, stage: WorkflowStageRow, step: WorkflowStep): Promise<void> {
+async function checkGate(
+  tx: Tx,
+  tenantId: string,
+  useCase: UseCaseRow,
+  stage: WorkflowStageRow,
+  step: WorkflowStep,
+): Promise<void> {
   if (step === 'assessment' && stage.assessment_required) {
     const missing = await missingAnswers(tx, tenantId, useCase.id)
     if (missing.length > 0) {
-      throw new AppError('process_incomplete', `use case ${useCase.id} cannot leave assessment in stage "${stage.name}": ${missing.length} required question(s) unanswered`, answerErrors(missing), { missing_answers: missing })
+      throw new AppError(
+        'process_incomplete',
+        `use case ${useCase.id} cannot leave assessment in stage "${stage.name}": ${missing.length} required question(s) unanswered`,
+        answerErrors(missing),
+        { missing_answers: missing },
+      )
     }
   }
   if (step === 'evidence_collection' && stage.evidence_collection_required) {
     const missing = await missingEvidence(tx, tenantId, useCase.id)
     if (missing.length > 0) {
-      throw new AppError('process_incomplete', `use case ${useCase.id} cannot leave evidence collection in stage "${stage.name}": ${missing.length} required evidence requirement(s) without evidence`, evidenceErrors(missing), { missing_evidence: missing })
+      throw new AppError(
+        'process_incomplete',
+        `use case ${useCase.id} cannot leave evidence collection in stage "${stage.name}": ${missing.length} required evidence requirement(s) without evidence`,
+        evidenceErrors(missing),
+        { missing_evidence: missing },
+      )
     }
   }
 }
 
 function view(stage: WorkflowStageRow | undefined, step: WorkflowStep | null, reason: string | null): UseCaseWorkflow {
   return {
-    workflow_stage: stage ? { id: stage.id, name: stage.name, type: stage.type as WorkflowStageRef['type'], position: stage.position } : null,
+    workflow_stage: stage
+      ? { id: stage.id, name: stage.name, type: stage.type as WorkflowStageRef['type'], position: stage.position }
+      : null,
     workflow_stage_step: stage ? step : null,
     rejection_reason: reason,
   }

@@ -12,23 +12,44 @@ type Db = Kysely<Tables>
 export const WORKFLOW_STAGE_SORT_COLUMNS = { position: 'position', name: 'name_key', created_at: 'created_at' }
 
 export function findStage(db: Db, tenantId: string, id: string): Promise<WorkflowStageRow | undefined> {
-  return forChange(db, db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id)).executeTakeFirst()
+  return forChange(
+    db,
+    db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id),
+  ).executeTakeFirst()
 }
 
 /** The tenant's start or end stage (kept for the rest of a group transaction: see kept-reads). */
-export function findSystemStage(db: Db, tenantId: string, type: 'start' | 'end'): Promise<WorkflowStageRow | undefined> {
+export function findSystemStage(
+  db: Db,
+  tenantId: string,
+  type: 'start' | 'end',
+): Promise<WorkflowStageRow | undefined> {
   return keptRead(db, 'workflow_stages', `${tenantId}/${type}`, () =>
-    db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('type', '=', type).executeTakeFirst(),
+    db
+      .selectFrom('workflow_stages')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('type', '=', type)
+      .executeTakeFirst(),
   )
 }
 
 /** The stage after `stage` in workflow order (position, then id). */
-export function findNextStage(db: Db, tenantId: string, stage: WorkflowStageRow): Promise<WorkflowStageRow | undefined> {
+export function findNextStage(
+  db: Db,
+  tenantId: string,
+  stage: WorkflowStageRow,
+): Promise<WorkflowStageRow | undefined> {
   return db
     .selectFrom('workflow_stages')
     .selectAll()
     .where('tenant_id', '=', tenantId)
-    .where((eb) => eb.or([eb('position', '>', stage.position), eb.and([eb('position', '=', stage.position), eb('id', '>', stage.id)])]))
+    .where((eb) =>
+      eb.or([
+        eb('position', '>', stage.position),
+        eb.and([eb('position', '=', stage.position), eb('id', '>', stage.id)]),
+      ]),
+    )
     .orderBy('position')
     .orderBy('id')
     .limit(1)
@@ -42,13 +63,22 @@ export function findNextStage(db: Db, tenantId: string, stage: WorkflowStageRow)
 /** The lock key (TransactionOptions.locks) of the tenant's stages, which lockStages locks. */
 export const STAGES_LOCK = 'workflow_stages'
 
-export async function lockStages(db: Db, tenantId: string, dialect: DialectName): Promise<WorkflowStageRow | undefined> {
+export async function lockStages(
+  db: Db,
+  tenantId: string,
+  dialect: DialectName,
+): Promise<WorkflowStageRow | undefined> {
   let q = db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId).where('type', '=', 'end')
   if (dialect === 'postgres') q = q.forUpdate()
   return q.executeTakeFirst()
 }
 
-export function listStages(db: Db, tenantId: string, query: WorkflowStageListQuery, ks: Keyset): Promise<WorkflowStageRow[]> {
+export function listStages(
+  db: Db,
+  tenantId: string,
+  query: WorkflowStageListQuery,
+  ks: Keyset,
+): Promise<WorkflowStageRow[]> {
   let q = db.selectFrom('workflow_stages').selectAll().where('tenant_id', '=', tenantId)
   if (query.q !== undefined) q = q.where(containsText('name_key', query.q))
   if (query.type !== undefined) q = q.where('type', '=', query.type)
@@ -60,7 +90,12 @@ export async function insertStage(db: Db, row: WorkflowStageRow): Promise<void> 
   await db.insertInto('workflow_stages').values(row).execute()
 }
 
-export async function updateStage(db: Db, tenantId: string, id: string, changes: Partial<WorkflowStageRow>): Promise<void> {
+export async function updateStage(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Partial<WorkflowStageRow>,
+): Promise<void> {
   forgetReads(db, 'workflow_stages')
   await db.updateTable('workflow_stages').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
@@ -71,7 +106,13 @@ export async function deleteStage(db: Db, tenantId: string, id: string): Promise
 }
 
 /** Frees `position` for `exceptId` when another stage holds it: every stage at or after it moves down by one. */
-export async function makeRoomAt(db: Db, tenantId: string, position: number, exceptId: string, at: string): Promise<void> {
+export async function makeRoomAt(
+  db: Db,
+  tenantId: string,
+  position: number,
+  exceptId: string,
+  at: string,
+): Promise<void> {
   forgetReads(db, 'workflow_stages')
   const taken = await db
     .selectFrom('workflow_stages')
@@ -101,13 +142,23 @@ export async function countUseCasesInStage(db: Db, tenantId: string, stageId: st
 }
 
 export async function maxPosition(db: Db, tenantId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('workflow_stages').select((eb) => eb.fn.max('position').as('max')).where('tenant_id', '=', tenantId).executeTakeFirst()
+  const row = await db
+    .selectFrom('workflow_stages')
+    .select((eb) => eb.fn.max('position').as('max'))
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst()
   return row?.max ?? undefined
 }
 
 /** Use cases created before the tenant had workflow stages. */
 export function findUseCasesWithoutStage(db: Db, tenantId: string): Promise<UseCaseRow[]> {
-  return db.selectFrom('use_cases').selectAll().where('tenant_id', '=', tenantId).where('workflow_stage_id', 'is', null).orderBy('id').execute()
+  return db
+    .selectFrom('use_cases')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('workflow_stage_id', 'is', null)
+    .orderBy('id')
+    .execute()
 }
 
 /**
@@ -121,7 +172,15 @@ export async function tenantsWithoutSystemStages(db: Db): Promise<string[]> {
     .where((eb) =>
       eb.or(
         (['start', 'end'] as const).map((type) =>
-          eb.not(eb.exists(eb.selectFrom('workflow_stages').select('id').whereRef('workflow_stages.tenant_id', '=', 'tenants.id').where('workflow_stages.type', '=', type))),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('workflow_stages')
+                .select('id')
+                .whereRef('workflow_stages.tenant_id', '=', 'tenants.id')
+                .where('workflow_stages.type', '=', type),
+            ),
+          ),
         ),
       ),
     )

@@ -3,20 +3,27 @@ import { PageOf, PageQuery, SortParam } from '../../shared/pagination.js'
 import { Description, Id, Name, Nullable, Timestamps } from '../../shared/schemas.js'
 
 export const StageType = Type.Enum(['start', 'intermediate', 'end'], {
-  description: '`start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.',
+  description:
+    '`start` and `end` exist once per tenant and are system-managed; only `intermediate` stages are created, changed and deleted.',
 })
 
 const Position = Type.Integer({
   minimum: 1,
   description:
     'Place in the workflow. The start stage is always 0 and the end stage is always last; an intermediate stage takes a position ' +
-    'from 1 up to the end stage\'s, and the stages at or after it move down by one. Positions need not be contiguous.',
+    "from 1 up to the end stage's, and the stages at or after it move down by one. Positions need not be contiguous.",
   examples: [1],
 })
 
 const flags = {
-  assessment_required: Type.Boolean({ description: 'Use cases in this stage go through the `assessment` step.', examples: [true] }),
-  evidence_collection_required: Type.Boolean({ description: 'Use cases in this stage go through the `evidence_collection` step.', examples: [true] }),
+  assessment_required: Type.Boolean({
+    description: 'Use cases in this stage go through the `assessment` step.',
+    examples: [true],
+  }),
+  evidence_collection_required: Type.Boolean({
+    description: 'Use cases in this stage go through the `evidence_collection` step.',
+    examples: [true],
+  }),
 }
 
 export const WorkflowStage = Type.Object(
@@ -30,10 +37,19 @@ export const WorkflowStage = Type.Object(
     ...Timestamps,
   },
   {
-    examples: [{
-      id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i', name: 'Legal review', description: 'Counsel checks the contractual basis.', type: 'intermediate', position: 1,
-      assessment_required: true, evidence_collection_required: false, created_at: '2026-11-22T09:30:00.000Z', updated_at: '2026-11-22T09:30:00.000Z',
-    }],
+    examples: [
+      {
+        id: 'ws_01jd3k8m9v4q2w6e8r0t2y4u6i',
+        name: 'Legal review',
+        description: 'Counsel checks the contractual basis.',
+        type: 'intermediate',
+        position: 1,
+        assessment_required: true,
+        evidence_collection_required: false,
+        created_at: '2026-11-22T09:30:00.000Z',
+        updated_at: '2026-11-22T09:30:00.000Z',
+      },
+    ],
   },
 )
 export type WorkflowStage = Static<typeof WorkflowStage>
@@ -44,12 +60,29 @@ export const WorkflowStageCreate = Type.Object(
   {
     name: Name,
     description,
-    type: Type.Optional(Type.Literal('intermediate', { description: 'Only intermediate stages can be created; may be omitted.' })),
-    position: Type.Optional(Type.Union([Position, Type.Null()], { description: 'Absent or null: last, just before the end stage.' })),
-    assessment_required: Type.Optional(Type.Union([flags.assessment_required, Type.Null()], { description: 'Default true.' })),
-    evidence_collection_required: Type.Optional(Type.Union([flags.evidence_collection_required, Type.Null()], { description: 'Default true.' })),
+    type: Type.Optional(
+      Type.Literal('intermediate', { description: 'Only intermediate stages can be created; may be omitted.' }),
+    ),
+    position: Type.Optional(
+      Type.Union([Position, Type.Null()], { description: 'Absent or null: last, just before the end stage.' }),
+    ),
+    assessment_required: Type.Optional(
+      Type.Union([flags.assessment_required, Type.Null()], { description: 'Default true.' }),
+    ),
+    evidence_collection_required: Type.Optional(
+      Type.Union([flags.evidence_collection_required, Type.Null()], { description: 'Default true.' }),
+    ),
   },
-  { additionalProperties: false, examples: [{ name: 'Legal review', description: 'Counsel checks the contractual basis.', evidence_collection_required: false }] },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'Legal review',
+        description: 'Counsel checks the contractual basis.',
+        evidence_collection_required: false,
+      },
+    ],
+  },
 )
 export type WorkflowStageCreate = Static<typeof WorkflowStageCreate>
 
@@ -69,7 +102,9 @@ export const WorkflowStageListQuery = Type.Object(
   {
     ...PageQuery,
     sort: SortParam(['position', 'name', 'created_at']),
-    q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' })),
+    q: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Case-insensitive substring of the name.' }),
+    ),
     type: Type.Optional(StageType),
   },
   { additionalProperties: false, description: 'Default order: by position (start first, end last).' },

@@ -1,6 +1,6 @@
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { WorkflowStageRow } from '../../db/tables.js'
-import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import { type AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
@@ -10,12 +10,24 @@ import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import { updateUseCase } from '../use-cases/use-cases.repo.js'
 import * as repo from './workflow-stages.repo.js'
-import type { WorkflowStage, WorkflowStageCreate, WorkflowStageListQuery, WorkflowStageUpdate } from './workflow-stages.schemas.js'
+import type {
+  WorkflowStage,
+  WorkflowStageCreate,
+  WorkflowStageListQuery,
+  WorkflowStageUpdate,
+} from './workflow-stages.schemas.js'
 import { firstStep } from './workflow-steps.js'
 
 export type WorkflowStagesService = ReturnType<typeof createWorkflowStagesService>
 
-const AUDITED_FIELDS = ['name', 'description', 'type', 'position', 'assessment_required', 'evidence_collection_required'] as const
+const AUDITED_FIELDS = [
+  'name',
+  'description',
+  'type',
+  'position',
+  'assessment_required',
+  'evidence_collection_required',
+] as const
 
 export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -31,7 +43,10 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
   }
 
   const outOfRange = (end: WorkflowStageRow) =>
-    invalid('position', `must be between 1 and ${end.position}: strictly after the start stage (0) and at most the end stage's position (${end.position}), which then moves down`)
+    invalid(
+      'position',
+      `must be between 1 and ${end.position}: strictly after the start stage (0) and at most the end stage's position (${end.position}), which then moves down`,
+    )
 
   return {
     async list(ctx: Ctx, query: WorkflowStageListQuery): Promise<Page<WorkflowStage>> {
@@ -48,76 +63,107 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
     async create(ctx: Ctx, input: WorkflowStageCreate): Promise<WorkflowStage> {
       const name = input.name.trim()
       return uniqueName(db, ctx, unique, name, () =>
-        runMutation(database, ctx, async (tx) => {
-          const end = await lock(tx, ctx.tenantId)
-          const position = input.position ?? end.position
-          if (position > end.position) throw outOfRange(end)
-          const at = now()
-          const row: WorkflowStageRow = {
-            id: newId('ws'),
-            tenant_id: ctx.tenantId,
-            name,
-            name_key: nameKey(name),
-            description: input.description ?? null,
-            type: 'intermediate',
-            position,
-            assessment_required: flag(input.assessment_required ?? true),
-            evidence_collection_required: flag(input.evidence_collection_required ?? true),
-            created_at: at,
-            updated_at: at,
-          }
-          await repo.makeRoomAt(tx, ctx.tenantId, position, row.id, at)
-          await repo.insertStage(tx, row)
-          const created = toWorkflowStage(row)
-          return { result: created, audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)) }
-        }, [repo.STAGES_LOCK]),
+        runMutation(
+          database,
+          ctx,
+          async (tx) => {
+            const end = await lock(tx, ctx.tenantId)
+            const position = input.position ?? end.position
+            if (position > end.position) throw outOfRange(end)
+            const at = now()
+            const row: WorkflowStageRow = {
+              id: newId('ws'),
+              tenant_id: ctx.tenantId,
+              name,
+              name_key: nameKey(name),
+              description: input.description ?? null,
+              type: 'intermediate',
+              position,
+              assessment_required: flag(input.assessment_required ?? true),
+              evidence_collection_required: flag(input.evidence_collection_required ?? true),
+              created_at: at,
+              updated_at: at,
+            }
+            await repo.makeRoomAt(tx, ctx.tenantId, position, row.id, at)
+            await repo.insertStage(tx, row)
+            const created = toWorkflowStage(row)
+            return {
+              result: created,
+              audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)),
+            }
+          },
+          [repo.STAGES_LOCK],
+        ),
       )
     },
 
     async update(ctx: Ctx, id: string, input: WorkflowStageUpdate): Promise<WorkflowStage> {
       return uniqueName(db, ctx, unique, input.name, () =>
-        runMutation(database, ctx, async (tx) => {
-          const end = await lock(tx, ctx.tenantId)
-          const current = await repo.findStage(tx, ctx.tenantId, id)
-          if (!current) throw notFound('workflow stage', id)
-          if (current.type !== 'intermediate') throw systemManaged(current, 'changed')
-          if (input.position !== undefined && input.position > end.position) throw outOfRange(end)
-          const changes = rowChanges(input)
-          const before = toWorkflowStage(current)
-          const after = toWorkflowStage({ ...current, ...changes })
-          return auditedUpdate(
-            { before, after, fields: AUDITED_FIELDS, audit: stageAudit('workflow_stage.updated', { ...current, ...changes }) },
-            async (updatedAt, changed) => {
-              if (changed.position) await repo.makeRoomAt(tx, ctx.tenantId, after.position, id, updatedAt)
-              await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
-            },
-          )
-        }, [repo.STAGES_LOCK]),
+        runMutation(
+          database,
+          ctx,
+          async (tx) => {
+            const end = await lock(tx, ctx.tenantId)
+            const current = await repo.findStage(tx, ctx.tenantId, id)
+            if (!current) throw notFound('workflow stage', id)
+            if (current.type !== 'intermediate') throw systemManaged(current, 'changed')
+            if (input.position !== undefined && input.position > end.position) throw outOfRange(end)
+            const changes = rowChanges(input)
+            const before = toWorkflowStage(current)
+            const after = toWorkflowStage({ ...current, ...changes })
+            return auditedUpdate(
+              {
+                before,
+                after,
+                fields: AUDITED_FIELDS,
+                audit: stageAudit('workflow_stage.updated', { ...current, ...changes }),
+              },
+              async (updatedAt, changed) => {
+                if (changed.position) await repo.makeRoomAt(tx, ctx.tenantId, after.position, id, updatedAt)
+                await repo.updateStage(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
+              },
+            )
+          },
+          [repo.STAGES_LOCK],
+        ),
       )
     },
 
     async delete(ctx: Ctx, id: string): Promise<void> {
-      await runMutation(database, ctx, async (tx) => {
-        await lock(tx, ctx.tenantId)
-        const current = await repo.findStage(tx, ctx.tenantId, id)
-        if (!current) throw notFound('workflow stage', id)
-        if (current.type !== 'intermediate') throw systemManaged(current, 'deleted')
-        const inUse = await repo.countUseCasesInStage(tx, ctx.tenantId, id)
-        if (inUse > 0) {
-          throw conflict(`workflow stage ${id} ("${current.name}") holds ${inUse} use case${inUse === 1 ? '' : 's'}; move ${inUse === 1 ? 'it' : 'them'} to another stage first (PUT /use_cases/{id}/workflow)`)
-        }
-        await repo.deleteStage(tx, ctx.tenantId, id)
-        return { result: undefined, audit: stageAudit('workflow_stage.deleted', current) }
-      }, [repo.STAGES_LOCK])
+      await runMutation(
+        database,
+        ctx,
+        async (tx) => {
+          await lock(tx, ctx.tenantId)
+          const current = await repo.findStage(tx, ctx.tenantId, id)
+          if (!current) throw notFound('workflow stage', id)
+          if (current.type !== 'intermediate') throw systemManaged(current, 'deleted')
+          const inUse = await repo.countUseCasesInStage(tx, ctx.tenantId, id)
+          if (inUse > 0) {
+            throw conflict(
+              `workflow stage ${id} ("${current.name}") holds ${inUse} use case${inUse === 1 ? '' : 's'}; move ${inUse === 1 ? 'it' : 'them'} to another stage first (PUT /use_cases/{id}/workflow)`,
+            )
+          }
+          await repo.deleteStage(tx, ctx.tenantId, id)
+          return { result: undefined, audit: stageAudit('workflow_stage.deleted', current) }
+        },
+        [repo.STAGES_LOCK],
+      )
     },
   }
 }
 
 function systemManaged(stage: WorkflowStageRow, verb: string): AppError {
-  return conflict(`workflow stage ${stage.id} is the tenant's ${stage.type} stage; it is system-managed and cannot be ${verb}`)
+  return conflict(
+    `workflow stage ${stage.id} is the tenant's ${stage.type} stage; it is system-managed and cannot be ${verb}`,
+  )
 }
 
-function stageAudit(action: string, row: WorkflowStageRow, changes: Record<string, [unknown, unknown]> | null = null): AuditEntry {
+function stageAudit(
+  action: string,
+  row: WorkflowStageRow,
+  changes: Record<string, [unknown, unknown]> | null = null,
+): AuditEntry {
   return { action, resourceType: 'workflow_stage', resourceId: row.id, resourceName: row.name, changes }
 }
 
@@ -133,7 +179,8 @@ function rowChanges(input: WorkflowStageUpdate): Partial<WorkflowStageRow> {
   if (input.description !== undefined) changes.description = input.description
   if (input.position !== undefined) changes.position = input.position
   if (input.assessment_required !== undefined) changes.assessment_required = flag(input.assessment_required)
-  if (input.evidence_collection_required !== undefined) changes.evidence_collection_required = flag(input.evidence_collection_required)
+  if (input.evidence_collection_required !== undefined)
+    changes.evidence_collection_required = flag(input.evidence_collection_required)
   return changes
 }
 
@@ -152,14 +199,35 @@ export function toWorkflowStage(row: WorkflowStageRow): WorkflowStage {
 }
 
 const blankStage: WorkflowStage = {
-  id: '', name: null as unknown as string, description: null, type: null as unknown as WorkflowStage['type'], position: null as unknown as number,
-  assessment_required: null as unknown as boolean, evidence_collection_required: null as unknown as boolean, created_at: '', updated_at: '',
+  id: '',
+  name: null as unknown as string,
+  description: null,
+  type: null as unknown as WorkflowStage['type'],
+  position: null as unknown as number,
+  assessment_required: null as unknown as boolean,
+  evidence_collection_required: null as unknown as boolean,
+  created_at: '',
+  updated_at: '',
 }
 
 /** The system-managed stages every tenant has. The end stage requires no steps: arriving there is `clear`, and final. */
 const SYSTEM_STAGES = [
-  { type: 'start', name: 'Start', description: 'Where every new use case begins.', position: 0, assessment_required: 1, evidence_collection_required: 1 },
-  { type: 'end', name: 'End', description: 'The end of the workflow: a use case here is cleared for good.', position: 1, assessment_required: 0, evidence_collection_required: 0 },
+  {
+    type: 'start',
+    name: 'Start',
+    description: 'Where every new use case begins.',
+    position: 0,
+    assessment_required: 1,
+    evidence_collection_required: 1,
+  },
+  {
+    type: 'end',
+    name: 'End',
+    description: 'The end of the workflow: a use case here is cleared for good.',
+    position: 1,
+    assessment_required: 0,
+    evidence_collection_required: 0,
+  },
 ] as const
 
 /**
@@ -171,7 +239,14 @@ export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntr
   const at = now()
   for (const stage of SYSTEM_STAGES) {
     if (await repo.findSystemStage(tx, ctx.tenantId, stage.type)) continue
-    const row: WorkflowStageRow = { id: newId('ws'), tenant_id: ctx.tenantId, ...stage, name_key: nameKey(stage.name), created_at: at, updated_at: at }
+    const row: WorkflowStageRow = {
+      id: newId('ws'),
+      tenant_id: ctx.tenantId,
+      ...stage,
+      name_key: nameKey(stage.name),
+      created_at: at,
+      updated_at: at,
+    }
     if (stage.type === 'start') await repo.makeRoomAt(tx, ctx.tenantId, 0, row.id, at)
     else row.position = ((await repo.maxPosition(tx, ctx.tenantId)) ?? 0) + 1
     await repo.insertStage(tx, row)
@@ -180,10 +255,20 @@ export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntr
   const start = (await repo.findSystemStage(tx, ctx.tenantId, 'start'))!
   const step = firstStep(start)
   for (const useCase of await repo.findUseCasesWithoutStage(tx, ctx.tenantId)) {
-    await updateUseCase(tx, ctx.tenantId, useCase.id, { workflow_stage_id: start.id, workflow_stage_step: step, updated_at: at })
+    await updateUseCase(tx, ctx.tenantId, useCase.id, {
+      workflow_stage_id: start.id,
+      workflow_stage_step: step,
+      updated_at: at,
+    })
     audit.push({
-      action: 'use_case.workflow_moved', resourceType: 'use_case', resourceId: useCase.id, resourceName: useCase.name, useCaseId: useCase.id,
-      subObjectType: 'workflow_stage', subObjectId: start.id, subObjectName: start.name,
+      action: 'use_case.workflow_moved',
+      resourceType: 'use_case',
+      resourceId: useCase.id,
+      resourceName: useCase.name,
+      useCaseId: useCase.id,
+      subObjectType: 'workflow_stage',
+      subObjectId: start.id,
+      subObjectName: start.name,
       changes: { workflow_stage_id: [null, start.id], workflow_stage_step: [useCase.workflow_stage_step, step] },
       metadata: { reason: 'placed in the start stage when workflow stages were provisioned' },
     })
@@ -199,7 +284,10 @@ export async function ensureSystemStages(database: Deps['database']): Promise<st
   const provisioned: string[] = []
   for (const tenantId of await repo.tenantsWithoutSystemStages(database.db)) {
     try {
-      await runMutation(database, systemCtx(tenantId), async (tx) => ({ result: undefined, audit: await provisionSystemStages(tx, systemCtx(tenantId)) }))
+      await runMutation(database, systemCtx(tenantId), async (tx) => ({
+        result: undefined,
+        audit: await provisionSystemStages(tx, systemCtx(tenantId)),
+      }))
       provisioned.push(tenantId)
     } catch (err) {
       // Another instance starting at the same time provisioned it first.
@@ -210,7 +298,12 @@ export async function ensureSystemStages(database: Deps['database']): Promise<st
 }
 
 /** Where a new use case begins: the tenant's start stage at its first step (nowhere, before the tenant has one). */
-export async function workflowStart(tx: Tx, tenantId: string): Promise<{ workflow_stage_id: string | null; workflow_stage_step: string | null }> {
+export async function workflowStart(
+  tx: Tx,
+  tenantId: string,
+): Promise<{ workflow_stage_id: string | null; workflow_stage_step: string | null }> {
   const start = await repo.findSystemStage(tx, tenantId, 'start')
-  return start ? { workflow_stage_id: start.id, workflow_stage_step: firstStep(start) } : { workflow_stage_id: null, workflow_stage_step: null }
+  return start
+    ? { workflow_stage_id: start.id, workflow_stage_step: firstStep(start) }
+    : { workflow_stage_id: null, workflow_stage_step: null }
 }
