@@ -75,7 +75,11 @@ export function turnInterval(yielding: boolean, lastFannedOut: number): number {
  * turn's budget is smaller than their number. Then one record each for as many as the budget allows, taking turns
  * from `nextServed`, so that the budget holds however many endpoints there are and none waits for the others.
  */
-export function servedThisTurn<E>(behind: E[], budget: number, nextServed: number): { served: E[]; nextServed: number } {
+export function servedThisTurn<E>(
+  behind: E[],
+  budget: number,
+  nextServed: number,
+): { served: E[]; nextServed: number } {
   if (behind.length <= budget) return { served: behind, nextServed }
   const from = nextServed % behind.length
   return { served: [...behind.slice(from), ...behind.slice(0, from)].slice(0, budget), nextServed: from + budget }

@@ -104,11 +104,7 @@ export class WebhookDispatcher {
   /** The turns of the loop: TURN_MS (QUICK_TURN_MS) after the last one started, wakes in between sharing one. */
   private readonly turns = new CoalescedRuns(
     () => this.run(),
-    () =>
-      Math.max(
-        0,
-this.lastTurn + turnInterval(this.yielding, this.lastFannedOut) - Date.now(),
-      ),
+    () => Math.max(0, this.lastTurn + turnInterval(this.yielding, this.lastFannedOut) - Date.now()),
   )
   private lastTurn = 0
   private readonly loopLoad = new LoopLoad(BUSY_AVERAGE_MS)
