@@ -1,8 +1,36 @@
 import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { build } from 'rolldown'
+import { THREAD_SOURCES } from '../src/shared/thread-entry.js'
 import { mypySkipReason, pythonSkipReason } from './helpers/python.js'
 
+/**
+ * Bundles the worker threads' TypeScript modules into dist/threads, where src/shared/thread-entry.ts finds them
+ * when the service runs from its sources: Node 20 cannot run TypeScript in a thread, and a fresh bundle per run
+ * means a test never runs a stale build of a thread.
+ */
+async function buildThreads(): Promise<void> {
+  await build({
+    input: Object.fromEntries(
+      Object.entries(THREAD_SOURCES).map(([name, source]) => [
+        name,
+        fileURLToPath(new URL(`../${source}`, import.meta.url)),
+      ]),
+    ),
+    platform: 'node',
+    external: [/^better-sqlite3(\/|$)/],
+    output: { dir: fileURLToPath(new URL('../dist/threads', import.meta.url)), format: 'esm' },
+    logLevel: 'warn',
+  })
+}
+
+export default async function setup(): Promise<void> {
+  await buildThreads()
+  announceSkippedParts()
+}
+
 /** Says once, at the top of the run, which parts of the suite cannot run here and why. */
-export default function announceSkippedParts(): void {
+function announceSkippedParts(): void {
   const reasons: string[] = []
   if (!process.env.DATABASE_URL?.startsWith('postgres')) {
     reasons.push(

@@ -13,9 +13,25 @@ import { SERVICE_VERSION } from '../../version.js'
 import { decryptSecret } from './webhook-secrets.js'
 import { WebhookSender } from './webhook-sender.js'
 import type { ResolvedAddress } from './webhook-dns.js'
+import {
+  BUSY_AVERAGE_MS,
+  backoffMs,
+  claimLimit,
+  fanOutLimit,
+  maySend,
+  PER_ENDPOINT,
+  PER_TENANT_SENDS,
+  parseRetryAfter,
+  room,
+  servedThisTurn,
+  turnInterval,
+  turnPlan,
+} from './webhook-schedule.js'
 import { bareHost, checkedAddresses } from './webhook-targets.js'
 import { dispatchStatements, type EventRecord } from './webhooks.repo.js'
 import { auditName, newDelivery } from './webhooks.service.js'
+
+export { BUSY_RATE, PER_ENDPOINT, PER_TENANT_SENDS } from './webhook-schedule.js'
 
 /** Commits that wake the loop (audit records, endpoints enabled): this instance's, and other instances' where the feed hears them. */
 export type CommitFeed = Pick<AuditFeed, 'on' | 'off' | 'hearsOtherInstances'>
@@ -32,63 +48,8 @@ const LEASE_MARGIN_MS = 5_000
  */
 const POLL_MS = 1000
 const POLL_WITH_REDIS_MS = 5000
-/**
- * Turns of the loop (fan out, claim, record successes) start at most this often while events keep coming: one
- * turn serves many commits and many finished sends, instead of a few queries for each of them. Each turn has a
- * cost of its own (its queries and a commit, while the API's writes wait), so longer turns leave more to the API:
- * with a `*` subscriber under full create load, creates lost ~38 % of their throughput with 150 ms turns and ~48 %
- * with 50 ms turns (npm run bench, SQLite, before its log was kept short), for a delivery lag p99 of ~0.4 s
- * instead of ~0.07 s at 500 creates/s.
- */
-const TURN_MS = 150
-/**
- * After a turn that fanned out fewer than FEW_EVENTS (under 200 events a second), the next may start this soon:
- * events go out quickly, and turns are never more frequent than 20 a second.
- */
-const QUICK_TURN_MS = 50
-const FEW_EVENTS = 10
-const FANOUT_BATCH = 500
-/**
- * While the API keeps the event loop this busy (the share of the time it runs code, lately and still), deliveries
- * yield to it: turns come every BUSY_TURN_MS and take at most BUSY_RATE deliveries a second in hand, and the rest
- * wait in the log (the endpoints' cursors stay behind) until the load eases; nothing is lost, only sent later. Every
- * event is an HTTP exchange and a delivery record, which cost the machine about what the create that caused it did:
- * sent as they came, a `*` subscriber took 5–31 % of creates' throughput at full load on SQLite and 13–36 % on
- * PostgreSQL (npm run bench, 2 cores). Under light load nothing changes.
- */
-const BUSY_UTILIZATION = 0.7
-/** "Lately": averaged over about this long, so that a burst of requests at the start of each second (as a rate-limited client sends them) is not a busy loop. */
-const BUSY_AVERAGE_MS = 500
-/** Enough to make way through a backlog while the API stays busy; little enough that a `*` subscriber cost creates 3–7 % at full load (npm run bench). */
-export const BUSY_RATE = 200
-const BUSY_TURN_MS = 250
-/** Sends in flight at once, over all endpoints: enough for several hanging endpoints to leave room for the others. */
-const CONCURRENCY = 512
-/** Claimed deliveries held at once (sending or waiting for a free slot of their endpoint). */
-const IN_HAND = 1024
-/** Deliveries claimed in one statement at most. */
-const CLAIM_BATCH = 128
-/**
- * Sends in flight to one endpoint: a slow endpoint can hold no more, so it never delays the others. A busy
- * service takes in its sends' answers late (its event loop serves the API first; WebhookSender's thread relays
- * them), so an endpoint's throughput is this many sends per event-loop delay: enough for hundreds of events a second.
- */
-export const PER_ENDPOINT = 64
-/** Deliveries of one endpoint in hand at most after a fan-out: as many as PER_ENDPOINT in flight and claim() allow. */
-const HELD_PER_ENDPOINT = 2 * PER_ENDPOINT + CLAIM_BATCH
-/**
- * Sends in flight for one tenant, over all its endpoints: half of CONCURRENCY, so that the other half always
- * serves the other tenants. PER_ENDPOINT alone let a tenant with nine hanging endpoints hold every send slot and
- * every delivery in hand, and the other tenants' events waited for those sends' timeouts. The price: a tenant's
- * own endpoints wait for its hanging ones from the fifth hanging one on, not the ninth.
- */
-export const PER_TENANT_SENDS = CONCURRENCY / 2
-/** Deliveries of one tenant in hand at most, by the same rule as HELD_PER_ENDPOINT. */
-const HELD_PER_TENANT = 2 * PER_TENANT_SENDS + CLAIM_BATCH
 const RETENTION_MS = 30 * DAY_MS
 const CLEANUP_EVERY_MS = 3600 * 1000
-const MAX_BACKOFF_MS = 2 * 3600 * 1000
-const FIRST_BACKOFF_MS = 5000
 /** Decrypted signing secrets kept at most: a few per endpoint (current, previous), for many endpoints. */
 const SECRETS_KEPT = 1000
 
@@ -121,20 +82,6 @@ export function matchesEvent(patterns: string[], action: string): boolean {
   return patterns.some((p) => p === '*' || p === action || (p.endsWith('.*') && action.startsWith(p.slice(0, -1))))
 }
 
-/** Exponential from 5 s, capped at 2 h, with full jitter over its upper half so retries of many events spread out. */
-export function backoffMs(attempts: number): number {
-  const base = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, attempts - 1))
-  return Math.round(base / 2 + Math.random() * (base / 2))
-}
-
-/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined
-  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000
-  const at = Date.parse(value)
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now())
-}
-
 /**
  * Turns committed audit records into signed webhook deliveries and sends them. The audit log is the outbox:
  * one transaction per turn reads each endpoint's records after its cursor, queues a delivery for each match and
@@ -157,13 +104,7 @@ export class WebhookDispatcher {
   /** The turns of the loop: TURN_MS (QUICK_TURN_MS) after the last one started, wakes in between sharing one. */
   private readonly turns = new CoalescedRuns(
     () => this.run(),
-    () =>
-      Math.max(
-        0,
-        this.lastTurn +
-          (this.yielding ? BUSY_TURN_MS : this.lastFannedOut < FEW_EVENTS ? QUICK_TURN_MS : TURN_MS) -
-          Date.now(),
-      ),
+    () => Math.max(0, this.lastTurn + turnInterval(this.yielding, this.lastFannedOut) - Date.now()),
   )
   private lastTurn = 0
   private readonly loopLoad = new LoopLoad(BUSY_AVERAGE_MS)
@@ -250,12 +191,9 @@ export class WebhookDispatcher {
     const sinceLastTurnMs = Date.now() - this.lastTurn
     this.lastTurn = Date.now()
     const load = this.loopLoad.sample()
-    // Busy for a while and still: a burst does not make deliveries yield, and the load's end stops it at the next turn.
-    this.yielding = load.average >= BUSY_UTILIZATION && load.latest >= BUSY_UTILIZATION
-    this.deps.metrics.webhookDeliveryYielding.set(this.yielding ? 1 : 0)
-    // Deliveries this turn may take in hand: while yielding, BUSY_RATE a second since the last turn, and no more
-    // than a yielding turn's share after a pause (turns are seldom while no endpoint is enabled).
-    const budget = this.yielding ? Math.ceil((BUSY_RATE * Math.min(sinceLastTurnMs, BUSY_TURN_MS)) / 1000) : Infinity
+    const { yielding, budget } = turnPlan(load, sinceLastTurnMs)
+    this.yielding = yielding
+    this.deps.metrics.webhookDeliveryYielding.set(yielding ? 1 : 0)
     try {
       const taken = await this.write(budget)
       await this.claim(budget - taken)
@@ -283,15 +221,18 @@ export class WebhookDispatcher {
       .orderBy('e.id')
       .execute()
     this.tenantsWithEndpoints = new Set(endpoints.map((e) => e.tenant_id))
-    const behind = this.servedThisTurn(
+    const turn = servedThisTurn(
       endpoints.filter((e) => e.audit_seq > e.cursor_seq),
       budget,
+      this.nextServed,
     )
+    this.nextServed = turn.nextServed
+    const behind = turn.served
     this.lastFannedOut = 0
     if (behind.length === 0 && this.succeeded.length === 0) return 0
     // The records are read before the transaction, which is then only writes, held as briefly as it can be; a
     // tenant's endpoints at the same cursor share one read, so all read as many.
-    const limit = Math.min(FANOUT_BATCH, Math.max(1, Math.floor(budget / behind.length)))
+    const limit = fanOutLimit(budget, behind.length)
     const reads = new Map<string, EventRecord[]>()
     const pending: { tenantId: string; endpointId: string; cursor: number; records: EventRecord[] }[] = []
     for (const e of behind) {
@@ -343,28 +284,10 @@ export class WebhookDispatcher {
     return fresh.length
   }
 
-  /**
-   * The endpoints behind that this turn fans out: all of them, unless a yielding turn's budget is smaller than
-   * their number (many tenants, many endpoints). Then one record each for as many as the budget allows, taking
-   * turns, so that the budget holds however many endpoints there are and none waits for the others' backlogs.
-   */
-  private servedThisTurn<E>(behind: E[], budget: number): E[] {
-    if (behind.length <= budget) return behind
-    const from = this.nextServed % behind.length
-    this.nextServed = from + budget
-    return [...behind.slice(from), ...behind.slice(0, from)].slice(0, budget)
-  }
-
-  /**
-   * How many deliveries of this endpoint may be taken in hand now, `inHand` being held in all and `tenantsHeld` per
-   * tenant: what leaves it HELD_PER_ENDPOINT at most, its tenant HELD_PER_TENANT and all IN_HAND, sending and
-   * waiting. A healthy endpoint takes a whole turn's events here, so that they need no claim (a second write and a
-   * second read of their records); a slow one holds no more than claim() lets it (PER_ENDPOINT waiting, CLAIM_BATCH
-   * more), so a few of them cannot take all of IN_HAND.
-   */
+  /** How many deliveries of this endpoint may be taken in hand now (see room() in webhook-schedule.ts). */
   private room(tenantId: string, endpointId: string, inHand: number, tenantsHeld: Counts): number {
     const held = (this.queued.get(endpointId)?.length ?? 0) + this.inFlight.of(endpointId)
-    return Math.max(0, Math.min(HELD_PER_ENDPOINT - held, HELD_PER_TENANT - tenantsHeld.of(tenantId), IN_HAND - inHand))
+    return room(held, tenantsHeld.of(tenantId), inHand)
   }
 
   /**
@@ -435,7 +358,7 @@ export class WebhookDispatcher {
    * without waiting for the next turn, so a fast endpoint is never held to PER_ENDPOINT sends per turn.
    */
   private async claim(budget: number): Promise<void> {
-    const limit = Math.min(CLAIM_BATCH, budget, IN_HAND - this.sends.size - this.waiting())
+    const limit = claimLimit(budget, this.sends.size + this.waiting())
     if (limit <= 0 || this.stopped) return
     const { db, dialect } = this.database
     const at = now()
@@ -550,9 +473,8 @@ export class WebhookDispatcher {
   private sendQueued(): void {
     for (const [endpointId, queue] of this.queued) {
       const tenantId = queue[0]?.delivery.tenant_id
-      const free = () =>
-        this.inFlight.of(endpointId) < PER_ENDPOINT && this.tenantInFlight.of(tenantId) < PER_TENANT_SENDS
-      while (queue.length > 0 && free() && this.sends.size < CONCURRENCY && !this.stopped) {
+      const free = () => maySend(this.inFlight.of(endpointId), this.tenantInFlight.of(tenantId), this.sends.size)
+      while (queue.length > 0 && free() && !this.stopped) {
         const claimed = queue.shift()!
         // A send must end within its lease, or another instance could send it too; this one's lease runs out instead.
         if (Date.parse(claimed.delivery.lease_until!) - Date.now() < this.timeoutMs) continue
