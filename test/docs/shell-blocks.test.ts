@@ -81,6 +81,7 @@ describeWithTools(
       if (workDir) rmSync(workDir, { recursive: true, force: true })
     })
 
+    // Every page's examples in one run: a hundred requests and more, which a loaded 2-core machine takes minutes over.
     it('finds the blocks, and every block that is not marked skip runs and succeeds', async () => {
       const found = documents.map(({ file, text }) => shellBlocks(file, text))
       const run = found.flatMap((f) => f.run)
@@ -119,6 +120,6 @@ describeWithTools(
       )
       expect(stderr).toContain('@@done')
       expect(stdout).not.toContain('"status":4')
-    })
+    }, 180_000)
   },
 )
