@@ -3461,7 +3461,7 @@ export interface components {
         SystemInfo: {
             /** @example aigov-integration-service */
             service: string;
-            /** @example 0.1.0 */
+            /** @example 0.2.0 */
             version: string;
             /** @example v1 */
             api_version: string;

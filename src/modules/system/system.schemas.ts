@@ -5,7 +5,7 @@ export const API_VERSION = 'v1'
 
 export const SystemInfo = Type.Object({
   service: Type.String({ examples: [SERVICE_NAME] }),
-  version: Type.String({ examples: ['0.1.0'] }),
+  version: Type.String({ examples: ['0.2.0'] }),
   api_version: Type.String({ examples: [API_VERSION] }),
   tenant: Type.String({ examples: ['default'] }),
   database: Type.Enum(['sqlite', 'postgres']),
