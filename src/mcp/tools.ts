@@ -52,7 +52,7 @@ export interface ToolDef<T extends TObject = TObject> {
 }
 
 /** Arguments are one flat object: path ids and body/query fields side by side, unknown fields refused. */
-const args = <A extends TProperties, B extends TProperties = {}>(a: TObject<A>, b?: TObject<B>) =>
+const args = <A extends TProperties, B extends TProperties = Record<never, never>>(a: TObject<A>, b?: TObject<B>) =>
   Type.Object({ ...a.properties, ...((b?.properties ?? {}) as B) }, { additionalProperties: false })
 
 const PAGED =

@@ -311,7 +311,7 @@ export class WebhookDispatcher {
     if (this.database.dialect === 'postgres') lock = lock.forUpdate().skipLocked()
     const endpoint = await lock.executeTakeFirst()
     // Fanned out since the records were read (by another instance): they are queued already.
-    if (!endpoint || endpoint.enabled !== 1 || endpoint.cursor_seq !== cursor || records.length === 0) return []
+    if (endpoint?.enabled !== 1 || endpoint.cursor_seq !== cursor || records.length === 0) return []
     const patterns = JSON.parse(endpoint.events) as string[]
     const at = now()
     const leaseUntil = this.leaseUntil()
@@ -674,7 +674,7 @@ export class WebhookDispatcher {
         .where('tenant_id', '=', endpoint.tenant_id)
         .where('id', '=', endpoint.id)
         .executeTakeFirst()
-      if (!row || row.enabled !== 1) return { result: undefined, audit: [] }
+      if (row?.enabled !== 1) return { result: undefined, audit: [] }
       const at = now()
       await tx
         .updateTable('webhook_endpoints')
