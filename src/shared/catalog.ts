@@ -111,8 +111,8 @@ export interface CatalogSpec<
   afterWrite?(tx: Tx, ctx: Ctx, row: Row, input: Create | Update): Promise<AuditEntry[]>
   /** Refuses a delete (409) or removes what refers to the record, returning the removals' audit entries. */
   beforeDelete?(tx: Tx, ctx: Ctx, row: Row, dialect: DialectName): Promise<AuditEntry[]>
-  /** Set on use cases: their audit records carry use_case_id. */
-  isUseCase?: boolean
+  /** What the family's audit records refer to beyond the record itself (a use case's own id as use_case_id). */
+  auditRefs?(row: { id: string }): Pick<AuditEntry, 'useCaseId'>
   /** Set on records with an owner and custom field values. */
   governed?: EntityType
 }
@@ -212,7 +212,7 @@ export function createCatalogService<
     resourceType: spec.resourceType,
     resourceId: row.id,
     resourceName: row.name ?? row.email ?? null,
-    ...(spec.isUseCase && { useCaseId: row.id }),
+    ...spec.auditRefs?.(row),
   })
 
   /**
