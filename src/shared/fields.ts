@@ -1,3 +1,4 @@
+import type { Columns } from './catalog.js'
 import type { Ctx } from './context.js'
 import { ownerOf } from './governed.js'
 import { column, customFields, type JsonField, owner, storedJson } from './item-json.js'
@@ -113,6 +114,9 @@ export interface Derived<Row, Item, Create, Update> {
   createColumns(input: Create, ctx: Ctx): Record<string, unknown>
   /** The columns a PATCH body sets: present fields only. */
   updateColumns(input: Update): Record<string, unknown>
+  /** The catalog's create and update, for a family with nothing to add to the bodies' columns. */
+  create(input: Create, ctx: Ctx): Columns<Row>
+  update(input: Update): Partial<Row>
 }
 
 /** Derives a family's renderings, writes and audited and unlisted fields from its declaration (item order kept). */
@@ -122,6 +126,21 @@ export function derive<Row, Item, Create extends object, Update extends object>(
   const entries = Object.entries(declared as Record<string, FieldOf>).map(([key, of]) => [key, of(key)] as const)
   const fields = Object.fromEntries(entries)
   const written = entries.filter(([, field]) => field.create || field.update)
+  const createColumns = (input: Create, ctx: Ctx) => {
+    const out: Record<string, unknown> = {}
+    for (const [key, field] of written) {
+      if (field.create) Object.assign(out, field.create((input as Record<string, unknown>)[key], ctx))
+    }
+    return out
+  }
+  const updateColumns = (input: Update) => {
+    const out: Record<string, unknown> = {}
+    for (const [key, field] of written) {
+      const value = (input as Record<string, unknown>)[key]
+      if (value !== undefined && field.update) Object.assign(out, field.update(value))
+    }
+    return out
+  }
   return {
     fields,
     audited: entries.filter(([, field]) => field.audited).map(([key]) => key) as (keyof Item & string)[],
@@ -133,20 +152,9 @@ export function derive<Row, Item, Create extends object, Update extends object>(
       for (const [key, field] of entries) item[key] = field.read(row as Record<string, unknown>)
       return item as Item
     },
-    createColumns: (input, ctx) => {
-      const out: Record<string, unknown> = {}
-      for (const [key, field] of written) {
-        if (field.create) Object.assign(out, field.create((input as Record<string, unknown>)[key], ctx))
-      }
-      return out
-    },
-    updateColumns: (input) => {
-      const out: Record<string, unknown> = {}
-      for (const [key, field] of written) {
-        const value = (input as Record<string, unknown>)[key]
-        if (value !== undefined && field.update) Object.assign(out, field.update(value))
-      }
-      return out
-    },
+    createColumns,
+    updateColumns,
+    create: (input, ctx) => createColumns(input, ctx) as Columns<Row>,
+    update: (input) => updateColumns(input) as Partial<Row>,
   }
 }

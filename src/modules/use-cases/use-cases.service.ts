@@ -65,7 +65,6 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
       workflow_rejection_reason: null,
       ...(await workflowStart(tx, ctx.tenantId)),
     }) as Columns<UseCaseRow>,
-  update: (input) => fields.updateColumns(input) as Partial<UseCaseRow>,
   filter: (q, query) => {
     let out = q
     if (query.risk_category_level !== undefined) out = out.where('risk_category_level', '=', query.risk_category_level)
