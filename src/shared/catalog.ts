@@ -111,8 +111,8 @@ export interface CatalogSpec<
   afterWrite?(tx: Tx, ctx: Ctx, row: Row, input: Create | Update): Promise<AuditEntry[]>
   /** Refuses a delete (409) or removes what refers to the record, returning the removals' audit entries. */
   beforeDelete?(tx: Tx, ctx: Ctx, row: Row, dialect: DialectName): Promise<AuditEntry[]>
-  /** Set on use cases: their audit records carry use_case_id. */
-  isUseCase?: boolean
+  /** What the family's audit records refer to beyond the record itself (a use case's own id as use_case_id). */
+  auditRefs?(row: { id: string }): Pick<AuditEntry, 'useCaseId'>
   /** Set on records with an owner and custom field values. */
   governed?: EntityType
 }
@@ -212,7 +212,7 @@ export function createCatalogService<
     resourceType: spec.resourceType,
     resourceId: row.id,
     resourceName: row.name ?? row.email ?? null,
-    ...(spec.isUseCase && { useCaseId: row.id }),
+    ...spec.auditRefs?.(row),
   })
 
   /**
@@ -424,7 +424,7 @@ export function createJsonReads<
 
   return {
     /** A page: its records' ids in order from the list query, their JSON from the item cache or rendered for it. */
-    async listJson(ctx: Ctx, query: Query): Promise<Buffer> {
+    async listJson(ctx: Ctx, query: Query, readAt: number | null = null): Promise<Buffer> {
       const ks = keyset(query, spec.sortColumns)
       if (!itemCache) {
         const q = (await listQuery(db, spec, ctx, query)).select([...new Set(['id', ks.column]), item])
@@ -434,7 +434,7 @@ export function createJsonReads<
         const page = toPage(rows, ks, (row) => itemText(row.item))
         return pageBody(page.items, page.pagination)
       }
-      const view = await itemCache.view(ctx.tenantId, ctx.readAt)
+      const view = await itemCache.view(ctx.tenantId, readAt ?? undefined)
       // Sorted by updated_at, every update moves its record: those pages are never kept.
       const pageKey = ks.column === 'updated_at' ? null : JSON.stringify(query)
       let page: (PageIds & { body?: PageBody }) | undefined =
@@ -473,8 +473,8 @@ export function createJsonReads<
       return bytes
     },
 
-    async getJson(ctx: Ctx, id: string): Promise<Buffer> {
-      const view = itemCache ? await itemCache.view(ctx.tenantId, ctx.readAt) : null
+    async getJson(ctx: Ctx, id: string, readAt: number | null = null): Promise<Buffer> {
+      const view = itemCache ? await itemCache.view(ctx.tenantId, readAt ?? undefined) : null
       const text = (view ? itemCache!.get(view, type, id) : undefined) ?? (await render(ctx, [id], view)).get(id)
       if (text === undefined) throw notFound(spec.label, id)
       return itemBody(text)

@@ -17,8 +17,6 @@ export interface Ctx {
   source: Source
   /** When the caller's token or key lapses, ms since the epoch: answers that stay open (event streams) end there. */
   expiresAt?: number
-  /** The tenant's audit chain position this request's reads start from, when the read cache has just read it. */
-  readAt?: number
 }
 
 export function systemCtx(tenantId: string, source: Source = 'system', requestId: string | null = null): Ctx {

@@ -43,6 +43,22 @@ export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: 
   return lockingTransactions.has(db) ? query.forNoKeyUpdate() : query
 }
 
+/** A tenant's record by id, read to compute a change (locked as forChange says); any family's table. */
+export function findForChange<T extends keyof Tables & string>(
+  db: Kysely<Tables>,
+  table: T,
+  tenantId: string,
+  id: string,
+): Promise<Tables[T] | undefined> {
+  // Written once for every family's table, so it addresses the table by name.
+  const query = (db as unknown as Kysely<Record<string, { id: string; tenant_id: string }>>)
+    .selectFrom(table as string)
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', id)
+  return forChange(db, query).executeTakeFirst() as Promise<Tables[T] | undefined>
+}
+
 /** A read compiled once, to run only inside mutations: it locks its rows where forChange would there. */
 export function forChangeInMutation<Q extends { forNoKeyUpdate(): Q }>(dialect: DialectName, query: Q): Q {
   return dialect === 'postgres' ? query.forNoKeyUpdate() : query

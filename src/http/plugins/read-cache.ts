@@ -11,6 +11,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     readCacheMiss: { key: string; etag: string } | null
+    /** The tenant's audit chain position the read cache has just read: where the route's reads start (ItemCache). */
+    readAt: number | null
   }
 }
 
@@ -73,6 +75,7 @@ export function installReadCache(
       : null
 
   scope.decorateRequest('readCacheMiss', null)
+  scope.decorateRequest('readAt', null)
 
   // A 304 only for what would be a 200: from a cached 200 of this very URL at this head, else once the route has
   // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
@@ -107,7 +110,7 @@ export function installReadCache(
     observe('miss')
     req.readCacheMiss = { key, etag }
     // The route's reads start from this head: the records kept rendered need not read it again (ItemCache).
-    req.ctx.readAt = head.audit_seq
+    req.readAt = head.audit_seq
     done()
   }
 

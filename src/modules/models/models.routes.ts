@@ -20,7 +20,7 @@ export function modelRoutes(models: ModelsService): FastifyPluginAsyncTypebox {
           response: { 200: ModelPage },
         },
       },
-      async (req, reply) => jsonText(reply, await models.listJson(req.ctx, req.query)),
+      async (req, reply) => jsonText(reply, await models.listJson(req.ctx, req.query, req.readAt)),
     )
 
     app.get(
@@ -34,7 +34,7 @@ export function modelRoutes(models: ModelsService): FastifyPluginAsyncTypebox {
           response: { 200: Model },
         },
       },
-      async (req, reply) => jsonText(reply, await models.getJson(req.ctx, req.params.id)),
+      async (req, reply) => jsonText(reply, await models.getJson(req.ctx, req.params.id, req.readAt)),
     )
 
     app.post(

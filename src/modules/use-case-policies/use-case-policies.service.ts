@@ -4,11 +4,10 @@ import { conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, auditedUpdate, diff, findForChange, runMutation, type Tx } from '../../shared/mutation.js'
 import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.js'
-import { findUseCase } from '../use-cases/use-cases.repo.js'
 import * as repo from './use-case-policies.repo.js'
 import type {
   AppliedPolicyPack,
@@ -34,9 +33,9 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
   const { db } = database
 
-  /** The use case, locked for the change (findUseCase): every mutation here names it among its locks. */
+  /** The use case, locked for the change: every mutation here names it among its locks. */
   async function useCase(tx: Tx, ctx: Ctx, id: string): Promise<UseCaseRow> {
-    const row = await findUseCase(tx, ctx.tenantId, id)
+    const row = await findForChange(tx, 'use_cases', ctx.tenantId, id)
     if (!row) throw notFound('use case', id)
     return row
   }

@@ -20,7 +20,7 @@ export function useCaseRoutes(useCases: UseCasesService): FastifyPluginAsyncType
           response: { 200: UseCasePage },
         },
       },
-      async (req, reply) => jsonText(reply, await useCases.listJson(req.ctx, req.query)),
+      async (req, reply) => jsonText(reply, await useCases.listJson(req.ctx, req.query, req.readAt)),
     )
 
     app.get(
@@ -34,7 +34,7 @@ export function useCaseRoutes(useCases: UseCasesService): FastifyPluginAsyncType
           response: { 200: UseCase },
         },
       },
-      async (req, reply) => jsonText(reply, await useCases.getJson(req.ctx, req.params.id)),
+      async (req, reply) => jsonText(reply, await useCases.getJson(req.ctx, req.params.id, req.readAt)),
     )
 
     app.post(

@@ -2,9 +2,11 @@ import { type Static, Type } from 'typebox'
 import { NamedListQuery, PageOf } from '../../shared/pagination.js'
 import { governedEditable, governedFilters, governedRead } from '../../shared/governed.schemas.js'
 import { Description, Id, Name, Nullable, StringList, Text, Timestamps } from '../../shared/schemas.js'
+import { WorkflowStep } from '../workflow-stages/workflow-steps.js'
+
+export { WorkflowStep }
 
 export const RiskCategoryLevel = Type.Enum(['high', 'medium', 'low', 'none'])
-export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
 
 const editable = {
   description: Type.Optional(

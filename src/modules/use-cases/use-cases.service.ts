@@ -1,10 +1,26 @@
 import type { UseCaseRow } from '../../db/tables.js'
-import { createCatalogService, createJsonReads, type JsonCatalogSpec, NAMED } from '../../shared/catalog.js'
+import {
+  type Columns,
+  createCatalogService,
+  createJsonReads,
+  type JsonCatalogSpec,
+  NAMED,
+} from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
-import { ownerOf } from '../../shared/governed.js'
-import { column, customFields, owner, questionnaireIds, storedJson } from '../../shared/item-json.js'
+import {
+  customFieldValues,
+  derive,
+  ID,
+  list,
+  name,
+  outside,
+  ownerField,
+  plain,
+  stored,
+  TIME,
+} from '../../shared/fields.js'
+import { questionnaireIds } from '../../shared/item-json.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { nameColumns, presentFields } from '../../shared/records.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
 import { answerOnCreate, replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
@@ -12,8 +28,26 @@ import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './
 
 export type UseCasesService = ReturnType<typeof createUseCasesService>
 
-const PLAIN_FIELDS = ['description', 'ai_type', 'system_type', 'risk_category_level', 'source', 'creator_id'] as const
-const LIST_FIELDS = ['regions', 'industries'] as const
+/** Each field of a use case, once: its writes, its audit, whether lists read it, and its rendering derive from here. */
+const fields = derive<UseCaseRow, UseCase, UseCaseCreate, UseCaseUpdate>({
+  id: ID,
+  name,
+  description: plain(),
+  ai_type: plain(),
+  system_type: plain(),
+  risk_category_level: plain({ listed: true }),
+  regions: list(),
+  industries: list(),
+  source: plain(),
+  owner: ownerField,
+  custom_fields: customFieldValues,
+  workflow_stage_id: stored({ audited: true }),
+  workflow_stage_step: stored({ audited: true }),
+  questionnaire_ids: outside(questionnaireIds),
+  creator_id: plain({ createDefault: (ctx) => ctx.actor.id }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate, UseCaseUpdate, UseCaseListQuery> = {
   table: 'use_cases',
@@ -21,46 +55,16 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   resourceType: 'use_case',
   idPrefix: 'uc',
   governed: 'use_case',
-  isUseCase: true,
+  auditRefs: (row) => ({ useCaseId: row.id }),
   ...NAMED,
-  audited: ['name', ...PLAIN_FIELDS, ...LIST_FIELDS, 'owner', 'workflow_stage_id', 'workflow_stage_step'],
-  // Lists filter on risk_category_level, owner, custom field values and creation time, search and sort the name.
-  unlisted: [
-    'description',
-    'ai_type',
-    'system_type',
-    'source',
-    'creator_id',
-    ...LIST_FIELDS,
-    'workflow_stage_id',
-    'workflow_stage_step',
-  ],
+  ...fields,
   // A new use case starts in the tenant's start stage, at its first step.
-  create: async (input, ctx, tx) => ({
-    ...nameColumns(input.name),
-    description: input.description ?? null,
-    ai_type: input.ai_type ?? null,
-    system_type: input.system_type ?? null,
-    risk_category_level: input.risk_category_level ?? null,
-    regions: JSON.stringify(input.regions ?? []),
-    industries: JSON.stringify(input.industries ?? []),
-    source: input.source ?? null,
-    owner_id: null,
-    owner_type: null,
-    workflow_rejection_reason: null,
-    creator_id: input.creator_id ?? ctx.actor.id,
-    ...(await workflowStart(tx, ctx.tenantId)),
-  }),
-  update: (input) => {
-    const changes: Partial<UseCaseRow> = {
-      ...presentFields(input, PLAIN_FIELDS),
-      ...(input.name !== undefined && nameColumns(input.name)),
-    }
-    for (const field of LIST_FIELDS) {
-      if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
-    }
-    return changes
-  },
+  create: async (input, ctx, tx) =>
+    ({
+      ...fields.createColumns(input, ctx),
+      workflow_rejection_reason: null,
+      ...(await workflowStart(tx, ctx.tenantId)),
+    }) as Columns<UseCaseRow>,
   filter: (q, query) => {
     let out = q
     if (query.risk_category_level !== undefined) out = out.where('risk_category_level', '=', query.risk_category_level)
@@ -90,44 +94,6 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
     return items.map((item) => ({ ...item, questionnaire_ids: ids.get(item.id) ?? [] }))
   },
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'use_case', row),
-  toItem: (row) => ({
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    ai_type: row.ai_type,
-    system_type: row.system_type,
-    risk_category_level: row.risk_category_level as UseCase['risk_category_level'],
-    regions: JSON.parse(row.regions) as string[],
-    industries: JSON.parse(row.industries) as string[],
-    source: row.source,
-    owner: ownerOf(row.owner_id, row.owner_type),
-    custom_fields: [],
-    workflow_stage_id: row.workflow_stage_id,
-    workflow_stage_step: row.workflow_stage_step as UseCase['workflow_stage_step'],
-    questionnaire_ids: [],
-    creator_id: row.creator_id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }),
-  json: {
-    id: column('id'),
-    name: column('name'),
-    description: column('description'),
-    ai_type: column('ai_type'),
-    system_type: column('system_type'),
-    risk_category_level: column('risk_category_level'),
-    regions: storedJson('regions'),
-    industries: storedJson('industries'),
-    source: column('source'),
-    owner,
-    custom_fields: customFields,
-    workflow_stage_id: column('workflow_stage_id'),
-    workflow_stage_step: column('workflow_stage_step'),
-    questionnaire_ids: questionnaireIds,
-    creator_id: column('creator_id'),
-    created_at: column('created_at'),
-    updated_at: column('updated_at'),
-  },
 }
 
 export function createUseCasesService(deps: Pick<Deps, 'database' | 'itemCache'>) {

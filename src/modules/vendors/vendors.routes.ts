@@ -20,7 +20,7 @@ export function vendorRoutes(vendors: VendorsService): FastifyPluginAsyncTypebox
           response: { 200: VendorPage },
         },
       },
-      async (req, reply) => jsonText(reply, await vendors.listJson(req.ctx, req.query)),
+      async (req, reply) => jsonText(reply, await vendors.listJson(req.ctx, req.query, req.readAt)),
     )
 
     app.get(
@@ -34,7 +34,7 @@ export function vendorRoutes(vendors: VendorsService): FastifyPluginAsyncTypebox
           response: { 200: Vendor },
         },
       },
-      async (req, reply) => jsonText(reply, await vendors.getJson(req.ctx, req.params.id)),
+      async (req, reply) => jsonText(reply, await vendors.getJson(req.ctx, req.params.id, req.readAt)),
     )
 
     app.post(

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { Nullable } from '../../shared/schemas.js'
-import { WorkflowStep } from '../use-cases/use-cases.schemas.js'
+import { WorkflowStep } from './workflow-steps.js'
 import { StageType } from './workflow-stages.schemas.js'
 
 /** The stage as the original interface's SDK reads it (it decides "cleared" from `type`). */

@@ -3,9 +3,8 @@ import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
-import { runMutation, type Tx } from '../../shared/mutation.js'
+import { findForChange, runMutation, type Tx } from '../../shared/mutation.js'
 import { answerErrors, evidenceErrors, missingAnswers, missingEvidence } from '../process/process.js'
-import { findUseCase, updateUseCase } from '../use-cases/use-cases.repo.js'
 import type {
   UseCaseWorkflow,
   UseCaseWorkflowReject,
@@ -37,7 +36,7 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
   const { db } = database
 
   async function load(tx: Tx, tenantId: string, id: string): Promise<Current> {
-    const useCase = await findUseCase(tx, tenantId, id)
+    const useCase = await findForChange(tx, 'use_cases', tenantId, id)
     if (!useCase) throw notFound('use case', id)
     const stage =
       useCase.workflow_stage_id === null ? undefined : await stages.findStage(tx, tenantId, useCase.workflow_stage_id)
@@ -67,7 +66,7 @@ export function createUseCaseWorkflowService(deps: Pick<Deps, 'database'>) {
         ) {
           return { result, audit: [] }
         }
-        await updateUseCase(tx, ctx.tenantId, id, {
+        await stages.moveUseCase(tx, ctx.tenantId, id, {
           workflow_stage_id: target.stage.id,
           workflow_stage_step: target.step,
           workflow_rejection_reason: target.reason,

@@ -150,6 +150,19 @@ export async function maxPosition(db: Db, tenantId: string): Promise<number | un
   return row?.max ?? undefined
 }
 
+/** Moves a use case in the workflow: its stage, step and rejection reason are the workflow's columns. */
+export async function moveUseCase(
+  db: Db,
+  tenantId: string,
+  id: string,
+  changes: Pick<
+    Partial<UseCaseRow>,
+    'workflow_stage_id' | 'workflow_stage_step' | 'workflow_rejection_reason' | 'updated_at'
+  >,
+): Promise<void> {
+  await db.updateTable('use_cases').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+}
+
 /** Use cases created before the tenant had workflow stages. */
 export function findUseCasesWithoutStage(db: Db, tenantId: string): Promise<UseCaseRow[]> {
   return db

@@ -8,7 +8,6 @@ import { auditedUpdate, type AuditEntry, diff, runMutation, type Tx } from '../.
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
-import { updateUseCase } from '../use-cases/use-cases.repo.js'
 import * as repo from './workflow-stages.repo.js'
 import type {
   WorkflowStage,
@@ -255,7 +254,7 @@ export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntr
   const start = (await repo.findSystemStage(tx, ctx.tenantId, 'start'))!
   const step = firstStep(start)
   for (const useCase of await repo.findUseCasesWithoutStage(tx, ctx.tenantId)) {
-    await updateUseCase(tx, ctx.tenantId, useCase.id, {
+    await repo.moveUseCase(tx, ctx.tenantId, useCase.id, {
       workflow_stage_id: start.id,
       workflow_stage_step: step,
       updated_at: at,

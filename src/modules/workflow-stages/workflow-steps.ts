@@ -1,7 +1,10 @@
+import { Type } from 'typebox'
 import type { WorkflowStageRow } from '../../db/tables.js'
 
 /** The steps of a stage, in order; `rejected` sits outside the order and is left only by moving to a stage. */
 export type WorkflowStep = 'assessment' | 'evidence_collection' | 'clear' | 'rejected'
+/** The schema of a step (published with the use case's schemas, which carry it). */
+export const WorkflowStep = Type.Enum(['assessment', 'evidence_collection', 'clear', 'rejected'])
 
 type StageFlags = Pick<WorkflowStageRow, 'assessment_required' | 'evidence_collection_required'>
 

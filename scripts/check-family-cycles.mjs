@@ -1,0 +1,43 @@
+// Fails when the families of src/modules import each other in a cycle (madge --circular sees files only: a family
+// whose service imports another whose repository imports the first back is a cycle between files that never meet).
+import madge from 'madge'
+
+const graph = (await madge('src', { fileExtensions: ['ts'], tsConfig: 'tsconfig.json' })).obj()
+const familyOf = (file) => /^modules\/([^/]+)\//.exec(file)?.[1]
+const edges = new Map()
+for (const [file, imports] of Object.entries(graph)) {
+  const from = familyOf(file)
+  if (!from) continue
+  for (const target of imports) {
+    const to = familyOf(target)
+    if (!to || to === from) continue
+    if (!edges.has(from)) edges.set(from, new Map())
+    if (!edges.get(from).has(to)) edges.get(from).set(to, `${file} -> ${target}`)
+  }
+}
+
+// Depth-first search for a back edge; each cycle is reported with one import per step.
+const cycles = []
+const state = new Map()
+const path = []
+const visit = (family) => {
+  state.set(family, 'open')
+  path.push(family)
+  for (const [next, why] of edges.get(family) ?? []) {
+    if (state.get(next) === 'open') {
+      const loop = path.slice(path.indexOf(next))
+      cycles.push([...loop, next].map((f, i, all) => (i < loop.length ? edges.get(f).get(all[i + 1]) : null)).filter(Boolean))
+    } else if (!state.has(next)) visit(next)
+    void why
+  }
+  path.pop()
+  state.set(family, 'done')
+}
+for (const family of [...edges.keys()].sort()) if (!state.has(family)) visit(family)
+
+if (cycles.length === 0) {
+  console.log(`no import cycle between the ${new Set([...edges.keys(), ...[...edges.values()].flatMap((m) => [...m.keys()])]).size} families of src/modules`)
+} else {
+  for (const cycle of cycles) console.error(`family import cycle:\n  ${cycle.join('\n  ')}`)
+  process.exit(1)
+}
