@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createSessionsService } from '../../../src/modules/sessions/sessions.service.js'
 import { systemCtx } from '../../../src/shared/context.js'
 import { redactQuery } from '../../../src/shared/urls.js'
+import { INTAKE_SECTIONS } from '../../helpers/governance.js'
 import { describeEachDialect, PREFIX, startTestApp, type TestApp } from '../../helpers/harness.js'
 
 const HOST = 'governance.test'
@@ -235,6 +236,32 @@ describeEachDialect('people sign in: one-time links and sessions', (dialect) => 
       expect(record.actor).toEqual({ type: 'user', id: s.userId, name: 'Person fay@example.com' })
       expect(record.source).toBe('api')
     }
+  })
+
+  it("shows the person as answered_by and in the dossier's history", async () => {
+    await createPerson(t, 'gil@example.com', 'write')
+    const s = await signIn(t, 'gil@example.com')
+    const q = await t.as('acme', 'write')({
+      method: 'POST',
+      url: '/questionnaires',
+      payload: { key: 'INTAKE', name: 'Intake', target: 'use_case', sections: INTAKE_SECTIONS },
+    })
+    expect(q.statusCode, q.body).toBe(201)
+    const uc = (await writer(t, s)({ method: 'POST', url: '/use_cases', payload: { name: 'Loan ranking' } })).json()
+    await writer(t, s)({ method: 'POST', url: `/use_cases/${uc.id}/questionnaires`, payload: { key: 'INTAKE' } })
+    const put = await writer(t, s)({
+      method: 'PUT',
+      url: `/use_cases/${uc.id}/questionnaires/INTAKE/answers`,
+      payload: { answers: [{ question_id: 'decision', value: 'Ranks loan applications' }] },
+    })
+    expect(put.statusCode, put.body).toBe(200)
+    expect(put.json().answers[0].answered_by).toBe(s.userId)
+    await writer(t, s)({ method: 'POST', url: `/use_cases/${uc.id}/workflow/advance` })
+    const dossier = await asSession(t, s.cookie)({ method: 'GET', url: `/use_cases/${uc.id}/dossier` })
+    expect(dossier.statusCode, dossier.body).toBe(200)
+    expect(JSON.stringify(dossier.json())).toContain(s.userId)
+    const html = await asSession(t, s.cookie)({ method: 'GET', url: `/use_cases/${uc.id}/dossier?format=html` })
+    expect(html.body).toContain('Person gil@example.com')
   })
 
   it('a person acts with their role: read cannot write, and only an admin gives roles', async () => {
