@@ -413,10 +413,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2
   }
   try {
-    await command.run(
-      { values: parsed.values, positionals: parsed.positionals },
-      loadConfig(),
-    )
+    await command.run({ values: parsed.values, positionals: parsed.positionals }, loadConfig())
     return 0
   } catch (err) {
     if (err instanceof ConfigError) process.stderr.write(`aigov: bad setting ${err.message}\n`)

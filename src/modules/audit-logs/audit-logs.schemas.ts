@@ -21,7 +21,10 @@ export const AuditLog = Type.Object({
       id: Nullable(Type.String({ description: 'usr_… for a person, key_… for an API key, null for the service.' })),
       name: Nullable(Type.String()),
     },
-    { description: 'Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service.' },
+    {
+      description:
+        'Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service.',
+    },
   ),
   source: SourceEnum,
   request_id: Nullable(Type.String()),

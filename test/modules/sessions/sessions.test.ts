@@ -241,7 +241,10 @@ describeEachDialect('people sign in: one-time links and sessions', (dialect) => 
   it("shows the person as answered_by and in the dossier's history", async () => {
     await createPerson(t, 'gil@example.com', 'write')
     const s = await signIn(t, 'gil@example.com')
-    const q = await t.as('acme', 'write')({
+    const q = await t.as(
+      'acme',
+      'write',
+    )({
       method: 'POST',
       url: '/questionnaires',
       payload: { key: 'INTAKE', name: 'Intake', target: 'use_case', sections: INTAKE_SECTIONS },
@@ -249,7 +252,10 @@ describeEachDialect('people sign in: one-time links and sessions', (dialect) => 
     expect(q.statusCode, q.body).toBe(201)
     const uc = (await writer(t, s)({ method: 'POST', url: '/use_cases', payload: { name: 'Loan ranking' } })).json()
     await writer(t, s)({ method: 'POST', url: `/use_cases/${uc.id}/questionnaires`, payload: { key: 'INTAKE' } })
-    const put = await writer(t, s)({
+    const put = await writer(
+      t,
+      s,
+    )({
       method: 'PUT',
       url: `/use_cases/${uc.id}/questionnaires/INTAKE/answers`,
       payload: { answers: [{ question_id: 'decision', value: 'Ranks loan applications' }] },
