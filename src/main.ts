@@ -26,6 +26,7 @@ import { systemCtx } from './shared/context.js'
 import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
+import { redactQuery } from './shared/urls.js'
 import { ItemCache } from './shared/item-cache.js'
 import { createMetrics } from './shared/metrics.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
@@ -69,11 +70,7 @@ export function createLogger(config: Config): FastifyBaseLogger {
   ) as FastifyBaseLogger
 }
 
-const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
-
-export function redactQuery(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]')
-}
+export { redactQuery }
 
 /**
  * `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency, and keeps

@@ -93,6 +93,19 @@ function namespaces(core: Core) {
     auth: {
       /** Exchanges the API key for a new token now (the client does this by itself when needed). */
       token: () => core.exchangeToken(),
+      /** Signs a browser session out (POST /auth/logout, with the session cookie). */
+      logout: (o?: O) => call('logout', [], {}, o),
+    },
+    /** Who is calling: tenant, role, and the person or API key (with a session's csrf_token). */
+    me: {
+      get: (o?: O) => call('getMe', [], {}, o),
+    },
+    /** People's signed-in sessions (admin). */
+    sessions: {
+      list: (query?: Query<'listSessions'>, o?: O) => call('listSessions', [], { query }, o),
+      listAll: (query?: WalkQuery<'listSessions'>, o?: O) =>
+        walk<Item<'listSessions'>>((pageAfter) => call('listSessions', [], { query: { ...query, pageAfter } }, o)),
+      end: (id: string, o?: O) => call('deleteSession', [id], {}, o),
     },
     system: {
       get: (o?: O) => call('getSystem', [], {}, o),

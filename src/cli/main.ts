@@ -7,6 +7,7 @@ import { ConfigError, type Config, loadConfig } from '../config.js'
 import { seed } from './seed.js'
 import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
+import { createSessionsService } from '../modules/sessions/sessions.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
@@ -130,6 +131,24 @@ const COMMANDS: Record<string, Command> = {
         })
         out(`created ${key.id} (${key.role}) for tenant ${tenant}; the secret is shown once:`)
         out(key.key)
+      }),
+  },
+  'users login-link': {
+    usage: 'aigov users login-link --tenant <tenant> --email <email>',
+    summary:
+      'Print a one-time sign-in link for a user (valid 15 minutes, usable once), built on SERVICE_PUBLIC_URL. Opening it signs the person in and opens /console.',
+    options: { tenant: { type: 'string' }, email: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const link = await createSessionsService(deps).createLoginLink(
+          systemCtx(tenant, 'cli'),
+          required(args.values, 'email'),
+        )
+        const base = config.publicUrl ?? `http://localhost:${config.port}`
+        if (!config.publicUrl) process.stderr.write(`SERVICE_PUBLIC_URL is unset: the link assumes ${base}\n`)
+        out(`${base}/auth/link/${link.token}`)
       }),
   },
   'keys list': {

@@ -23,3 +23,13 @@ export function isHttpUrl(raw: string): boolean {
   }
   return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== ''
 }
+
+/** Secrets callers put in URLs (query tokens, a sign-in link's path), hidden from logs. */
+const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
+
+/** A one-time sign-in link carries its secret in the path. */
+const SECRET_PATH = /(\/auth\/link\/)[^/?#]+/g
+
+export function redactQuery(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_PATH, '$1[redacted]')
+}
