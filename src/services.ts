@@ -22,6 +22,7 @@ import { createDossierService } from './modules/dossier/dossier.service.js'
 import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import { createEventsService } from './modules/events/events.service.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
+import { createConfigurationService } from './modules/configuration/configuration.service.js'
 
 export type Services = ReturnType<typeof createServices>
 
@@ -51,5 +52,9 @@ export function createServices(deps: Deps) {
     webhooks: createWebhooksService(deps),
     events: createEventsService(deps),
   }
-  return { ...services, dossier: createDossierService(deps, services) }
+  return {
+    ...services,
+    dossier: createDossierService(deps, services),
+    configuration: createConfigurationService(deps, services),
+  }
 }
