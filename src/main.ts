@@ -252,7 +252,7 @@ export async function startService(config: Config, options: { bootstrap?: boolea
       'audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected',
     )
   }
-  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(`${text}\n`))
   const app = await buildApp(deps)
   try {
     await app.listen({ port: config.port, host: config.host })
@@ -362,7 +362,7 @@ export async function serve(config: Config): Promise<void> {
     const log = createLogger(config)
     await migrate(config, log)
     const deps = await createDeps(config, log, openDatabase(config, log))
-    await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+    await bootstrap(deps, (text) => process.stdout.write(`${text}\n`))
     await closeDeps(deps)
     let stopping = false
     for (let i = 0; i < config.workers; i++) cluster.fork()

@@ -1,7 +1,7 @@
 import { type CallOptions, type Core, createCore } from './core.js'
 import { ClientRequestError, type Result } from './errors.js'
 import { type StreamOptions, streamEvents } from './events.js'
-import type { Body, Data, Item, OperationId, Query } from './operations.js'
+import type { Body, Item, OperationId, Query } from './operations.js'
 
 export interface ClientOptions {
   /** The service's address, e.g. http://localhost:8080. Default: SERVICE_API_URL. */

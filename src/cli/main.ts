@@ -39,7 +39,7 @@ interface Command {
   ): Promise<void>
 }
 
-const out = (line: string) => process.stdout.write(line + '\n')
+const out = (line: string) => process.stdout.write(`${line}\n`)
 
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -369,14 +369,14 @@ export async function main(argv: string[]): Promise<number> {
           : `aigov ${argv[0]}: unknown command "${argv[1]}"; choose one of:`,
         ...commandList(group),
       ]
-      ;(asked ? out : (text: string) => process.stderr.write(text + '\n'))(lines.join('\n'))
+      ;(asked ? out : (text: string) => process.stderr.write(`${text}\n`))(lines.join('\n'))
       return argv[1] === '--help' || argv[1] === '-h' ? 0 : 2
     }
     process.stderr.write(`aigov: unknown command "${argv[0]}"; run "aigov --help"\n`)
     return 2
   }
   const command = COMMANDS[found.name]
-  let parsed
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }
   try {
     parsed = parseArgs({
       args: found.rest,
@@ -395,7 +395,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     await command.run(
-      { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals },
+      { values: parsed.values, positionals: parsed.positionals },
       loadConfig(),
     )
     return 0
