@@ -45,6 +45,7 @@ import { evidenceRoutes } from './modules/evidence/evidence.routes.js'
 import { eventRoutes } from './modules/events/events.routes.js'
 import { AuditFeed } from './modules/events/events.feed.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
+import { configurationRoutes } from './modules/configuration/configuration.routes.js'
 import { type CommitFeed, type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
 import { createDatabase, type Database } from './db/create-db.js'
 import { AuditNameIndexer } from './shared/audit-name-search.js'
@@ -156,6 +157,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(dossierRoutes(services.dossier))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
+      await api.register(configurationRoutes(services.configuration))
     },
     { prefix: API_PREFIX },
   )

@@ -23,6 +23,7 @@ import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import { createEventsService } from './modules/events/events.service.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
 import { createSessionsService } from './modules/sessions/sessions.service.js'
+import { createConfigurationService } from './modules/configuration/configuration.service.js'
 
 export type Services = ReturnType<typeof createServices>
 
@@ -53,5 +54,9 @@ export function createServices(deps: Deps) {
     events: createEventsService(deps),
     sessions: createSessionsService(deps),
   }
-  return { ...services, dossier: createDossierService(deps, services) }
+  return {
+    ...services,
+    dossier: createDossierService(deps, services),
+    configuration: createConfigurationService(deps, services),
+  }
 }

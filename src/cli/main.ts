@@ -5,6 +5,11 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { seed } from './seed.js'
+import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline/promises'
+import { createServices } from '../services.js'
+import { parsedJson, parseYaml } from '../modules/configuration/configuration.document.js'
+import type { ConfigurationPlan } from '../modules/configuration/configuration.schemas.js'
 import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
 import { createSessionsService } from '../modules/sessions/sessions.service.js'
@@ -228,6 +233,63 @@ const COMMANDS: Record<string, Command> = {
         }
       }),
   },
+  'config export': {
+    usage: 'aigov config export --tenant <tenant> [--format yaml|json]',
+    summary: "Print a tenant's configuration as code (canonical YAML by default, or JSON).",
+    options: { tenant: { type: 'string' }, format: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const format = args.values.format === 'json' ? 'json' : 'yaml'
+        process.stdout.write(await createServices(deps).configuration.export(systemCtx(tenant, 'cli'), format))
+      }),
+  },
+  'config plan': {
+    usage: 'aigov config plan --tenant <tenant> --file <document.yaml|json> [--prune]',
+    summary: 'Show what applying a configuration document to a tenant would change (create, update, delete).',
+    options: { tenant: { type: 'string' }, file: { type: 'string' }, prune: { type: 'boolean' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const plan = await createServices(deps).configuration.plan(
+          systemCtx(tenant, 'cli'),
+          readDocument(required(args.values, 'file')),
+          args.values.prune === true,
+        )
+        printPlan(plan)
+      }),
+  },
+  'config apply': {
+    usage: 'aigov config apply --tenant <tenant> --file <document.yaml|json> [--prune] [--yes]',
+    summary:
+      'Apply a configuration document to a tenant in one transaction, after showing its plan (asks unless --yes).',
+    options: {
+      tenant: { type: 'string' },
+      file: { type: 'string' },
+      prune: { type: 'boolean' },
+      yes: { type: 'boolean' },
+    },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const ctx = systemCtx(tenant, 'cli')
+        const configuration = createServices(deps).configuration
+        const file = required(args.values, 'file')
+        const prune = args.values.prune === true
+        const plan = await configuration.plan(ctx, readDocument(file), prune)
+        printPlan(plan)
+        if (plan.summary.create + plan.summary.update + plan.summary.delete === 0) return
+        if (args.values.yes !== true && !(await confirm('Apply these changes?'))) {
+          out('nothing applied')
+          return
+        }
+        const applied = await configuration.apply(ctx, readDocument(file), { prune, planId: plan.plan_id })
+        out(`applied ${applied.applied} change${applied.applied === 1 ? '' : 's'} to ${tenant}`)
+      }),
+  },
   seed: {
     usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',
     summary:
@@ -295,6 +357,43 @@ async function backupSqlite(config: Config, target: string): Promise<number> {
     await database.close()
   }
   return statSync(target).size
+}
+
+/** A configuration document from a file: YAML (which JSON also is), with lines and columns for its errors. */
+function readDocument(file: string) {
+  const text = readFileSync(file, 'utf8')
+  return file.endsWith('.json') ? parsedJson(JSON.parse(text)) : parseYaml(text)
+}
+
+const paint = (code: number, text: string) => (process.stdout.isTTY ? `\x1b[${code}m${text}\x1b[0m` : text)
+const SIGNS = { create: ['+', 32], update: ['~', 33], delete: ['-', 31] } as const
+
+/** A plan as a readable diff: one line per change, its fields' before → after beneath; colour on a terminal. */
+function printPlan(plan: ConfigurationPlan): void {
+  for (const change of plan.changes) {
+    if (change.action === 'unchanged') continue
+    const [sign, colour] = SIGNS[change.action]
+    out(paint(colour, `${sign} ${change.section} ${change.key}${change.note ? `  (${change.note})` : ''}`))
+    for (const [field, c] of Object.entries(change.changes ?? {})) {
+      const shown =
+        change.action === 'create'
+          ? JSON.stringify(c.after)
+          : `${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`
+      out(paint(colour, `    ${field}: ${shown}`))
+    }
+  }
+  const { create, update, delete: deleted, unchanged } = plan.summary
+  out(`plan ${plan.plan_id}: ${create} to create, ${update} to update, ${deleted} to delete, ${unchanged} unchanged`)
+}
+
+async function confirm(question: string): Promise<boolean> {
+  if (!process.stdin.isTTY) throw new UsageError('not a terminal: pass --yes to apply without asking')
+  const rl = createInterface({ input: process.stdin, output: process.stdout })
+  try {
+    return /^y(es)?$/i.test((await rl.question(`${question} [y/N] `)).trim())
+  } finally {
+    rl.close()
+  }
 }
 
 async function withDeps(config: Config, work: (deps: Deps) => Promise<void>): Promise<void> {

@@ -25,6 +25,7 @@ import * as workflowStages from '../modules/workflow-stages/workflow-stages.sche
 import * as governed from '../shared/governed.schemas.js'
 import * as events from '../modules/events/events.schemas.js'
 import * as webhooks from '../modules/webhooks/webhooks.schemas.js'
+import * as configuration from '../modules/configuration/configuration.schemas.js'
 import * as pagination from '../shared/pagination.js'
 
 /**
@@ -60,6 +61,7 @@ export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
   customFields,
   governed,
   webhooks,
+  configuration,
   events,
 ]
 

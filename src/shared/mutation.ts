@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { type CompiledQuery, type Kysely, sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Database, DialectName } from '../db/create-db.js'
@@ -90,6 +91,13 @@ export async function runRecordedMutation<T>(
   work: (tx: Tx) => Promise<MutationOutcome<T>>,
   locks?: readonly string[],
 ): Promise<{ result: T; appended: AuditLogRow[] }> {
+  const outer = enclosing.getStore()
+  if (outer && outer.database === database && outer.ctx.tenantId === ctx.tenantId) {
+    // Part of the enclosing mutation: its transaction, its audit records (appended when it commits).
+    const { result, audit } = await work(outer.tx)
+    outer.entries.push(...(Array.isArray(audit) ? audit : [audit]))
+    return { result, appended: [] }
+  }
   const { result, entries, appended } = await database.transaction(
     async (tx): Promise<Audited<T>> => {
       if (database.dialect === 'postgres') lockingTransactions.add(tx)
@@ -100,6 +108,32 @@ export async function runRecordedMutation<T>(
   )
   if (entries.length > 0) database.commits.emit('audit', ctx.tenantId, appended)
   return { result, appended }
+}
+
+interface Enclosing {
+  database: Database
+  ctx: Ctx
+  tx: Tx
+  entries: AuditEntry[]
+}
+const enclosing = new AsyncLocalStorage<Enclosing>()
+
+/**
+ * Runs `work` as one mutation in which the families' own service calls join: every runMutation it makes (for the
+ * same database and tenant) runs in this transaction and adds its audit records to it, so that many changes
+ * commit together or not at all (a configuration apply). `summary` is appended after their records, if any.
+ */
+export async function runEnclosingMutation<T>(
+  database: Database,
+  ctx: Ctx,
+  work: (tx: Tx) => Promise<{ result: T; summary: (entries: readonly AuditEntry[]) => AuditEntry }>,
+): Promise<T> {
+  return runMutation(database, ctx, async (tx) => {
+    const entries: AuditEntry[] = []
+    const { result, summary } = await enclosing.run({ database, ctx, tx, entries }, () => work(tx))
+    // Nothing changed, nothing recorded (as a PATCH that changes nothing).
+    return { result, audit: entries.length > 0 ? [...entries, summary(entries)] : [] }
+  })
 }
 
 /** A mutation's outcome as its transaction's group appends it to the audit log. */

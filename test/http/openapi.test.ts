@@ -182,7 +182,8 @@ describe('OpenAPI document', () => {
     expect(() => dereference(doc)).not.toThrow()
     const size = JSON.stringify(doc).length
     console.log(`openapi.json: ${size} bytes, ${Object.keys(schemas).length} component schemas`)
-    expect(size).toBeLessThan(500_000)
+    // Grows with the families (configuration as code added 26 KB); a jump means inline copies instead of references.
+    expect(size).toBeLessThan(540_000)
   })
 
   it('names its servers after the address the request reached, and falls back to "/" for an odd Host', async () => {

@@ -174,6 +174,11 @@ const TAGS = [
   },
   { name: 'audit logs', description: 'The append-only, hash-chained record of every change: query, export, verify.' },
   {
+    name: 'configuration',
+    description:
+      'Configuration as code: export the tenant’s configuration as a canonical document (JSON or YAML), plan a document against it, apply it in one transaction (admin role).',
+  },
+  {
     name: 'webhooks',
     description:
       'Endpoints that receive the audit records they subscribe to as signed POSTs (Standard Webhooks), and their delivery log (admin role).',

@@ -1,0 +1,138 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { BODY_LIMIT } from '../../app.js'
+import { AppError } from '../../http/errors.js'
+import { NoQuery } from '../../shared/schemas.js'
+import { parsedJson, parseYaml, YAML_TYPES } from './configuration.document.js'
+import {
+  ApplyQuery,
+  ConfigurationJsonSchema,
+  ConfigurationApplied,
+  ConfigurationDocument,
+  ConfigurationPlan,
+  ConfigurationQuery,
+} from './configuration.schemas.js'
+import type { ConfigurationService } from './configuration.service.js'
+
+const tags = ['configuration']
+
+// The document is checked by the service (JSON pointers, YAML lines and columns); the route schema describes it.
+const documentBody = {
+  description:
+    'The configuration document, as JSON (`application/json`) or YAML (`application/yaml`); see `GET /configuration/schema`. Errors name each JSON pointer, and in YAML its line and column.',
+  content: {
+    'application/json': { schema: ConfigurationDocument },
+    'application/yaml': { schema: { type: 'string' } },
+  },
+}
+
+/** The JSON Schema of the document, as published (draft 2020-12). */
+export const CONFIGURATION_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://aigov.dev/schemas/configuration/v1.json',
+  ...JSON.parse(JSON.stringify(ConfigurationDocument)),
+}
+
+const wantsYaml = (req: FastifyRequest) => {
+  const accept = req.headers.accept ?? ''
+  return YAML_TYPES.some((type) => accept.includes(type)) && !accept.startsWith('application/json')
+}
+
+const documentOf = (req: FastifyRequest) => {
+  if (req.body === undefined || req.body === null) {
+    throw new AppError('validation_failed', 'a configuration document is required (JSON or YAML)', [
+      { field: '(body)', message: 'is required' },
+    ])
+  }
+  return typeof req.body === 'string' ? parseYaml(req.body) : parsedJson(req.body)
+}
+
+export function configurationRoutes(configuration: ConfigurationService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    // YAML bodies arrive as text: the document keeps their lines and columns for its errors.
+    app.addContentTypeParser(YAML_TYPES, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) =>
+      done(null, (body as string).trim() === '' ? undefined : body),
+    )
+
+    app.get(
+      '/configuration',
+      {
+        schema: {
+          operationId: 'exportConfiguration',
+          summary: "Export the tenant's configuration as code",
+          description:
+            'Workflow stages, risk types and scenarios, custom fields, policy controls with their versions, policy packs, questionnaires, users, teams with their members and webhook endpoints (without secrets), matched by natural keys, never ids. Canonical: the same configuration gives the same bytes. JSON, or YAML with `Accept: application/yaml`.',
+          tags,
+          querystring: NoQuery,
+          response: {
+            200: {
+              description: 'The configuration document.',
+              content: {
+                'application/json': { schema: ConfigurationDocument },
+                'application/yaml': { schema: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+      async (req, reply) => {
+        const yaml = wantsYaml(req)
+        const text = await configuration.export(req.ctx, yaml ? 'yaml' : 'json')
+        return reply.type(yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8').send(text)
+      },
+    )
+
+    app.get(
+      '/configuration/schema',
+      {
+        schema: {
+          operationId: 'getConfigurationSchema',
+          summary: 'The JSON Schema of configuration documents',
+          tags,
+          querystring: NoQuery,
+          response: { 200: ConfigurationJsonSchema },
+        },
+      },
+      async (_req, reply) => reply.type('application/schema+json').send(CONFIGURATION_SCHEMA),
+    )
+
+    app.post(
+      '/configuration/plan',
+      {
+        config: { role: 'read' },
+        attachValidation: true,
+        schema: {
+          operationId: 'planConfiguration',
+          summary: 'What applying a configuration document would change',
+          description:
+            'Per object: create, update (each changed field, before and after), unchanged, and with `prune=true` delete (of what a section the document carries leaves out). A changed published control, pack or questionnaire version plans a new version. The `plan_id` pins the tenant’s configuration and the document: apply it with the plan to refuse (409) a tenant changed since. Changes nothing.',
+          tags,
+          querystring: ConfigurationQuery,
+          body: documentBody as never,
+          response: { 200: ConfigurationPlan },
+        },
+      },
+      async (req) => configuration.plan(req.ctx, documentOf(req), req.query.prune ?? false),
+    )
+
+    app.post(
+      '/configuration/apply',
+      {
+        config: { role: 'admin' },
+        attachValidation: true,
+        schema: {
+          operationId: 'applyConfiguration',
+          summary: 'Apply a configuration document',
+          description:
+            'All of it in one transaction, or nothing: one audit record per change and a `configuration.applied` summary record. With `plan_id`, 409 if the tenant’s configuration changed since that plan. New webhook endpoints get a new secret (see `rotate_secret`).',
+          tags,
+          querystring: ApplyQuery,
+          body: documentBody as never,
+          response: { 200: ConfigurationApplied },
+        },
+      },
+      async (req) =>
+        configuration.apply(req.ctx, documentOf(req), { prune: req.query.prune ?? false, planId: req.query.plan_id }),
+    )
+  }
+}
