@@ -19,6 +19,7 @@ import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
 import { authRoutes } from './modules/auth/auth.routes.js'
+import { consoleRoutes } from './modules/console/console.routes.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
 import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
@@ -105,6 +106,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const feed = new AuditFeed(deps.database, deps.redis)
 
   await app.register(healthRoutes(readinessChecks(deps)))
+  await app.register(consoleRoutes())
   await app.register(
     async (api) => {
       installAuth(api, deps)
