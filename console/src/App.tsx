@@ -92,9 +92,7 @@ export function App() {
                   {me.tenant}
                 </Text>
               </Stack>
-              <Badge variant="light" data-testid="role">
-                {ROLE_LABEL[me.role] ?? me.role}
-              </Badge>
+              <Badge data-testid="role">{ROLE_LABEL[me.role] ?? me.role}</Badge>
               <Button
                 variant="default"
                 size="xs"

@@ -1,4 +1,4 @@
-import { type Client, createClient } from '@aigov/client'
+import { type Client, camelize, createClient, OPERATIONS } from '@aigov/client'
 import type { Me } from './session'
 
 let csrf: string | undefined
@@ -28,9 +28,20 @@ export async function call<R extends { error: { status?: number } | null }>(prom
 
 /** GET /me: who is signed in, or null. */
 export async function loadMe(): Promise<Me | null> {
-  const res = await api.invoke('getMe' as never, [])
-  if (res.error) return null
-  const me = res.data as unknown as Record<string, unknown>
+  let me: Record<string, unknown>
+  if ('getMe' in OPERATIONS) {
+    const res = await api.invoke('getMe' as never, [])
+    if (res.error) return null
+    me = res.data as unknown as Record<string, unknown>
+  } else {
+    // A client generated before the service had sessions: the same call, by hand.
+    const res = await fetch('/api/v1/integration/me', {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    })
+    if (!res.ok) return null
+    me = camelize(await res.json()) as Record<string, unknown>
+  }
   return {
     tenant: me.tenant as string,
     role: me.role as Me['role'],

@@ -50,7 +50,6 @@ export default function Dashboard() {
             data={risk.filter((r) => r.value > 0)}
             withLabels
             withTooltip
-            aria-hidden
             chartLabel={`${summary.useCases.total}`}
           />
           <Group gap="xs" mt="sm">
@@ -72,7 +71,6 @@ export default function Dashboard() {
             data={stages}
             dataKey="stage"
             series={[{ name: 'total', color: 'indigo.6', label: 'Use cases' }]}
-            aria-hidden
           />
           <Anchor component={Link} href="/use-cases" size="sm">
             All use cases ({summary.useCases.total})
@@ -87,7 +85,6 @@ export default function Dashboard() {
             data={controls}
             dataKey="status"
             series={[{ name: 'count', color: 'teal.6', label: 'Controls' }]}
-            aria-hidden
           />
           <Text size="sm">
             {summary.controls.overdue} overdue, {summary.controls.missingEvidence} missing required evidence
@@ -103,7 +100,6 @@ export default function Dashboard() {
               { name: 'Incomplete', value: q.incomplete, color: 'orange.5' },
             ].filter((d) => d.value > 0)}
             withTooltip
-            aria-hidden
             chartLabel={`${q.attached}`}
           />
           <Text size="sm">

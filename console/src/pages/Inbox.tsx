@@ -3,29 +3,8 @@ import { useEffect, useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api'
 import { label, STEP_LABEL } from '../labels'
+import { type InboxItem, sortInbox } from '../inbox'
 import { useMe } from '../me-context'
-
-export interface InboxItem {
-  kind: 'questionnaire' | 'control' | 'gate'
-  title: string
-  detail: string
-  href: string
-  /** Overdue controls first, then by due date; undefined sorts last. */
-  due?: string
-  overdue?: boolean
-}
-
-/** Overdue first, then the earliest due, then questionnaires before gates (answers are what a gate waits for). */
-export function sortInbox(items: InboxItem[]): InboxItem[] {
-  const rank = { control: 0, questionnaire: 1, gate: 2 }
-  return [...items].sort(
-    (a, b) =>
-      Number(b.overdue ?? false) - Number(a.overdue ?? false) ||
-      (a.due ?? '9999').localeCompare(b.due ?? '9999') ||
-      rank[a.kind] - rank[b.kind] ||
-      a.title.localeCompare(b.title),
-  )
-}
 
 /** How many of my own use cases the inbox looks into (each costs a few calls). */
 const INBOX_USE_CASES = 25
@@ -121,7 +100,7 @@ export function Inbox() {
                 </Stack>
                 <Group gap="xs">
                   {item.overdue && <Badge color="red">Overdue</Badge>}
-                  <Badge variant="light" color="gray">
+                  <Badge color="gray">
                     {item.kind === 'questionnaire' ? 'Questions' : item.kind === 'control' ? 'Control' : 'Workflow'}
                   </Badge>
                 </Group>

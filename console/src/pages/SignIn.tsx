@@ -64,7 +64,9 @@ export function SignIn() {
               Without single sign-on, an administrator makes you a personal link that signs you in once and brings you
               here. They run:
             </Text>
-            <Code block>aigov users login-link --tenant &lt;organisation&gt; --email &lt;your email&gt;</Code>
+            <Code block tabIndex={0} style={{ whiteSpace: 'pre-wrap' }}>
+              aigov users login-link --tenant &lt;organisation&gt; --email &lt;your email&gt;
+            </Code>
             <Text size="sm">Open the link in this browser. It works once and for a short time.</Text>
           </Stack>
         </Paper>

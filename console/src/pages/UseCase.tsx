@@ -143,7 +143,7 @@ export default function UseCasePage({ id }: { id: string }) {
           <Badge color={uc.riskCategoryLevel === 'high' ? 'red' : 'gray'}>
             Risk: {label(RISK_LABEL, uc.riskCategoryLevel)}
           </Badge>
-          <Badge variant="light" data-testid="stage">
+          <Badge data-testid="stage">
             {workflow.workflowStage?.name ?? 'No stage'} · {label(STEP_LABEL, workflow.workflowStageStep)}
           </Badge>
         </Group>
@@ -608,7 +608,7 @@ function ControlCard({
               <Group gap="xs">
                 <Text fw={500}>{req.description}</Text>
                 {req.required && <Badge size="sm">Required</Badge>}
-                <Badge size="sm" color={req.met ? 'green' : 'orange'}>
+                <Badge size="sm" color={req.met ? 'teal.9' : 'red.9'}>
                   {req.met ? 'Evidence attached' : 'No evidence yet'}
                 </Badge>
               </Group>
