@@ -502,7 +502,7 @@ const report = {
   targets: Object.fromEntries(targets.map(([name, value, met]) => [name, { value, met }])),
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')
-writeFileSync(join(resultsDir, `${stamp}-${database.dialect}${suffix}.json`), JSON.stringify(report, null, 2) + '\n')
+writeFileSync(join(resultsDir, `${stamp}-${database.dialect}${suffix}.json`), `${JSON.stringify(report, null, 2)}\n`)
 
 const md = [
   `# Benchmark (${database.dialect}${workers > 1 ? `, ${workers} workers` : ''})`,
@@ -546,5 +546,5 @@ const md = [
 ].join('\n')
 // A partial run (--only) is for development: it does not replace the published table.
 if (only.length === 0) writeFileSync(join(resultsDir, `latest-${database.dialect}${suffix}.md`), md)
-console.log('\n' + md)
+console.log(`\n${md}`)
 if (runs.some((r) => r.errors > 0)) process.exitCode = 1

@@ -281,7 +281,7 @@ const report = {
   },
 }
 const stamp = report.date.slice(0, 19).replaceAll(':', '-')
-writeFileSync(join(resultsDir, `${stamp}-scale-${database.dialect}.json`), JSON.stringify(report, null, 2) + '\n')
+writeFileSync(join(resultsDir, `${stamp}-scale-${database.dialect}.json`), `${JSON.stringify(report, null, 2)}\n`)
 const md = [
   `# Scale benchmark (${database.dialect})`,
   '',
@@ -303,5 +303,5 @@ const md = [
   '',
 ].join('\n')
 writeFileSync(join(resultsDir, `latest-scale-${database.dialect}.md`), md)
-console.log('\n' + md)
+console.log(`\n${md}`)
 if (runs.some((r) => r.errors > 0)) process.exitCode = 1

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import cookie from '@fastify/cookie'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
@@ -20,6 +21,8 @@ import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
 import { authRoutes } from './modules/auth/auth.routes.js'
 import { consoleRoutes } from './modules/console/console.routes.js'
+import { sessionRoutes } from './modules/sessions/sessions.routes.js'
+import { signInRoutes } from './modules/sessions/sign-in.routes.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
 import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
@@ -92,6 +95,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   installSerializers(app)
   installProblemHandlers(app)
   installBodyParsers(app, BODY_LIMIT)
+  await app.register(cookie)
   // Hooks that never wait take fastify's callback form: an async hook costs every request a promise and its turns.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('X-Request-ID', req.id)
@@ -107,13 +111,19 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
 
   await app.register(healthRoutes(readinessChecks(deps)))
   await app.register(consoleRoutes())
+  // People's browser routes (sign-in, sign-out), limited per client address.
+  await app.register(async (browser) => {
+    await installRateLimit(browser, deps)
+    await browser.register(signInRoutes(services.sessions, deps.config))
+  })
   await app.register(
     async (api) => {
-      installAuth(api, deps)
+      installAuth(api, { ...deps, sessions: services.sessions })
       installTextChecks(api)
       await installRateLimit(api, deps)
       installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
       await api.register(authRoutes(services.auth, deps.config))
+      await api.register(sessionRoutes(services.sessions))
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(webhookRoutes(services.webhooks))

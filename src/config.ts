@@ -67,6 +67,12 @@ export type Config = Readonly<{
   eventsHeartbeatMs: number
   /** How long an event stream waits for its client to take what it was sent before closing it (resumably). */
   eventsSlowClientMs: number
+  /** A person's session ends after this long without a request. */
+  sessionIdleMs: number
+  /** ...and this long after sign-in, whatever happens. */
+  sessionMaxMs: number
+  /** The origin people and OAuth clients see (links, redirects, metadata); undefined: each request's own. */
+  publicUrl: string | undefined
 }>
 
 export class ConfigError extends Error {
@@ -170,6 +176,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookDelivery: boolean(env, 'WEBHOOK_DELIVERY', true),
     eventsHeartbeatMs: integer(env, 'EVENTS_HEARTBEAT_MS', 15_000, 100, 600_000),
     eventsSlowClientMs: integer(env, 'EVENTS_SLOW_CLIENT_MS', 10_000, 100, 600_000),
+    sessionIdleMs: integer(env, 'SESSION_IDLE_HOURS', 12, 1, 24 * 90) * 3_600_000,
+    sessionMaxMs: integer(env, 'SESSION_MAX_DAYS', 7, 1, 365) * 86_400_000,
+    publicUrl: publicUrl(env),
   })
 }
 
@@ -316,6 +325,16 @@ function dnsServers(env: Env, name: string): string[] | undefined {
     }
     return server
   })
+}
+
+/** An origin (scheme, host, optional port) that links and redirects are built on. */
+function publicUrl(env: Env): string | undefined {
+  const raw = url(env, 'SERVICE_PUBLIC_URL', ['http:', 'https:'])
+  if (raw === undefined) return undefined
+  const parsed = new URL(raw)
+  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '')
+    throw new ConfigError('SERVICE_PUBLIC_URL', 'must be an origin like https://governance.example.com (no path)')
+  return parsed.origin
 }
 
 function metricsToken(env: Env): string | undefined {

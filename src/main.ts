@@ -26,6 +26,7 @@ import { systemCtx } from './shared/context.js'
 import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
+import { redactQuery } from './shared/urls.js'
 import { ItemCache } from './shared/item-cache.js'
 import { createMetrics } from './shared/metrics.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
@@ -69,11 +70,7 @@ export function createLogger(config: Config): FastifyBaseLogger {
   ) as FastifyBaseLogger
 }
 
-const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
-
-export function redactQuery(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]')
-}
+export { redactQuery }
 
 /**
  * `maintenance` (CLI commands, bulk work) lifts the per-query timeout that protects request latency, and keeps
@@ -252,7 +249,7 @@ export async function startService(config: Config, options: { bootstrap?: boolea
       'audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected',
     )
   }
-  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+  if (options.bootstrap !== false) await bootstrap(deps, (text) => process.stdout.write(`${text}\n`))
   const app = await buildApp(deps)
   try {
     await app.listen({ port: config.port, host: config.host })
@@ -362,7 +359,7 @@ export async function serve(config: Config): Promise<void> {
     const log = createLogger(config)
     await migrate(config, log)
     const deps = await createDeps(config, log, openDatabase(config, log))
-    await bootstrap(deps, (text) => process.stdout.write(text + '\n'))
+    await bootstrap(deps, (text) => process.stdout.write(`${text}\n`))
     await closeDeps(deps)
     let stopping = false
     for (let i = 0; i < config.workers; i++) cluster.fork()

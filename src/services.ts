@@ -22,6 +22,7 @@ import { createDossierService } from './modules/dossier/dossier.service.js'
 import { createEvidenceService } from './modules/evidence/evidence.service.js'
 import { createEventsService } from './modules/events/events.service.js'
 import { createWebhooksService } from './modules/webhooks/webhooks.service.js'
+import { createSessionsService } from './modules/sessions/sessions.service.js'
 
 export type Services = ReturnType<typeof createServices>
 
@@ -50,6 +51,7 @@ export function createServices(deps: Deps) {
     evidence: createEvidenceService(deps),
     webhooks: createWebhooksService(deps),
     events: createEventsService(deps),
+    sessions: createSessionsService(deps),
   }
   return { ...services, dossier: createDossierService(deps, services) }
 }

@@ -37,7 +37,7 @@ const PREFIXES: Record<string, string> = {
 
 /** Every byte percent-encoded (encodeURIComponent throws on lone surrogates). */
 const percentEncode = (s: string) =>
-  [...Buffer.from(s, 'utf8')].map((b) => '%' + b.toString(16).padStart(2, '0')).join('')
+  [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void
 
@@ -121,7 +121,7 @@ describe('contract fuzzing from /openapi.json', () => {
         const list = known.get(bucket) ?? []
         if (!list.includes(value) && list.length < 50) known.set(bucket, [...list, value])
       }
-    } else if (Array.isArray(value)) value.forEach((v) => remember(v))
+    } else if (Array.isArray(value)) for (const v of value) remember(v)
     else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) remember(v, k)
   }
 
@@ -305,7 +305,7 @@ describe('contract fuzzing from /openapi.json', () => {
         const [where, name, schema] = target
         if (where === 'query') {
           const type = leaf(schema).type
-          if (type === 'integer' || type === 'number' || type === 'boolean') query[name] = 'not-a-' + type
+          if (type === 'integer' || type === 'number' || type === 'boolean') query[name] = `not-a-${type}`
           else {
             mutation = 'hugeString'
             query[name] = 'q'.repeat(20_000)
@@ -385,7 +385,7 @@ describe('contract fuzzing from /openapi.json', () => {
           'AAAA',
           Buffer.from('{"a":1}').toString('base64url'),
           Buffer.from('["x"]').toString('base64url'),
-          Buffer.from(c.odd).toString('base64url') + '$',
+          `${Buffer.from(c.odd).toString('base64url')}$`,
         ][c.pick % 5]
         break
       case 'wrongMethod': {
@@ -404,7 +404,7 @@ describe('contract fuzzing from /openapi.json', () => {
           break
         }
         if (op.path.endsWith('/auth/token')) {
-          headers['x-api-key'] = ['sk_wrong', adminKey + 'x', ''][c.pick % 3]
+          headers['x-api-key'] = ['sk_wrong', `${adminKey}x`, ''][c.pick % 3]
           headers['x-tenant'] = TENANT
           break
         }

@@ -5,7 +5,7 @@ import { describeEachDialect, startTestApp, type TestApp } from './helpers/harne
 // A body nested deeper than the limit is refused with a 400 naming the body before anything walks it (a 10 000 deep
 // one was a 500: RangeError in the text check); bodies at the limit are read and validated as usual.
 
-const nested = (depth: number, inner = '"x"') => '{"a":'.repeat(depth - 1) + `{"a":${inner}}` + '}'.repeat(depth - 1)
+const nested = (depth: number, inner = '"x"') => `${'{"a":'.repeat(depth - 1)}{"a":${inner}}${'}'.repeat(depth - 1)}`
 const nestedArray = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 
 describeEachDialect('JSON bodies nested too deep', (dialect) => {

@@ -265,7 +265,7 @@ describe('OpenAPI document', () => {
         expect(statuses, where).toContain('500')
         if (path.startsWith('/api/v1/integration') && !path.endsWith('/auth/token')) {
           expect(statuses, where).toEqual(expect.arrayContaining(['401', '403', '429']))
-          expect(op.security ?? doc.security, where).toEqual([{ bearerAuth: [] }])
+          expect(op.security ?? doc.security, where).toEqual([{ bearerAuth: [] }, { sessionCookie: [] }])
         }
         if (op.requestBody) expect(statuses, where).toEqual(expect.arrayContaining(['413', '422']))
       }

@@ -169,7 +169,9 @@ describeEachDialect('use-case workflow: random operation sequences', (dialect) =
           expect(now[0]).toMatchObject({ type: 'start', position: 0 })
           expect(now[now.length - 1].type).toBe('end')
           expect(now.filter((s) => s.type !== 'intermediate')).toHaveLength(2)
-          now.slice(1).forEach((s, i) => expect(s.position).toBeGreaterThan(now[i].position))
+          now.slice(1).forEach((s, i) => {
+            expect(s.position).toBeGreaterThan(now[i].position)
+          })
           for (const id of ids) {
             const w = await workflow(id)
             expect(now.map((s) => s.id)).toContain(w.workflow_stage?.id)

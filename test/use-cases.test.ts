@@ -167,7 +167,9 @@ describeEachDialect('use cases', (dialect) => {
     ).json().items as { changes: { description: [string | null, string] } }[]
     const chain = entries.map((e) => e.changes.description)
     expect(chain).toHaveLength(24)
-    chain.forEach(([before], i) => expect(before).toBe(i === 0 ? null : chain[i - 1][1]))
+    chain.forEach(([before], i) => {
+      expect(before).toBe(i === 0 ? null : chain[i - 1][1])
+    })
   })
 
   it('filters by q, risk level and creation time, and sorts', async () => {

@@ -2,4 +2,4 @@
 // although the package itself is "type": "module".
 import { writeFileSync } from 'node:fs'
 
-writeFileSync(new URL('../dist/cjs/package.json', import.meta.url), JSON.stringify({ type: 'commonjs' }) + '\n')
+writeFileSync(new URL('../dist/cjs/package.json', import.meta.url), `${JSON.stringify({ type: 'commonjs' })}\n`)

@@ -1,7 +1,7 @@
 import { type CallOptions, type Core, createCore } from './core.js'
 import { ClientRequestError, type Result } from './errors.js'
 import { type StreamOptions, streamEvents } from './events.js'
-import type { Body, Data, Item, OperationId, Query } from './operations.js'
+import type { Body, Item, OperationId, Query } from './operations.js'
 
 export interface ClientOptions {
   /** The service's address, e.g. http://localhost:8080. Default: SERVICE_API_URL. */
@@ -110,6 +110,19 @@ function namespaces(core: Core) {
     auth: {
       /** Exchanges the API key for a new token now (the client does this by itself when needed). */
       token: () => core.exchangeToken(),
+      /** Signs a browser session out (POST /auth/logout, with the session cookie). */
+      logout: (o?: O) => call('logout', [], {}, o),
+    },
+    /** Who is calling: tenant, role, and the person or API key (with a session's csrf_token). */
+    me: {
+      get: (o?: O) => call('getMe', [], {}, o),
+    },
+    /** People's signed-in sessions (admin). */
+    sessions: {
+      list: (query?: Query<'listSessions'>, o?: O) => call('listSessions', [], { query }, o),
+      listAll: (query?: WalkQuery<'listSessions'>, o?: O) =>
+        walk<Item<'listSessions'>>((pageAfter) => call('listSessions', [], { query: { ...query, pageAfter } }, o)),
+      end: (id: string, o?: O) => call('deleteSession', [id], {}, o),
     },
     system: {
       get: (o?: O) => call('getSystem', [], {}, o),

@@ -21,6 +21,10 @@ export const OPERATIONS = {
   getLiveness: { method: 'GET', path: '/livez', root: true, public: true, response: 'json' },
   getReadiness: { method: 'GET', path: '/readyz', root: true, public: true, response: 'json' },
   createToken: { method: 'POST', path: '/auth/token', public: true, readOnly: true, response: 'json' },
+  logout: { method: 'POST', path: '/auth/logout', root: true, public: true, response: 'empty' },
+  getMe: { method: 'GET', path: '/me', response: 'json' },
+  listSessions: { method: 'GET', path: '/sessions', response: 'page' },
+  deleteSession: { method: 'DELETE', path: '/sessions/{id}', response: 'empty' },
   getSystem: { method: 'GET', path: '/system', response: 'json' },
   ping: { method: 'GET', path: '/system/ping', response: 'json' },
 

@@ -240,7 +240,7 @@ describe('client against a real service', () => {
         ...init,
         headers: {
           ...(init?.headers as Record<string, string>),
-          ...((init?.headers as Record<string, string>).authorization ? { authorization: 'Bearer bad' } : {}),
+          ...((init?.headers as Record<string, string> | undefined)?.authorization ? { authorization: 'Bearer bad' } : {}),
         },
       })
     const stubborn = clientFor({ fetch: always401 })

@@ -90,7 +90,10 @@ describe('coverage of the OpenAPI document', () => {
   it('declares free-form maps only under properties the case mapping leaves alone', () => {
     const found = new Set<string>()
     const visit = (schema: unknown, property: string | null): void => {
-      if (Array.isArray(schema)) return schema.forEach((s) => visit(s, property))
+      if (Array.isArray(schema)) {
+        for (const s of schema) visit(s, property)
+        return
+      }
       if (!schema || typeof schema !== 'object') return
       const s = schema as Record<string, unknown>
       if (s.patternProperties || (s.additionalProperties !== undefined && s.additionalProperties !== false))

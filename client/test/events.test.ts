@@ -82,7 +82,7 @@ describe('client: webhooks and the event stream', () => {
     const b = (await client.useCases.create({ name: 'After restart 1' })).data!
     const c = (await client.useCases.create({ name: 'After restart 2' })).data!
     const next = [(await stream.next()).value, (await stream.next()).value]
-    expect(next.map((e) => e && e.record.resourceId)).toEqual([b.id, c.id])
+    expect(next.map((e) => e?.record.resourceId)).toEqual([b.id, c.id])
     abort.abort()
     expect((await stream.next()).done).toBe(true)
   })

@@ -7,6 +7,7 @@ import { ConfigError, type Config, loadConfig } from '../config.js'
 import { seed } from './seed.js'
 import { createWebhooksService } from '../modules/webhooks/webhooks.service.js'
 import { createApiKeysService } from '../modules/api-keys/api-keys.service.js'
+import { createSessionsService } from '../modules/sessions/sessions.service.js'
 import { createLibraryService } from '../modules/library/library.service.js'
 import { tenantProvisioners } from '../modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from '../modules/tenants/tenants.service.js'
@@ -39,7 +40,7 @@ interface Command {
   ): Promise<void>
 }
 
-const out = (line: string) => process.stdout.write(line + '\n')
+const out = (line: string) => process.stdout.write(`${line}\n`)
 
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -130,6 +131,24 @@ const COMMANDS: Record<string, Command> = {
         })
         out(`created ${key.id} (${key.role}) for tenant ${tenant}; the secret is shown once:`)
         out(key.key)
+      }),
+  },
+  'users login-link': {
+    usage: 'aigov users login-link --tenant <tenant> --email <email>',
+    summary:
+      'Print a one-time sign-in link for a user (valid 15 minutes, usable once), built on SERVICE_PUBLIC_URL. Opening it signs the person in and opens /console.',
+    options: { tenant: { type: 'string' }, email: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const link = await createSessionsService(deps).createLoginLink(
+          systemCtx(tenant, 'cli'),
+          required(args.values, 'email'),
+        )
+        const base = config.publicUrl ?? `http://localhost:${config.port}`
+        if (!config.publicUrl) process.stderr.write(`SERVICE_PUBLIC_URL is unset: the link assumes ${base}\n`)
+        out(`${base}/auth/link/${link.token}`)
       }),
   },
   'keys list': {
@@ -369,14 +388,14 @@ export async function main(argv: string[]): Promise<number> {
           : `aigov ${argv[0]}: unknown command "${argv[1]}"; choose one of:`,
         ...commandList(group),
       ]
-      ;(asked ? out : (text: string) => process.stderr.write(text + '\n'))(lines.join('\n'))
+      ;(asked ? out : (text: string) => process.stderr.write(`${text}\n`))(lines.join('\n'))
       return argv[1] === '--help' || argv[1] === '-h' ? 0 : 2
     }
     process.stderr.write(`aigov: unknown command "${argv[0]}"; run "aigov --help"\n`)
     return 2
   }
   const command = COMMANDS[found.name]
-  let parsed
+  let parsed: { values: Record<string, string | boolean | undefined>; positionals: string[] }
   try {
     parsed = parseArgs({
       args: found.rest,
@@ -395,7 +414,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   try {
     await command.run(
-      { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals },
+      { values: parsed.values, positionals: parsed.positionals },
       loadConfig(),
     )
     return 0

@@ -174,6 +174,7 @@ function resilientClient(pg: typeof pgTypes) {
     /** The statements this connection has prepared (named), counted against PREPARED_PER_CONNECTION. */
     private readonly preparedHere = new Set<string>()
 
+    // biome-ignore lint/suspicious/noExplicitAny: overrides pg.Client.query, whose overloads return any of several shapes
     override query(...args: unknown[]): any {
       // Kysely sends (text, values): a statement run before goes by its name, which pg prepares once per connection.
       const [text, values] = args

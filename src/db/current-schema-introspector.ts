@@ -32,6 +32,7 @@ interface CatalogColumn {
 export class CurrentSchemaIntrospector implements DatabaseIntrospector {
   private readonly schemas: PostgresIntrospector
 
+  // biome-ignore lint/suspicious/noExplicitAny: Kysely hands its introspectors an untyped instance
   constructor(private readonly db: Kysely<any>) {
     this.schemas = new PostgresIntrospector(db)
   }
@@ -79,6 +80,7 @@ export class CurrentSchemaIntrospector implements DatabaseIntrospector {
 
 /** PostgreSQL whose introspection (the migrator's) sees the current schema only. */
 export class CurrentSchemaPostgresDialect extends PostgresDialect {
+  // biome-ignore lint/suspicious/noExplicitAny: the signature of Kysely's Dialect.createIntrospector
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new CurrentSchemaIntrospector(db)
   }

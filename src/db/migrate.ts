@@ -28,6 +28,7 @@ import * as auditNamesAfterCommit from './migrations/2026-11-28T00-audit-names-a
 import * as customFieldMetadata from './migrations/2026-11-29T10-custom-field-metadata.js'
 import * as evidenceUsage from './migrations/2026-12-01T10-evidence-usage.js'
 import * as auditLegacyProofs from './migrations/2026-12-01T11-audit-legacy-proofs.js'
+import * as peopleSignIn from './migrations/2026-12-02T07-people-sign-in.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '2026-11-29T10-custom-field-metadata': customFieldMetadata,
   '2026-12-01T10-evidence-usage': evidenceUsage,
   '2026-12-01T11-audit-legacy-proofs': auditLegacyProofs,
+  '2026-12-02T07-people-sign-in': peopleSignIn,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -46,6 +46,8 @@ export interface Tables {
   use_case_control_evidence: ControlEvidenceRow
   evidence_usage: EvidenceUsageRow
   audit_legacy_proofs: AuditLegacyProofRow
+  sessions: SessionRow
+  login_links: LoginLinkRow
 }
 
 /** A tenant's stored evidence bytes (every chunk, finished or still arriving), kept in the transactions that change them. */
@@ -370,8 +372,37 @@ export interface UserRow {
   name_key: string | null
   title: string | null
   active: number
+  /** read, write or admin: what the person may do when signed in. */
+  role: string
   created_at: string
   updated_at: string
+}
+
+/** A person's sign-in: the cookie holds a random secret, the row only its SHA-256. */
+export interface SessionRow {
+  id: string
+  tenant_id: string
+  user_id: string
+  token_hash: string
+  /** How the person signed in: link or oidc. */
+  method: string
+  address: string | null
+  user_agent: string | null
+  created_at: string
+  /** Last request, written at most once a minute: the idle timeout counts from it. */
+  last_seen_at: string
+  /** The absolute end (SESSION_MAX_DAYS after sign-in). */
+  expires_at: string
+}
+
+/** A one-time sign-in link: only the hash of its token, usable once before expires_at. */
+export interface LoginLinkRow {
+  token_hash: string
+  tenant_id: string
+  user_id: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
 }
 
 export interface WebhookEndpointRow {

@@ -13,6 +13,7 @@ import * as questionnaires from '../modules/questionnaires/questionnaires.schema
 import * as relationships from '../modules/relationships/relationships.schemas.js'
 import * as riskScenarios from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import * as riskTypes from '../modules/risk-types/risk-types.schemas.js'
+import * as sessions from '../modules/sessions/sessions.schemas.js'
 import * as system from '../modules/system/system.schemas.js'
 import * as teams from '../modules/teams/teams.schemas.js'
 import * as useCasePolicies from '../modules/use-case-policies/use-case-policies.schemas.js'
@@ -46,6 +47,7 @@ export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
   relationships,
   riskScenarios,
   riskTypes,
+  sessions,
   system,
   useCasePolicies,
   useCases,

@@ -3,7 +3,7 @@ export const ROLES: readonly Role[] = ['read', 'write', 'admin']
 export type Source = 'api' | 'mcp' | 'cli' | 'system'
 
 export interface Actor {
-  type: 'api_key' | 'system'
+  type: 'user' | 'api_key' | 'system'
   id: string | null
   name: string | null
 }
@@ -15,6 +15,10 @@ export interface Ctx {
   role: Role
   requestId: string | null
   source: Source
+  /** How the caller proved who it is; absent for the service's own work. */
+  via?: 'session' | 'api_key' | 'oauth'
+  /** A person's signed-in browser session: its id, and the CSRF token its cookie writes must send. */
+  session?: { id: string; csrfToken: string }
   /** When the caller's token or key lapses, ms since the epoch: answers that stay open (event streams) end there. */
   expiresAt?: number
   /** The tenant's audit chain position this request's reads start from, when the read cache has just read it. */

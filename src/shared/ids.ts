@@ -38,6 +38,7 @@ export type IdPrefix =
   | 'evb'
   | 'whep'
   | 'whd'
+  | 'ses'
 
 /**
  * A type prefix plus a ULID, lower-cased, so that id order is creation order. `atMs` is the creation time

@@ -294,7 +294,9 @@ export class ItemCache {
         }
         rendering.text.then(done, done)
       }
-      waits.push(batch.then((texts) => texts.forEach((text, id) => found.set(id, text))))
+      waits.push(batch.then((texts) => {
+          for (const [id, text] of texts) found.set(id, text)
+        }),)
     }
     await Promise.all(waits)
     return found

@@ -115,7 +115,9 @@ function auditAppender(database: Database): (tx: Tx, outcomes: Audited<unknown>[
       for (const tenantId of [...byTenant.keys()].sort()) {
         const appending = byTenant.get(tenantId)!
         const rows = await appendAudit(tx, database, keys, tenantId, appending)
-        appending.forEach(({ outcome }, i) => outcome.appended.push(rows[i]))
+        appending.forEach(({ outcome }, i) => {
+          outcome.appended.push(rows[i])
+        })
       }
     }
     appenders.set(database, append)

@@ -11,6 +11,7 @@ export const HTTP_URL_MESSAGE =
 /** True when `raw` is an http(s) URL with a host, spelled plainly. */
 export function isHttpUrl(raw: string): boolean {
   // A browser drops tabs and newlines inside a URL and trims its ends ("java\tscript:" still runs): refuse them.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/[\u0000-\u001f\u007f]/.test(raw) || raw.trim() !== raw) return false
   // WHATWG parsing reads "http:host" and "http:\\host" as http://host/; only the plain spelling is taken.
   if (!/^https?:\/\//i.test(raw)) return false
@@ -21,4 +22,14 @@ export function isHttpUrl(raw: string): boolean {
     return false
   }
   return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && parsed.hostname !== ''
+}
+
+/** Secrets callers put in URLs (query tokens, a sign-in link's path), hidden from logs. */
+const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*=)[^&#]*/gi
+
+/** A one-time sign-in link carries its secret in the path. */
+const SECRET_PATH = /(\/auth\/link\/)[^/?#]+/g
+
+export function redactQuery(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_PATH, '$1[redacted]')
 }

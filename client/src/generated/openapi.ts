@@ -36,6 +36,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the session of the `aigov_session` cookie, on every instance at once, and clears the cookie. Needs a same-origin `Origin` (a page elsewhere cannot sign a person out).
+         */
+        post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integration/auth/token": {
         parameters: {
             query?: never;
@@ -51,6 +71,66 @@ export interface paths {
          */
         post: operations["createToken"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is calling
+         * @description The tenant, role and identity behind this request: a signed-in person (with the `csrf_token` their writes send back), an API key, or an assistant acting for a person.
+         */
+        get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List people's sessions (admin)
+         * @description Sessions still within both their timeouts, oldest first; `user_id=` narrows to one person.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a session (admin)
+         * @description The session's next request is refused, on every instance.
+         */
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1931,9 +2011,10 @@ export interface components {
             sub_object_id: string | null;
             sub_object_name: string | null;
             use_case_id: string | null;
+            /** @description Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service. */
             actor: {
                 /** @enum {unknown} */
-                type: "api_key" | "system";
+                type: "user" | "api_key" | "system";
                 id: string | null;
                 name: string | null;
             };
@@ -2598,6 +2679,43 @@ export interface components {
         LinkBody: {
             /** @description The id of the record to link. */
             id: string;
+        };
+        /**
+         * @example {
+         *       "tenant": "acme",
+         *       "role": "write",
+         *       "via": "session",
+         *       "user": {
+         *         "id": "usr_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *         "email": "ada@example.com",
+         *         "name": "Ada Lovelace"
+         *       },
+         *       "api_key": null,
+         *       "csrf_token": "Vh2kQ0o1m3Yk9sXr7aP4tB6wC8dE0fG2hJ4kL6mN8pQ"
+         *     }
+         */
+        Me: {
+            tenant: string;
+            /** @enum {unknown} */
+            role: "read" | "write" | "admin";
+            /**
+             * @description session: a signed-in browser; api_key: a bearer token from an API key; oauth: an assistant for a person.
+             * @enum {unknown}
+             */
+            via: "session" | "api_key" | "oauth";
+            user: {
+                /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                id: string;
+                email: string;
+                name: string | null;
+            } | null;
+            api_key: {
+                /** @example key_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                id: string;
+                name: string | null;
+            } | null;
+            /** @description Sessions only: send it back as `X-CSRF-Token` on every write (with a same-origin `Origin`), else the write is 403. */
+            csrf_token?: string;
         };
         Model: {
             /** @example mdl_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -3451,6 +3569,50 @@ export interface components {
             description: string | null;
             questions: components["schemas"]["Question"][];
         };
+        Session: {
+            /** @example ses_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            user: {
+                /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                id: string;
+                email: string;
+                name: string | null;
+            };
+            /**
+             * @description How the person signed in.
+             * @enum {unknown}
+             */
+            method: "link" | "oidc";
+            address: string | null;
+            user_agent: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The idle timeout counts from here (to the minute).
+             */
+            last_seen_at: string;
+            /**
+             * Format: date-time
+             * @description The absolute end, SESSION_MAX_DAYS after sign-in.
+             */
+            expires_at: string;
+        };
+        SessionListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            user_id?: string;
+        };
+        SessionPage: {
+            items: components["schemas"]["Session"][];
+            pagination: components["schemas"]["Pagination"];
+        };
         /** @enum {unknown} */
         SourceEnum: "api" | "mcp" | "cli" | "system";
         /**
@@ -3848,6 +4010,8 @@ export interface components {
             name: string | null;
             title: string | null;
             active: boolean;
+            /** @enum {unknown} */
+            role: "read" | "write" | "admin";
             /**
              * Format: date-time
              * @example 2026-11-22T09:30:00.000Z
@@ -3874,6 +4038,7 @@ export interface components {
             /** @example Head of model risk */
             title?: string | null;
             active?: boolean | null;
+            role?: ("read" | "write" | "admin") | null;
         };
         UserListQuery: {
             /**
@@ -3890,6 +4055,8 @@ export interface components {
             /** @description Exact email, case-insensitive. */
             email?: string;
             active?: boolean;
+            /** @enum {unknown} */
+            role?: "read" | "write" | "admin";
         };
         UserPage: {
             items: components["schemas"]["User"][];
@@ -3908,6 +4075,7 @@ export interface components {
             /** @example Head of model risk */
             title?: string | null;
             active?: boolean | null;
+            role?: ("read" | "write" | "admin") | null;
         };
         Vendor: {
             /** @example vnd_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -4163,9 +4331,10 @@ export interface components {
                 sub_object_id: string | null;
                 sub_object_name: string | null;
                 use_case_id: string | null;
+                /** @description Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service. */
                 actor: {
                     /** @enum {unknown} */
-                    type: "api_key" | "system";
+                    type: "user" | "api_key" | "system";
                     id: string | null;
                     name: string | null;
                 };
@@ -4409,6 +4578,78 @@ export interface operations {
             };
         };
     };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out (also when no session was signed in). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not empty and not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createToken: {
         parameters: {
             query?: never;
@@ -4483,6 +4724,317 @@ export interface operations {
                 };
             };
             /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Me"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                user_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionPage"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The ses_… id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not empty and not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -17923,6 +18475,7 @@ export interface operations {
                 /** @description Exact email, case-insensitive. */
                 email?: string;
                 active?: boolean;
+                role?: "read" | "write" | "admin";
             };
             header?: never;
             path?: never;
@@ -20995,9 +21548,10 @@ export interface operations {
                         sub_object_id: string | null;
                         sub_object_name: string | null;
                         use_case_id: string | null;
+                        /** @description Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service. */
                         actor: {
                             /** @enum {unknown} */
-                            type: "api_key" | "system";
+                            type: "user" | "api_key" | "system";
                             id: string | null;
                             name: string | null;
                         };

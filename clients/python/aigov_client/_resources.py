@@ -78,6 +78,9 @@ from .models import (  # noqa: F401
     GovernanceSummaryUseCasesByRiskLevel,
     GovernanceSummaryUseCasesByWorkflowStageItem,
     LinkBody,
+    Me,
+    MeApiKey,
+    MeUser,
     Model,
     ModelCreate,
     ModelListQuery,
@@ -137,6 +140,9 @@ from .models import (  # noqa: F401
     RiskTypeUpdate,
     RoleEnum,
     Section,
+    Session,
+    SessionListQuery,
+    SessionPage,
     SourceEnum,
     StageType,
     SystemInfo,
@@ -199,7 +205,11 @@ from .models import (  # noqa: F401
 OPERATIONS: Dict[str, Operation] = {
     "getLiveness": Operation("GET", "/livez", "json", root=True, public=True),
     "getReadiness": Operation("GET", "/readyz", "json", root=True, public=True),
+    "logout": Operation("POST", "/auth/logout", "empty", root=True, public=True),
     "createToken": Operation("POST", "/auth/token", "json", public=True),
+    "getMe": Operation("GET", "/me", "json"),
+    "listSessions": Operation("GET", "/sessions", "page"),
+    "deleteSession": Operation("DELETE", "/sessions/{id}", "empty"),
     "getSystem": Operation("GET", "/system", "json"),
     "ping": Operation("GET", "/system/ping", "json"),
     "listApiKeys": Operation("GET", "/api_keys", "page"),
@@ -350,6 +360,8 @@ class Resources:
         self._args = args
         self.health = HealthResource(transport, args)
         self.auth = AuthResource(transport, args)
+        self.me = MeResource(transport, args)
+        self.sessions = SessionsResource(transport, args)
         self.system = SystemResource(transport, args)
         self.api_keys = ApiKeysResource(transport, args)
         self.webhook_endpoints = WebhookEndpointsResource(transport, args)
@@ -559,13 +571,13 @@ class UsersResource:
         self._t = transport
         self._args = args
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, role: Optional[Literal["read", "write", "admin"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
         """List users."""
-        return cast("Page[User]", self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[User]", self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active, "role": role}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[User]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, role: Optional[Literal["read", "write", "admin"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[User]:
         """List users: every record, page after page."""
-        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active, "role": role}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: UserCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
         """Create a user."""
@@ -1565,12 +1577,48 @@ class SystemResource:
         return cast("Ping", self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
+class SessionsResource:
+    """`client.sessions`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, user_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[Session]:
+        """List people's sessions (admin)."""
+        return cast("Page[Session]", self._t.call("listSessions", (), query={"page_limit": page_limit, "page_after": page_after, "user_id": user_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, user_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Session]:
+        """List people's sessions (admin): every record, page after page."""
+        return self._t.iterate("listSessions", (), query={"page_limit": page_size, "user_id": user_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """End a session (admin)."""
+        self._t.call("deleteSession", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class MeResource:
+    """`client.me`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Me:
+        """Who is calling."""
+        return cast("Me", self._t.call("getMe", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
 class AuthResource:
     """`client.auth`."""
 
     def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+
+    def logout(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Sign out."""
+        self._t.call("logout", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def token(self, body: Optional[TokenRequest] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> TokenResponse:
         """Exchange an API key for an access token."""
@@ -1601,6 +1649,8 @@ class AsyncResources:
         self._args = args
         self.health = AsyncHealthResource(transport, args)
         self.auth = AsyncAuthResource(transport, args)
+        self.me = AsyncMeResource(transport, args)
+        self.sessions = AsyncSessionsResource(transport, args)
         self.system = AsyncSystemResource(transport, args)
         self.api_keys = AsyncApiKeysResource(transport, args)
         self.webhook_endpoints = AsyncWebhookEndpointsResource(transport, args)
@@ -1810,13 +1860,13 @@ class AsyncUsersResource:
         self._t = transport
         self._args = args
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, role: Optional[Literal["read", "write", "admin"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[User]:
         """List users."""
-        return cast("Page[User]", await self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[User]", await self._t.call("listUsers", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "email": email, "active": active, "role": role}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[User]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["email", "-email", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, email: Optional[str] = None, active: Optional[bool] = None, role: Optional[Literal["read", "write", "admin"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[User]:
         """List users: every record, page after page."""
-        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listUsers", (), query={"page_limit": page_size, "sort": sort, "q": q, "email": email, "active": active, "role": role}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: UserCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> User:
         """Create a user."""
@@ -2816,12 +2866,48 @@ class AsyncSystemResource:
         return cast("Ping", await self._t.call("ping", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
+class AsyncSessionsResource:
+    """`client.sessions`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, user_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Page[Session]:
+        """List people's sessions (admin)."""
+        return cast("Page[Session]", await self._t.call("listSessions", (), query={"page_limit": page_limit, "page_after": page_after, "user_id": user_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def list_all(self, *, page_size: Optional[int] = None, user_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Session]:
+        """List people's sessions (admin): every record, page after page."""
+        return self._t.iterate("listSessions", (), query={"page_limit": page_size, "user_id": user_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+    async def delete(self, id: str, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """End a session (admin)."""
+        await self._t.call("deleteSession", (id,), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncMeResource:
+    """`client.me`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Me:
+        """Who is calling."""
+        return cast("Me", await self._t.call("getMe", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+
 class AsyncAuthResource:
     """`client.auth`."""
 
     def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
         self._t = transport
         self._args = args
+
+    async def logout(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Sign out."""
+        await self._t.call("logout", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def token(self, body: Optional[TokenRequest] = None, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> TokenResponse:
         """Exchange an API key for an access token."""

@@ -201,6 +201,7 @@ class AuditLog(TypedDict):
     sub_object_id: Optional[str]
     sub_object_name: Optional[str]
     use_case_id: Optional[str]
+    #: Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service.
     actor: AuditLogActor
     source: SourceEnum
     request_id: Optional[str]
@@ -209,7 +210,8 @@ class AuditLog(TypedDict):
 
 
 class AuditLogActor(TypedDict):
-    type: Literal["api_key", "system"]
+    """Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service."""
+    type: Literal["user", "api_key", "system"]
     id: Optional[str]
     name: Optional[str]
 
@@ -679,6 +681,31 @@ class GovernanceSummaryUseCasesByWorkflowStageItem(TypedDict):
 class LinkBody(TypedDict):
     #: The id of the record to link.
     id: str
+
+
+class _MeRequired(TypedDict):
+    tenant: str
+    role: Literal["read", "write", "admin"]
+    #: session: a signed-in browser; api_key: a bearer token from an API key; oauth: an assistant for a person.
+    via: Literal["session", "api_key", "oauth"]
+    user: Optional[MeUser]
+    api_key: Optional[MeApiKey]
+
+
+class Me(_MeRequired, total=False):
+    #: Sessions only: send it back as `X-CSRF-Token` on every write (with a same-origin `Origin`), else the write is 403.
+    csrf_token: str
+
+
+class MeApiKey(TypedDict):
+    id: str
+    name: Optional[str]
+
+
+class MeUser(TypedDict):
+    id: str
+    email: str
+    name: Optional[str]
 
 
 class Model(TypedDict):
@@ -1247,6 +1274,33 @@ class Section(TypedDict):
     questions: List[Question]
 
 
+class Session(TypedDict):
+    id: str
+    user: MeUser
+    #: How the person signed in.
+    method: Literal["link", "oidc"]
+    address: Optional[str]
+    user_agent: Optional[str]
+    created_at: str
+    #: The idle timeout counts from here (to the minute).
+    last_seen_at: str
+    #: The absolute end, SESSION_MAX_DAYS after sign-in.
+    expires_at: str
+
+
+class SessionListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    user_id: str
+
+
+class SessionPage(TypedDict):
+    items: List[Session]
+    pagination: Pagination
+
+
 class SystemInfo(TypedDict):
     service: str
     version: str
@@ -1497,6 +1551,7 @@ class User(TypedDict):
     name: Optional[str]
     title: Optional[str]
     active: bool
+    role: Literal["read", "write", "admin"]
     created_at: str
     updated_at: str
 
@@ -1509,6 +1564,7 @@ class UserCreate(_UserCreateRequired, total=False):
     name: Optional[str]
     title: Optional[str]
     active: Optional[bool]
+    role: Optional[Literal["read", "write", "admin"]]
 
 
 class UserListQuery(TypedDict, total=False):
@@ -1523,6 +1579,7 @@ class UserListQuery(TypedDict, total=False):
     #: Exact email, case-insensitive.
     email: str
     active: bool
+    role: Literal["read", "write", "admin"]
 
 
 class UserPage(TypedDict):
@@ -1535,6 +1592,7 @@ class UserUpdate(TypedDict, total=False):
     name: Optional[str]
     title: Optional[str]
     active: Optional[bool]
+    role: Optional[Literal["read", "write", "admin"]]
 
 
 class Vendor(TypedDict):
@@ -1706,6 +1764,7 @@ class WebhookEventData(TypedDict):
     sub_object_id: Optional[str]
     sub_object_name: Optional[str]
     use_case_id: Optional[str]
+    #: Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service.
     actor: AuditLogActor
     source: SourceEnum
     request_id: Optional[str]

@@ -32,11 +32,6 @@ const pascal = (text) =>
     .filter(Boolean)
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('')
-const snake = (text) =>
-  text
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .toLowerCase()
 const pyName = (name) => (PY_KEYWORDS.has(name) ? `${name}_` : name)
 const isIdentifier = (name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && !PY_KEYWORDS.has(name)
 const literal = (value) =>
@@ -288,7 +283,6 @@ function place(operationId, path) {
 function renderMethod(op, models, isAsync, name, variant) {
   const pascalId = pascal(op.id)
   const sig = ['self']
-  const bodyParts = []
   for (const arg of op.args) sig.push(`${pyName(arg)}: str`)
   const args = `(${[...op.bound.map((b) => `self._args[${op.bound.indexOf(b)}]`), ...op.args.map(pyName)].join(', ')}${op.bound.length + op.args.length === 1 ? ',' : ''})`
   let bodyExpr = 'None'
@@ -465,7 +459,7 @@ function renderNamespaces(root, models, isAsync) {
         lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_all`, 'all').trimEnd())
     }
     for (const [childName, sub] of node.children) visit(sub, display ? `${display}.${childName}` : childName)
-    classes.push(lines.join('\n') + '\n')
+    classes.push(`${lines.join('\n')}\n`)
   }
   visit(root, '')
   return classes.reverse().join('\n\n')

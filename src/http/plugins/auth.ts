@@ -1,6 +1,9 @@
+import { timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Config } from '../../config.js'
 import type { KeyStatusCache } from '../../modules/api-keys/key-status.js'
 import type { TokenService } from '../../modules/auth/tokens.js'
+import { SESSION_COOKIE, type SessionsService } from '../../modules/sessions/sessions.service.js'
 import { type Ctx, type Role, roleAllows, type Source } from '../../shared/context.js'
 import { AppError } from '../errors.js'
 
@@ -30,23 +33,72 @@ declare module 'fastify' {
   }
 }
 
-/** Verifies the bearer token on every non-public route of the scope and puts the caller's context on the request. */
-export function installAuth(app: FastifyInstance, deps: { tokens: TokenService; keyStatus: KeyStatusCache }): void {
+export interface AuthDeps {
+  tokens: TokenService
+  keyStatus: KeyStatusCache
+  sessions: SessionsService
+  config: Config
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/**
+ * Verifies the caller on every non-public route of the scope (a bearer token, else a person's session cookie)
+ * and puts the caller's context on the request.
+ */
+export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
   app.decorateRequest('ctx', null as unknown as Ctx)
   app.addHook('onRequest', async (req) => {
     const config = req.routeOptions.config
     if (config.public) return
-    req.ctx = await authenticateBearer(req, deps)
+    const secret = req.headers.authorization === undefined ? req.cookies?.[SESSION_COOKIE] : undefined
+    req.ctx = secret === undefined ? await authenticateBearer(req, deps) : await authenticateSession(req, secret, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
+      const who = req.ctx.actor.type === 'user' ? 'this person' : 'this API key'
       throw new AppError(
         'forbidden',
-        `this API key has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`,
+        `${who} has role "${req.ctx.role}"; ${req.method} ${req.routeOptions.url} needs "${needed}"`,
         undefined,
         { role: req.ctx.role, required_role: needed },
       )
     }
   })
+}
+
+/** The origin this service is reached at, as browsers send it in `Origin`. */
+export function serviceOrigin(req: FastifyRequest, config: Pick<Config, 'publicUrl'>): string {
+  return config.publicUrl ?? `${req.protocol}://${req.host}`
+}
+
+/**
+ * A person's session cookie; a write also needs the session's CSRF token and a same-origin `Origin`, so that a page
+ * elsewhere, whose requests carry the cookie too, cannot act for the person.
+ */
+async function authenticateSession(req: FastifyRequest, secret: string, deps: AuthDeps): Promise<Ctx> {
+  const ctx = await deps.sessions.authenticate(secret, req.id)
+  if (ctx === null)
+    throw new AppError('unauthorized', 'the session has ended (signed out, timed out or revoked); sign in again')
+  const tenantHeader = req.headers['x-tenant']
+  if (tenantHeader !== undefined && tenantHeader !== ctx.tenantId) {
+    throw new AppError('forbidden', 'X-Tenant does not match the tenant of the session')
+  }
+  if (!SAFE_METHODS.has(req.method)) {
+    if (req.headers.origin !== serviceOrigin(req, deps.config)) {
+      throw new AppError('forbidden', "a write with a session cookie must come from this service's own pages (Origin)")
+    }
+    const given = req.headers['x-csrf-token']
+    if (typeof given !== 'string' || !sameText(given, ctx.session!.csrfToken)) {
+      throw new AppError('forbidden', 'a write with a session cookie needs X-CSRF-Token: the csrf_token of GET /me')
+    }
+  }
+  return ctx
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 /** Checks `Authorization: Bearer` (signature, expiry, revocation, X-Tenant) and returns the caller's context. Also used by /mcp. */
@@ -77,6 +129,7 @@ export async function authenticateBearer(
     actor: { type: 'api_key', id: claims.keyId, name: key.name },
     requestId: req.id,
     source: declaredSource(req),
+    via: 'api_key',
     expiresAt: key.expiresAt === null ? claims.expiresAt : Math.min(claims.expiresAt, key.expiresAt),
   }
 }

@@ -14,7 +14,7 @@ export function installBodyParsers(app: FastifyInstance, bodyLimit: number): voi
     if ((body as string).trim() === '') return done(null, undefined)
     // Before parsing: every walk of a body (text checks, validation, idempotency fingerprints) then stays shallow.
     if (jsonTooDeep(body as string)) return done(tooDeepError(), undefined)
-    parseJson(req, body as string, done)
+    void parseJson(req, body as string, done)
   })
   app.addContentTypeParser('*', (req, payload, done) => {
     if (req.headers['content-length'] === '0') return done(null, undefined)

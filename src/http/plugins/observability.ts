@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../shared/deps.js'
 import { AppError } from '../errors.js'
+import { redactQuery } from '../../shared/urls.js'
 
 /** Probes and scrapes arrive every few seconds: their access lines are debug, so they do not drown the rest. */
 const QUIET_ROUTES = new Set(['/livez', '/readyz', '/metrics'])
@@ -24,7 +25,7 @@ export function installObservability(app: FastifyInstance, deps: Deps): void {
     const line = {
       method: req.method,
       route,
-      path: req.url.split('?', 1)[0],
+      path: redactQuery(req.url.split('?', 1)[0]),
       status: reply.statusCode,
       duration_ms: Math.round(durationMs * 10) / 10,
       tenant: req.ctx?.tenantId,

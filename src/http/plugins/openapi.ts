@@ -116,6 +116,11 @@ const TAGS = [
     name: 'api keys',
     description: 'Create, list and revoke API keys (admin role). A secret is shown once, on create.',
   },
+  {
+    name: 'sessions',
+    description:
+      "Who is calling (`GET /me`), and people's signed-in sessions (admin: list and end them). People sign in at /auth/oidc/start or with a one-time link.",
+  },
   { name: 'system', description: 'What this service is and which tenant and key a token speaks for.' },
   { name: 'health', description: 'Liveness and readiness probes, without authentication.' },
   {
@@ -297,12 +302,19 @@ export async function installOpenApi(app: FastifyInstance): Promise<void> {
             name: 'X-Tenant',
             description: 'The tenant the API key belongs to; sent with X-API-Key.',
           },
+          sessionCookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'aigov_session',
+            description:
+              "A signed-in person's session (browsers). Writes also need `X-CSRF-Token` (from GET /me) and a same-origin `Origin`.",
+          },
         },
         get schemas() {
           return built().schemas
         },
       },
-      security: [{ bearerAuth: [] }],
+      security: [{ bearerAuth: [] }, { sessionCookie: [] }],
       // TypeBox schemas are JSON Schema objects carrying symbols the OpenAPI types do not declare.
       webhooks: webhooksDocument as unknown as Record<string, object>,
     },

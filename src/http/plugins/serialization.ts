@@ -26,16 +26,16 @@ export function lazily<A extends unknown[], R>(compile: () => (...args: A) => R)
   return (...args) => (compiled ??= compile())(...args)
 }
 
-export function withNullableTypes(schema: unknown): any {
-  if (Array.isArray(schema)) return schema.map(withNullableTypes)
-  if (!schema || typeof schema !== 'object') return schema
+export function withNullableTypes(schema: unknown): Schema {
+  if (Array.isArray(schema)) return schema.map(withNullableTypes) as unknown as Schema
+  if (!schema || typeof schema !== 'object') return schema as Schema
   const out: Schema = {}
   for (const [key, value] of Object.entries(schema as Schema)) {
     out[key] =
       key === 'enum' || key === 'const' || key === 'examples' || key === 'default' ? value : withNullableTypes(value)
   }
   const anyOf = out.anyOf as Schema[] | undefined
-  if (!anyOf || anyOf.length !== 2) return out
+  if (anyOf?.length !== 2) return out
   const nullIndex = anyOf.findIndex((s) => s.type === 'null')
   if (nullIndex < 0) return out
   const other = anyOf[1 - nullIndex]

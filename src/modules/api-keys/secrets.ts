@@ -4,7 +4,7 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
 /** `sk_` + 43 base62 characters: 256 bits of randomness, independent of the tenant. */
 export function generateSecret(): string {
-  let n = BigInt('0x' + randomBytes(32).toString('hex'))
+  let n = BigInt(`0x${randomBytes(32).toString('hex')}`)
   let out = ''
   for (let i = 0; i < 43; i++) {
     out += BASE62[Number(n % 62n)]

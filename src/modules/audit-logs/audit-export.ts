@@ -42,7 +42,7 @@ export function csvRow(log: AuditLog): string {
     actor_id: log.actor.id,
     actor_name: log.actor.name,
   }
-  return CSV_COLUMNS.map((column) => csvField(flat[column])).join(',') + '\r\n'
+  return `${CSV_COLUMNS.map((column) => csvField(flat[column])).join(',')}\r\n`
 }
 
-export const csvHeader = CSV_COLUMNS.join(',') + '\r\n'
+export const csvHeader = `${CSV_COLUMNS.join(',')}\r\n`

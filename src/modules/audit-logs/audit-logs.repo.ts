@@ -110,6 +110,7 @@ type Reading = 'row' | 'json'
 type Read<R extends Reading> = R extends 'row' ? AuditLogRow : AuditJsonRow
 
 /** A page's query: audit_logs rows, the keyset applied. */
+// biome-ignore lint/suspicious/noExplicitAny: the page query is built over joins whose table set varies by filter
 type PageQuery = SelectQueryBuilder<any, any, AuditLogRow>
 
 /**

@@ -15,11 +15,14 @@ export const AuditLog = Type.Object({
   sub_object_id: Nullable(Type.String()),
   sub_object_name: Nullable(Type.String()),
   use_case_id: Nullable(Type.String()),
-  actor: Type.Object({
-    type: Type.Enum(['api_key', 'system']),
-    id: Nullable(Type.String()),
-    name: Nullable(Type.String()),
-  }),
+  actor: Type.Object(
+    {
+      type: Type.Enum(['user', 'api_key', 'system']),
+      id: Nullable(Type.String({ description: 'usr_… for a person, key_… for an API key, null for the service.' })),
+      name: Nullable(Type.String()),
+    },
+    { description: 'Who acted: a person (signed in, or through an assistant they authorized), an API key, or the service.' },
+  ),
   source: SourceEnum,
   request_id: Nullable(Type.String()),
   changes: Nullable(

@@ -14,7 +14,7 @@ export const Evidence = Type.Object({
   size: Nullable(Type.Integer({ minimum: 0, description: 'Files only: bytes.' })),
   sha256: Nullable(Type.String({ description: 'Files only: hex SHA-256 of the content; also its ETag.' })),
   content_path: Nullable(Type.String({ description: 'Files only: where to download the content.' })),
-  created_by: Nullable(Type.String({ description: 'The API key id that registered it.' })),
+  created_by: Nullable(Type.String({ description: 'Who registered it: the user id (usr_…) of a person, or the API key id (key_…) of an integration.' })),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 })

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream'
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { EvidenceRow } from '../../db/tables.js'
-import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import { AppError, invalid, notFound } from '../../http/errors.js'
 import { malformedText } from '../../http/plugins/validation.js'
 import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/urls.js'
 import type { Ctx } from '../../shared/context.js'
@@ -401,8 +401,8 @@ function fileMeta(part: Extract<UploadPart, { type: 'file' }>): { fileName: stri
 
 function cleanFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? ''
-  // eslint-disable-next-line no-control-regex
   const clean = base
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
     .replace(/[\u0000-\u001f\u007f]/g, '')
     .trim()
     .slice(0, 255)

@@ -49,36 +49,42 @@ export function applyAnswers(
   inputs.forEach((input, i) => {
     const at = pathOf(i)
     const entry = index.get(input.question_id)
-    if (!entry)
-      return errors.push({
+    if (!entry) {
+      errors.push({
         field: `${at}/question_id`,
         message: `question "${input.question_id}" is not in this questionnaire version`,
       })
+      return
+    }
     if (input.section_id != null && input.section_id !== entry.sectionId) {
-      return errors.push({
+      errors.push({
         field: `${at}/section_id`,
         message: `question "${input.question_id}" is in section "${entry.sectionId}"`,
       })
+      return
     }
-    if (seen.has(input.question_id))
-      return errors.push({ field: `${at}/question_id`, message: `question "${input.question_id}" is answered twice` })
+    if (seen.has(input.question_id)) {
+      errors.push({ field: `${at}/question_id`, message: `question "${input.question_id}" is answered twice` })
+      return
+    }
     seen.add(input.question_id)
     if (input.value === null) {
       delete answers[input.question_id]
       return
     }
     const checked = checkValue(entry.question, input.value)
-    if (typeof checked === 'object' && 'error' in checked)
-      return errors.push({ field: `${at}/value`, message: checked.error })
+    if (typeof checked === 'object' && 'error' in checked) {
+      errors.push({ field: `${at}/value`, message: checked.error })
+      return
+    }
     const supporting = input.evidence_ids ?? []
     const evidence = [
       ...new Set([...(entry.question.evidence_type === 'file' ? (checked as string[]) : []), ...supporting]),
     ]
-    supporting.forEach((id, j) => evidenceIds.set(id, `${at}/evidence_ids/${j}`))
+    for (const [j, id] of supporting.entries()) evidenceIds.set(id, `${at}/evidence_ids/${j}`)
     if (entry.question.evidence_type === 'file')
-      (checked as string[]).forEach((id, j) =>
-        evidenceIds.set(id, `${at}/value${Array.isArray(input.value) ? `/${j}` : ''}`),
-      )
+      for (const [j, id] of (checked as string[]).entries())
+        evidenceIds.set(id, `${at}/value${Array.isArray(input.value) ? `/${j}` : ''}`)
     answers[input.question_id] = {
       section_id: entry.sectionId,
       value: checked as AnswerValue,

@@ -206,7 +206,7 @@ export const Answer = Type.Object({
   evidence_ids: Type.Array(Type.String(), {
     description: 'Evidence given with the answer (for a file question, its value).',
   }),
-  answered_by: Nullable(Type.String({ description: 'The API key id that gave the answer.' })),
+  answered_by: Nullable(Type.String({ description: 'Who gave the answer: the user id (usr_…) of a person, or the API key id (key_…) of an integration.' })),
   answered_at: Type.String({ format: 'date-time' }),
 })
 export type Answer = Static<typeof Answer>

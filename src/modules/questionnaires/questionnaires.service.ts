@@ -393,11 +393,13 @@ export async function answerOnCreate(
     const row = attached.find(
       (a) => a.id === q.questionnaire_id || a.key === q.questionnaire_id || publicId(a) === q.questionnaire_id,
     )
-    if (!row)
-      return errors.push({
+    if (!row) {
+      errors.push({
         field: `questions/${i}/questionnaire_id`,
         message: `questionnaire "${q.questionnaire_id}" is not one of questionnaire_ids`,
       })
+      return
+    }
     const group = groups.get(row.key) ?? { row, inputs: [], indices: [] }
     group.inputs.push(q)
     group.indices.push(i)

@@ -15,7 +15,7 @@ export interface Tenant {
 }
 
 /** Work every new tenant needs inside its creating transaction (system workflow stages, …); returns its audit entries. */
-export type TenantProvisioner = (tx: Tx, ctx: Ctx) => Promise<AuditEntry[] | void>
+export type TenantProvisioner = (tx: Tx, ctx: Ctx) => Promise<AuditEntry[] | undefined>
 
 /** Run for every tenant, whoever creates it (bootstrap, CLI, tests): a tenant without them is not usable. */
 const BUILT_IN_PROVISIONERS: TenantProvisioner[] = [provisionSystemStages]

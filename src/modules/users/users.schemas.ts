@@ -13,7 +13,20 @@ const editable = {
   name: Type.Optional(Nullable(Text(200), { examples: ['Ada Lovelace'] })),
   title: Type.Optional(Nullable(Text(200), { examples: ['Head of model risk'] })),
   active: Type.Optional(
-    Nullable(Type.Boolean({ description: 'Inactive users keep their history and ownerships. `null` means true.' })),
+    Nullable(
+      Type.Boolean({
+        description:
+          'Inactive users keep their history and ownerships; they cannot sign in, and their sessions end. `null` means true.',
+      }),
+    ),
+  ),
+  role: Type.Optional(
+    Nullable(
+      Type.Enum(['read', 'write', 'admin'], {
+        description:
+          "What the person may do when signed in, as for API keys (read: GET only; write: governance records; admin: also keys, sessions, users' roles). Only an admin sets it. `null` means read.",
+      }),
+    ),
   ),
 }
 
@@ -23,6 +36,7 @@ export const User = Type.Object({
   name: Nullable(Type.String()),
   title: Nullable(Type.String()),
   active: Type.Boolean(),
+  role: Type.Enum(['read', 'write', 'admin']),
   ...Timestamps,
 })
 export type User = Static<typeof User>
@@ -51,6 +65,7 @@ export const UserListQuery = Type.Object(
     ),
     email: Type.Optional(Type.String({ maxLength: 320, description: 'Exact email, case-insensitive.' })),
     active: Type.Optional(Type.Boolean()),
+    role: Type.Optional(Type.Enum(['read', 'write', 'admin'])),
   },
   { additionalProperties: false },
 )

@@ -6,6 +6,19 @@ import type { AuditEntry, Tx } from '../../shared/mutation.js'
 import { emailKey, fromFlag, presentFields, toFlag } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
+import { AppError } from '../../http/errors.js'
+import type { Ctx, Role } from '../../shared/context.js'
+import { endSessionsOf } from '../sessions/sessions.repo.js'
+
+/** A person's role is an admin's to give: a write key could otherwise make someone (itself, signed in) an admin. */
+function roleSetBy(ctx: Ctx, role: Role | null | undefined): Role | null | undefined {
+  if (role !== undefined && ctx.role !== 'admin')
+    throw new AppError('forbidden', "only an admin sets a user's role", [{ field: 'role', message: 'needs admin' }], {
+      role: ctx.role,
+      required_role: 'admin',
+    })
+  return role
+}
 
 export type UsersService = ReturnType<typeof createUsersService>
 
@@ -70,23 +83,29 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
   searchColumns: ['email_key', 'name_key'],
   uniqueField: 'email',
   uniqueValue: (input) => input.email,
-  audited: ['email', 'name', 'title', 'active'],
-  create: (input) => ({
+  audited: ['email', 'name', 'title', 'active', 'role'],
+  create: (input, ctx) => ({
     ...emailColumns(input.email),
     ...nameColumns(input.name ?? null),
     title: input.title ?? null,
     active: toFlag(input.active ?? true),
+    role: roleSetBy(ctx, input.role) ?? 'read',
   }),
-  update: (input) => ({
+  update: (input, _current, _tx, ctx) => ({
     ...presentFields(input, ['title']),
     ...(input.email !== undefined && emailColumns(input.email)),
     ...(input.name !== undefined && nameColumns(input.name)),
     ...(input.active !== undefined && { active: toFlag(input.active ?? true) }),
+    ...(input.role !== undefined && { role: roleSetBy(ctx, input.role) ?? 'read' }),
   }),
+  /** A deactivated person is signed out everywhere at once (a reactivation does not bring old sessions back). */
+  afterWrite: async (tx, ctx, row) =>
+    fromFlag(row.active) ? [] : endSessionsOf(tx, ctx.tenantId, row.id, 'user.deactivated'),
   filter: (q, query) => {
     let out = q
     if (query.email !== undefined) out = out.where('email_key', '=', emailKey(query.email))
     if (query.active !== undefined) out = out.where('active', '=', toFlag(query.active))
+    if (query.role !== undefined) out = out.where('role', '=', query.role)
     return out
   },
   /** Refused while the user owns or is assigned anything; team memberships go with the user. */
@@ -100,6 +119,7 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
     name: row.name,
     title: row.title,
     active: fromFlag(row.active),
+    role: row.role as Role,
     created_at: row.created_at,
     updated_at: row.updated_at,
   }),
