@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { createServices } from '../../src/services.js'
+import { forgetReads, keptRead } from '../../src/db/kept-reads.js'
+import { systemCtx } from '../../src/shared/context.js'
+import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
+
+// A group transaction keeps a tenant's start stage and custom field definitions for its members (src/db/kept-reads):
+// a member must still see what an earlier member of its group changed, and never what a rolled-back one did. (The
+// start stage is system-managed: no request changes it.)
+// Writes started in one turn of the event loop commit as one group.
+
+describeEachDialect('reads kept for a group transaction', (dialect) => {
+  let t: TestApp
+  let services: ReturnType<typeof createServices>
+  const ctx = systemCtx('acme')
+
+  beforeAll(async () => {
+    t = await startTestApp(dialect)
+    services = createServices(t.deps)
+    // The tenant is made on its first request; the rolled-back member below copies this field.
+    expect(
+      (
+        await t.as(
+          'acme',
+          'admin',
+        )({ method: 'POST', url: '/custom_fields', payload: { name: 'Optional', type: 'string' } })
+      ).statusCode,
+    ).toBe(201)
+  })
+  afterAll(async () => t?.close())
+
+  it('sees a custom field made required by an earlier member of the group', async () => {
+    const [before, field, after] = await Promise.allSettled([
+      services.useCases.create(ctx, { name: 'Before the field' } as never),
+      services.customFields.create(ctx, { name: 'Cost centre', type: 'string', required: true } as never),
+      services.useCases.create(ctx, { name: 'After the field' } as never),
+    ])
+    expect(before.status).toBe('fulfilled')
+    expect(field.status).toBe('fulfilled')
+    expect(after.status).toBe('rejected')
+    expect((after as PromiseRejectedResult).reason.message).toContain('Cost centre')
+    await services.customFields.delete(ctx, (field as PromiseFulfilledResult<{ id: string }>).value.id)
+  })
+
+  it('forgets what a member rolled back to its savepoint had written', async () => {
+    const { database } = t.deps
+    const count = (tx: Parameters<Parameters<typeof database.transaction>[0]>[0]) =>
+      keptRead(
+        tx,
+        'custom_fields',
+        'acme',
+        async () =>
+          (await tx.selectFrom('custom_fields').select('id').where('tenant_id', '=', 'acme').execute()).length,
+      )
+    const results = await Promise.allSettled([
+      database.transaction(count, { group: 'acme' }),
+      database.transaction(
+        async (tx) => {
+          await tx
+            .insertInto('custom_fields')
+            .values({
+              ...(await tx
+                .selectFrom('custom_fields')
+                .selectAll()
+                .where('tenant_id', '=', 'acme')
+                .executeTakeFirstOrThrow()),
+              id: 'cf_rolled_back',
+              name: 'Gone',
+              name_key: 'gone',
+            })
+            .execute()
+          forgetReads(tx, 'custom_fields')
+          throw new Error(`saw ${await count(tx)}`)
+        },
+        { group: 'acme' },
+      ),
+      database.transaction(count, { group: 'acme' }),
+    ])
+    const [first, failed, last] = results
+    expect((failed as PromiseRejectedResult).reason.message).toBe(
+      `saw ${(first as PromiseFulfilledResult<number>).value + 1}`,
+    )
+    expect((last as PromiseFulfilledResult<number>).value).toBe((first as PromiseFulfilledResult<number>).value)
+  })
+})
