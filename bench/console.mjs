@@ -19,7 +19,8 @@ while (queue.length) {
   seen.add(file)
   const text = readFileSync(join(dist, file), 'utf8')
   // Static imports only (`import … from "./x.js"`); dynamic import() chunks load when their page opens.
-  for (const m of text.matchAll(/(?:^|[;}\n])\s*import\s*(?:[^'"()]*?from\s*)?["']\.\/([^"']+\.js)["']/g)) queue.push(`assets/${m[1]}`)
+  for (const m of text.matchAll(/(?:^|[;}\n])\s*import\s*(?:[^'"()]*?from\s*)?["']\.\/([^"']+\.js)["']/g))
+    queue.push(`assets/${m[1]}`)
 }
 let raw = 0
 let br = 0
@@ -28,7 +29,9 @@ for (const file of seen) {
   raw += bytes.length
   br += brotliCompressSync(bytes).length
 }
-console.log(`first load: ${seen.size} script(s), ${(raw / 1024).toFixed(1)} KB raw, ${(br / 1024).toFixed(1)} KB brotli (budget 300 KB)`)
+console.log(
+  `first load: ${seen.size} script(s), ${(raw / 1024).toFixed(1)} KB raw, ${(br / 1024).toFixed(1)} KB brotli (budget 300 KB)`,
+)
 if (br > 300 * 1024) process.exitCode = 1
 
 if (process.argv.includes('--skip-registry')) process.exit()
@@ -57,12 +60,19 @@ const env = {
 const service = spawn(process.execPath, ['dist/service/aigov.js', 'serve'], { env, stdio: 'inherit' })
 try {
   for (let i = 0; ; i++) {
-    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) break
+    if (
+      await fetch(`${base}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break
     if (i > 100) throw new Error('the service did not start')
     await new Promise((r) => setTimeout(r, 100))
   }
   const headers = { 'x-api-key': env.SERVICE_API_KEY, 'x-tenant': 'bench' }
-  const token = (await (await fetch(`${base}/api/v1/integration/auth/token`, { method: 'POST', headers })).json()).access_token
+  const token = (await (await fetch(`${base}/api/v1/integration/auth/token`, { method: 'POST', headers })).json())
+    .access_token
   const api = (path, body) =>
     fetch(`${base}/api/v1/integration${path}`, {
       method: 'POST',
@@ -73,11 +83,18 @@ try {
   for (let i = 0; i < 10_000; i += 50) {
     await Promise.all(
       Array.from({ length: 50 }, (_, j) =>
-        api('/use_cases', { name: `Use case ${String(i + j).padStart(5, '0')}`, risk_category_level: ['high', 'medium', 'low'][(i + j) % 3] }),
+        api('/use_cases', {
+          name: `Use case ${String(i + j).padStart(5, '0')}`,
+          risk_category_level: ['high', 'medium', 'low'][(i + j) % 3],
+        }),
       ),
     )
   }
-  const out = spawnSync(process.execPath, ['dist/service/aigov.js', 'users', 'login-link', '--tenant', 'bench', '--email', person.email], { env, encoding: 'utf8' })
+  const out = spawnSync(
+    process.execPath,
+    ['dist/service/aigov.js', 'users', 'login-link', '--tenant', 'bench', '--email', person.email],
+    { env, encoding: 'utf8' },
+  )
   const link = /\/auth\/link\/[A-Za-z0-9_.~-]+/.exec(out.stdout)?.[0]
   if (!link) throw new Error(`no login link: ${out.stdout}${out.stderr}`)
   const { chromium } = await import('playwright-core')
@@ -95,7 +112,9 @@ try {
     runs.push(Date.now() - started)
   }
   runs.sort((a, b) => a - b)
-  console.log(`registry of 10 000 use cases interactive in ${runs[2]} ms (median of 5; runs ${runs.join(', ')}; budget 1000 ms)`)
+  console.log(
+    `registry of 10 000 use cases interactive in ${runs[2]} ms (median of 5; runs ${runs.join(', ')}; budget 1000 ms)`,
+  )
   if (runs[2] > 1000) process.exitCode = 1
   await browser.close()
 } finally {

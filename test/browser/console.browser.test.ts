@@ -213,8 +213,8 @@ describe.skipIf(!hasBrowser)(
         await page.getByRole('link', { name: 'Answer “AI intake”' }).waitFor()
         await page.getByRole('link', { name: 'Control “Human oversight”' }).waitFor()
         await expectClean(page, 'inbox')
-      // CONSOLE_SCREENSHOTS=1 refreshes the README's pictures (docs/console-*.png).
-      if (process.env.CONSOLE_SCREENSHOTS) await page.screenshot({ path: 'docs/console-inbox.png' })
+        // CONSOLE_SCREENSHOTS=1 refreshes the README's pictures (docs/console-*.png).
+        if (process.env.CONSOLE_SCREENSHOTS) await page.screenshot({ path: 'docs/console-inbox.png' })
         await page.getByRole('link', { name: 'Answer “AI intake”' }).click()
 
         // The questionnaire, answered in place and saved as the person goes.
@@ -255,10 +255,10 @@ describe.skipIf(!hasBrowser)(
         await page.locator(`#req-${controlId}-1`).getByText('Evidence attached').waitFor()
         await page.getByRole('button', { name: 'Move forward' }).click()
         await expect.poll(() => page.getByTestId('stage').textContent()).toContain('Cleared')
-      if (process.env.CONSOLE_SCREENSHOTS) {
-        await page.evaluate(() => window.scrollTo(0, 0))
-        await page.screenshot({ path: 'docs/console-use-case.png', fullPage: true })
-      }
+        if (process.env.CONSOLE_SCREENSHOTS) {
+          await page.evaluate(() => window.scrollTo(0, 0))
+          await page.screenshot({ path: 'docs/console-use-case.png', fullPage: true })
+        }
 
         // The dossier opens as its own printable page.
         const [dossier] = await Promise.all([
