@@ -20,6 +20,7 @@ import { installSerializers } from './http/plugins/serialization.js'
 import { apiKeyRoutes } from './modules/api-keys/api-keys.routes.js'
 import { auditLogRoutes } from './modules/audit-logs/audit-logs.routes.js'
 import { authRoutes } from './modules/auth/auth.routes.js'
+import { consoleRoutes } from './modules/console/console.routes.js'
 import { sessionRoutes } from './modules/sessions/sessions.routes.js'
 import { signInRoutes } from './modules/sessions/sign-in.routes.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
@@ -110,6 +111,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   const feed = new AuditFeed(deps.database, deps.redis)
 
   await app.register(healthRoutes(readinessChecks(deps)))
+  await app.register(consoleRoutes())
   // People's browser routes (sign-in, sign-out), limited per client address.
   await app.register(async (browser) => {
     await installRateLimit(browser, deps)

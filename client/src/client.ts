@@ -24,6 +24,18 @@ export interface ClientOptions {
   maxRetryDelayMs?: number
   /** Sent with every request (e.g. a User-Agent of your integration). */
   headers?: Record<string, string>
+  /**
+   * A person's browser session instead of a key or token: the session cookie rides along (same-origin
+   * credentials), no token is exchanged, and every write carries `X-CSRF-Token` with what `csrfToken()` returns
+   * (the `csrf_token` of `GET /api/v1/integration/me`).
+   */
+  session?: SessionOptions
+}
+
+export interface SessionOptions {
+  csrfToken: () => string | undefined
+  /** Default `same-origin`; `include` when the console is served from another origin that the service allows. */
+  credentials?: 'same-origin' | 'include'
 }
 
 /** A list operation's query without the cursor, which `listAll()` manages. */
@@ -60,8 +72,12 @@ export function createClient(options: ClientOptions = {}) {
   const core = createCore({
     baseUrl,
     apiKey: options.apiKey ?? env('SERVICE_API_KEY'),
-    // A token names its own tenant: no default there, so X-Tenant never contradicts it.
-    tenant: options.tenant ?? env('SERVICE_TENANT') ?? (options.accessToken === undefined ? 'default' : undefined),
+    // A token or a session names its own tenant: no default there, so X-Tenant never contradicts it.
+    tenant:
+      options.tenant ??
+      (options.session
+        ? undefined
+        : (env('SERVICE_TENANT') ?? (options.accessToken === undefined ? 'default' : undefined))),
     accessToken: options.accessToken,
     timeoutMs: options.timeoutMs ?? 30_000,
     maxRetries: options.maxRetries ?? 2,
@@ -69,6 +85,7 @@ export function createClient(options: ClientOptions = {}) {
     retryDelayMs: options.retryDelayMs ?? 500,
     maxRetryDelayMs: options.maxRetryDelayMs ?? 30_000,
     headers: options.headers ?? {},
+    session: options.session,
   })
   return namespaces(core)
 }

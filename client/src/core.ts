@@ -20,6 +20,8 @@ export interface CoreOptions {
   /** Longest wait before a retry; a longer Retry-After gives the error back instead of waiting. */
   maxRetryDelayMs: number
   headers: Record<string, string>
+  /** A browser session: cookies instead of a bearer token, X-CSRF-Token on writes. */
+  session?: { csrfToken: () => string | undefined; credentials?: 'same-origin' | 'include' }
 }
 
 /** Options every call takes as its last argument. */
@@ -154,7 +156,10 @@ export function createCore(options: CoreOptions): Core {
       // The attempt's timeout covers the token it may wait for as well as the request.
       const deadline = Date.now() + (call.timeoutMs ?? options.timeoutMs)
       let bearer: string | undefined
-      if (!spec.public) {
+      if (options.session) {
+        const csrf = spec.method === 'GET' ? undefined : options.session.csrfToken()
+        if (csrf !== undefined) headers['x-csrf-token'] = csrf
+      } else if (!spec.public) {
         const token = await currentToken(call.signal, deadline)
         if (token.error) return token
         bearer = token.data
@@ -234,6 +239,7 @@ export function createCore(options: CoreOptions): Core {
         headers,
         body,
         signal: controller.signal,
+        ...(options.session ? { credentials: options.session.credentials ?? 'same-origin' } : {}),
         ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
       } as RequestInit
       const response = await options.fetch(url, init)
@@ -261,25 +267,29 @@ export function createCore(options: CoreOptions): Core {
   ): Promise<Result<Response>> {
     const url = baseUrl + API_PREFIX + path + queryString(query)
     for (let refreshed = false; ; refreshed = true) {
-      const token = await currentToken(signal)
+      const token: Result<string | undefined> = options.session ? ok(undefined) : await currentToken(signal)
       if (token.error) return token
       const headers: Record<string, string> = {
         accept: 'text/event-stream',
         ...options.headers,
         ...extra,
-        authorization: `Bearer ${token.data}`,
       }
+      if (token.data !== undefined) headers.authorization = `Bearer ${token.data}`
       if (options.tenant !== undefined) headers['x-tenant'] = options.tenant
       let response: Response
       try {
-        response = await options.fetch(url, { headers, signal })
+        response = await options.fetch(url, {
+          headers,
+          signal,
+          ...(options.session ? { credentials: options.session.credentials ?? 'same-origin' } : {}),
+        })
       } catch (err) {
         if (signal?.aborted) return fail(abortedByCaller())
         return fail({ kind: 'connection', message: `GET ${url} failed: ${describe(err)}` })
       }
       if (response.ok) return ok(response)
       const text = await response.text()
-      if (response.status === 401 && options.accessToken === undefined && !refreshed) {
+      if (response.status === 401 && options.accessToken === undefined && !options.session && !refreshed) {
         if (cached?.token === token.data) cached = undefined
         continue
       }

@@ -230,7 +230,7 @@ async function applyPlan(
       }
       case 'users': {
         const id = ids.users.get(emailKey(change.key))
-        const { role: _role, ...input } = values
+        const input = values
         if (action === 'create') ids.users.set(emailKey(change.key), (await s.users.create(ctx, input as never)).id)
         else if (action === 'update') {
           if (Object.keys(input).length > 0) await s.users.update(ctx, id!, input as never)

@@ -1,0 +1,51 @@
+// The registry table's state lives in the address (shareable, back button works): read and written here.
+
+export interface RegistryQuery {
+  q?: string
+  sort: string
+  risk?: string
+  status?: string
+  owner?: string
+  field?: string
+  value?: string
+  after?: string
+}
+
+const KEYS = ['q', 'sort', 'risk', 'status', 'owner', 'field', 'value', 'after'] as const
+
+export function parseRegistryQuery(search: string): RegistryQuery {
+  const p = new URLSearchParams(search)
+  const out: RegistryQuery = { sort: p.get('sort') || '-created_at' }
+  for (const key of KEYS) {
+    const v = p.get(key)
+    if (v && key !== 'sort') out[key] = v
+  }
+  return out
+}
+
+/** A changed filter or sort starts again at the first page; only paging keeps the other values. */
+export function withChange(current: RegistryQuery, change: Partial<RegistryQuery>): string {
+  const next: RegistryQuery = { ...current, ...change }
+  if (!('after' in change)) delete next.after
+  const p = new URLSearchParams()
+  for (const key of KEYS) {
+    const v = next[key]
+    if (v && !(key === 'sort' && v === '-created_at')) p.set(key, v)
+  }
+  const text = p.toString()
+  return text ? `?${text}` : ''
+}
+
+/** The list call's query for the API (camelCase, as the client takes it). */
+export function apiQuery(kind: 'use_cases' | 'models' | 'vendors', q: RegistryQuery, pageLimit = 50) {
+  return {
+    pageLimit,
+    sort: q.sort,
+    ...(q.q ? { q: q.q } : {}),
+    ...(kind === 'use_cases' && q.risk ? { riskCategoryLevel: q.risk } : {}),
+    ...(kind !== 'use_cases' && q.status ? { status: q.status } : {}),
+    ...(q.owner ? { ownerId: q.owner } : {}),
+    ...(q.field && q.value ? { customFieldId: q.field, customFieldValue: q.value } : {}),
+    ...(q.after ? { pageAfter: q.after } : {}),
+  }
+}
