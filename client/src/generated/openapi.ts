@@ -1761,6 +1761,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the tenant's configuration as code
+         * @description Workflow stages, risk types and scenarios, custom fields, policy controls with their versions, policy packs, questionnaires, users, teams with their members and webhook endpoints (without secrets), matched by natural keys, never ids. Canonical: the same configuration gives the same bytes. JSON, or YAML with `Accept: application/yaml`.
+         */
+        get: operations["exportConfiguration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/configuration/schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON Schema of configuration documents */
+        get: operations["getConfigurationSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/configuration/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What applying a configuration document would change
+         * @description Per object: create, update (each changed field, before and after), unchanged, and with `prune=true` delete (of what a section the document carries leaves out). A changed published control, pack or questionnaire version plans a new version. The `plan_id` pins the tenant’s configuration and the document: apply it with the plan to refuse (409) a tenant changed since. Changes nothing.
+         */
+        post: operations["planConfiguration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/integration/configuration/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply a configuration document
+         * @description All of it in one transaction, or nothing: one audit record per change and a `configuration.applied` summary record. With `plan_id`, 409 if the tenant’s configuration changed since that plan. New webhook endpoints get a new secret (see `rotate_secret`).
+         */
+        post: operations["applyConfiguration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     event: {
@@ -1944,6 +2021,12 @@ export interface components {
             key: string;
             version?: number | null;
             due_date?: string | null;
+        };
+        ApplyQuery: {
+            /** @default false */
+            prune?: boolean;
+            /** @description From the plan: 409 if the tenant changed since. */
+            plan_id?: string;
         };
         AttachedQuestionnaire: {
             /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -2158,6 +2241,268 @@ export interface components {
         AuditVerifyQuery: {
             /** @description The `token` of a checkpoint kept earlier: proves nothing up to it has changed since. */
             checkpoint?: string;
+        };
+        ConfigControl: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            /** @example Credit scoring */
+            name: string;
+            archived?: boolean;
+            deprecated?: boolean;
+            versions: components["schemas"]["ConfigControlVersion"][];
+        };
+        ConfigControlVersion: {
+            version: number;
+            /**
+             * @description Default published.
+             * @enum {unknown}
+             */
+            status?: "draft" | "published";
+            /** @example Credit scoring */
+            name: string;
+            /** @example A person with authority can stop or override the system. */
+            description?: string | null;
+            evidence_requirements?: {
+                /** @enum {unknown} */
+                type: "text" | "file" | "link" | "metric";
+                description: string;
+                /**
+                 * @description Default true.
+                 * @default true
+                 */
+                required?: boolean;
+            }[] | null;
+            /** @description Risk type names. */
+            risk_types?: string[];
+        };
+        ConfigCustomField: {
+            /** @example Credit scoring */
+            name: string;
+            /** @description `null` means string. */
+            type?: components["schemas"]["CustomFieldType"] | null;
+            multiple?: boolean | null;
+            /** @example The Azure resource id an inventory sync matches on. */
+            description?: string | null;
+            /** @description How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input). */
+            element_type?: components["schemas"]["ElementType"] | null;
+            options?: string[] | null;
+            required?: boolean | null;
+            entity_types?: components["schemas"]["QuestionnaireTarget"][] | null;
+            archived?: boolean | null;
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ConfigPack: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            versions: components["schemas"]["ConfigPackVersion"][];
+        };
+        ConfigPackVersion: {
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            controls: {
+                /** @example EU-AIA-ART9 */
+                key: string;
+                version: number;
+            }[];
+        };
+        ConfigQuestionnaire: {
+            /** @example EU-AIA-ART9 */
+            key: string;
+            versions: components["schemas"]["ConfigQuestionnaireVersion"][];
+        };
+        ConfigQuestionnaireVersion: {
+            version: number;
+            /** @example Credit scoring */
+            name: string;
+            description?: string | null;
+            target: components["schemas"]["QuestionnaireTarget"];
+            sections: {
+                /** @description Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                id?: string | null;
+                title: string;
+                description?: string | null;
+                questions: {
+                    /** @description Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable. */
+                    id?: string | null;
+                    question: string;
+                    evidence_type: components["schemas"]["EvidenceType"];
+                    /**
+                     * @description More than one answer (select) or file.
+                     * @default false
+                     */
+                    multiple?: boolean;
+                    select_options?: string[] | null;
+                    /** @default false */
+                    required?: boolean;
+                }[];
+            }[];
+        };
+        ConfigRiskScenario: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example A credit model systematically scores one group lower. */
+            description?: string | null;
+            /** @description Risk type names. */
+            risk_types?: string[];
+            /**
+             * @example [
+             *       "lending"
+             *     ]
+             */
+            domains?: string[] | null;
+            /**
+             * @example [
+             *       "financial_services"
+             *     ]
+             */
+            industries?: string[] | null;
+            /**
+             * @example [
+             *       "EU"
+             *     ]
+             */
+            regions?: string[] | null;
+            archived?: boolean | null;
+        };
+        ConfigRiskType: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Outputs that disadvantage a protected group. */
+            description?: string | null;
+            custom?: boolean | null;
+            hidden?: boolean | null;
+        };
+        ConfigTeam: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Owns the credit models end to end. */
+            description?: string | null;
+            /** @description Member emails. */
+            members?: string[];
+        };
+        ConfigurationApplied: {
+            plan_id: string;
+            /** @description Changes made (creates, updates, deletes). */
+            applied: number;
+            summary: {
+                create: number;
+                update: number;
+                unchanged: number;
+                delete: number;
+            };
+            changes: components["schemas"]["PlanChange"][];
+        };
+        /**
+         * AI governance tenant configuration
+         * @example {
+         *       "apiVersion": "aigov/v1",
+         *       "risk_types": [
+         *         {
+         *           "name": "Bias",
+         *           "description": "Unfair outcomes for a group"
+         *         }
+         *       ],
+         *       "workflow_stages": [
+         *         {
+         *           "name": "Legal review",
+         *           "assessment_required": true
+         *         }
+         *       ],
+         *       "teams": [
+         *         {
+         *           "name": "Model risk",
+         *           "members": [
+         *             "ada@example.com"
+         *           ]
+         *         }
+         *       ],
+         *       "users": [
+         *         {
+         *           "email": "ada@example.com",
+         *           "name": "Ada Lovelace"
+         *         }
+         *       ]
+         *     }
+         */
+        ConfigurationDocument: {
+            /**
+             * @description The format version: `aigov/v1`.
+             * @example aigov/v1
+             */
+            apiVersion: string;
+            workflow_stages?: components["schemas"]["ConfigWorkflowStage"][];
+            risk_types?: components["schemas"]["ConfigRiskType"][];
+            risk_scenarios?: components["schemas"]["ConfigRiskScenario"][];
+            custom_fields?: components["schemas"]["ConfigCustomField"][];
+            policy_controls?: components["schemas"]["ConfigControl"][];
+            policy_packs?: components["schemas"]["ConfigPack"][];
+            questionnaires?: components["schemas"]["ConfigQuestionnaire"][];
+            users?: components["schemas"]["ConfigUser"][];
+            teams?: components["schemas"]["ConfigTeam"][];
+            webhook_endpoints?: components["schemas"]["ConfigWebhookEndpoint"][];
+        };
+        /** @description The JSON Schema (draft 2020-12) of configuration documents. */
+        ConfigurationJsonSchema: {
+            [key: string]: unknown;
+        };
+        ConfigurationPlan: {
+            plan_id: string;
+            summary: {
+                create: number;
+                update: number;
+                unchanged: number;
+                delete: number;
+            };
+            changes: components["schemas"]["PlanChange"][];
+        };
+        ConfigurationQuery: {
+            /**
+             * @description Plan deletes of what the document’s sections leave out.
+             * @default false
+             */
+            prune?: boolean;
+        };
+        ConfigUser: {
+            /** @example ada@example.com */
+            email: string;
+            /** @example Ada Lovelace */
+            name?: string | null;
+            /** @example Head of model risk */
+            title?: string | null;
+            active?: boolean | null;
+            /**
+             * @description Kept once users carry a role (default read).
+             * @enum {unknown}
+             */
+            role?: "read" | "write" | "admin";
+        };
+        /** @description Without its secret: applying creates one; rotate_secret shows a new one. */
+        ConfigWebhookEndpoint: {
+            /**
+             * Format: http-url
+             * @description An https:// (or http://) address that receives POSTed events.
+             * @example https://hooks.example.com/aigov
+             */
+            url: string;
+            description?: string | null;
+            events: string[];
+            /** @default true */
+            enabled?: boolean;
+        };
+        /** @description An intermediate stage; the list order is the stages’ order between start and end. */
+        ConfigWorkflowStage: {
+            /** @example Credit scoring */
+            name: string;
+            /** @example Counsel checks the contractual basis. */
+            description?: string | null;
+            /** @description Default true. */
+            assessment_required?: boolean | null;
+            /** @description Default true. */
+            evidence_collection_required?: boolean | null;
         };
         ControlEvidence: {
             /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -2532,6 +2877,12 @@ export interface components {
             max_file_bytes: number;
             upload_budget: components["schemas"]["EvidenceUploadBudget"];
         };
+        FieldChange: {
+            /** @description Absent on a create. */
+            before?: unknown;
+            /** @description Absent on a delete. */
+            after?: unknown;
+        };
         /**
          * @example {
          *       "as_of": "2027-09-01",
@@ -2864,6 +3215,20 @@ export interface components {
             message: "pong";
             tenant: string;
             key_id: string | null;
+        };
+        PlanChange: {
+            /** @example risk_types */
+            section: string;
+            /** @description The natural key: a name, key, email, url or `KEY+version`. */
+            key: string;
+            /** @enum {unknown} */
+            action: "create" | "update" | "unchanged" | "delete";
+            changes?: {
+                [key: string]: components["schemas"]["FieldChange"];
+            };
+            /** @description A new version: the version in the document it is made from. */
+            document_version?: number;
+            note?: string;
         };
         /** @description The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions. */
         PolicyControl: {
@@ -21465,6 +21830,514 @@ export interface operations {
                 };
             };
             /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationDocument"];
+                    "application/yaml": string;
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConfigurationSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationJsonSchema"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    planConfiguration: {
+        parameters: {
+            query?: {
+                /** @description Plan deletes of what the document’s sections leave out. */
+                prune?: boolean;
+            };
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "apiVersion": "aigov/v1",
+                 *       "risk_types": [
+                 *         {
+                 *           "name": "Bias",
+                 *           "description": "Unfair outcomes for a group"
+                 *         }
+                 *       ],
+                 *       "workflow_stages": [
+                 *         {
+                 *           "name": "Legal review",
+                 *           "assessment_required": true
+                 *         }
+                 *       ],
+                 *       "teams": [
+                 *         {
+                 *           "name": "Model risk",
+                 *           "members": [
+                 *             "ada@example.com"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "users": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "name": "Ada Lovelace"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConfigurationDocument"];
+                "application/yaml": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationPlan"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not empty and not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    applyConfiguration: {
+        parameters: {
+            query?: {
+                prune?: boolean;
+                /** @description From the plan: 409 if the tenant changed since. */
+                plan_id?: string;
+            };
+            header?: {
+                /** @description Retries with the same key and body within 24 h return the first response (Idempotent-Replayed: true) and create nothing. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "apiVersion": "aigov/v1",
+                 *       "risk_types": [
+                 *         {
+                 *           "name": "Bias",
+                 *           "description": "Unfair outcomes for a group"
+                 *         }
+                 *       ],
+                 *       "workflow_stages": [
+                 *         {
+                 *           "name": "Legal review",
+                 *           "assessment_required": true
+                 *         }
+                 *       ],
+                 *       "teams": [
+                 *         {
+                 *           "name": "Model risk",
+                 *           "members": [
+                 *             "ada@example.com"
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "users": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "name": "Ada Lovelace"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConfigurationDocument"];
+                "application/yaml": string;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConfigurationApplied"];
+                };
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict with the current state (record in use, published version, system-managed stage, end of the workflow). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than 1 MiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not empty and not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is missing or failed validation (`errors` names each field), or the name or key already exists: `code: already_exists` with `existing_id`. */
             422: {
                 headers: {
                     [name: string]: unknown;

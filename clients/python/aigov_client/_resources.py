@@ -20,6 +20,7 @@ from .models import (  # noqa: F401
     AppliedPolicyPack,
     AppliedPolicyPackPage,
     ApplyPolicyPack,
+    ApplyQuery,
     AttachQuestionnaire,
     AttachedQuestionnaire,
     AttachedQuestionnairePage,
@@ -34,6 +35,29 @@ from .models import (  # noqa: F401
     AuditVerification,
     AuditVerificationCheckpoint,
     AuditVerifyQuery,
+    ConfigControl,
+    ConfigControlVersion,
+    ConfigControlVersionEvidenceRequirementsItem,
+    ConfigCustomField,
+    ConfigPack,
+    ConfigPackVersion,
+    ConfigPackVersionControlsItem,
+    ConfigQuestionnaire,
+    ConfigQuestionnaireVersion,
+    ConfigQuestionnaireVersionSectionsItem,
+    ConfigQuestionnaireVersionSectionsItemQuestionsItem,
+    ConfigRiskScenario,
+    ConfigRiskType,
+    ConfigTeam,
+    ConfigUser,
+    ConfigWebhookEndpoint,
+    ConfigWorkflowStage,
+    ConfigurationApplied,
+    ConfigurationAppliedSummary,
+    ConfigurationDocument,
+    ConfigurationJsonSchema,
+    ConfigurationPlan,
+    ConfigurationQuery,
     ControlEvidence,
     ControlEvidenceLink,
     ControlEvidencePage,
@@ -68,6 +92,7 @@ from .models import (  # noqa: F401
     EvidenceType,
     EvidenceUploadBudget,
     EvidenceUsage,
+    FieldChange,
     GovernanceSummary,
     GovernanceSummaryControls,
     GovernanceSummaryControlsByStatus,
@@ -94,6 +119,7 @@ from .models import (  # noqa: F401
     OwnerType,
     Pagination,
     Ping,
+    PlanChange,
     PolicyControl,
     PolicyControlBase,
     PolicyControlBaseCreate,
@@ -104,7 +130,6 @@ from .models import (  # noqa: F401
     PolicyControlPage,
     PolicyControlVersion,
     PolicyControlVersionCreate,
-    PolicyControlVersionCreateEvidenceRequirementsItem,
     PolicyControlVersionListQuery,
     PolicyControlVersionPage,
     PolicyControlVersionUpdate,
@@ -119,8 +144,6 @@ from .models import (  # noqa: F401
     Question,
     Questionnaire,
     QuestionnaireCreate,
-    QuestionnaireCreateSectionsItem,
-    QuestionnaireCreateSectionsItemQuestionsItem,
     QuestionnaireListQuery,
     QuestionnairePage,
     QuestionnaireTarget,
@@ -349,6 +372,10 @@ OPERATIONS: Dict[str, Operation] = {
     "downloadEvidence": Operation("GET", "/evidence/{id}/content", "bytes"),
     "getUseCaseDossier": Operation("GET", "/use_cases/{id}/dossier", "json"),
     "getGovernanceSummary": Operation("GET", "/governance_summary", "json"),
+    "exportConfiguration": Operation("GET", "/configuration", "json"),
+    "getConfigurationSchema": Operation("GET", "/configuration/schema", "json"),
+    "planConfiguration": Operation("POST", "/configuration/plan", "json", idempotency_key=True),
+    "applyConfiguration": Operation("POST", "/configuration/apply", "json", idempotency_key=True),
 }
 
 
@@ -383,6 +410,40 @@ class Resources:
         self.custom_fields = CustomFieldsResource(transport, args)
         self.evidence = EvidenceResource(transport, args)
         self.governance_summary = GovernanceSummaryResource(transport, args)
+        self.configuration = ConfigurationResource(transport, args)
+
+
+class ConfigurationResource:
+    """`client.configuration`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.schema = ConfigurationSchemaResource(transport, args)
+
+    def export(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
+        """Export the tenant's configuration as code."""
+        return cast("ConfigurationDocument", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def plan(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+        """What applying a configuration document would change."""
+        return cast("ConfigurationPlan", self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def apply(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+        """Apply a configuration document."""
+        return cast("ConfigurationApplied", self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+
+class ConfigurationSchemaResource:
+    """`client.configuration.schema`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationJsonSchema:
+        """The JSON Schema of configuration documents."""
+        return cast("ConfigurationJsonSchema", self._t.call("getConfigurationSchema", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class GovernanceSummaryResource:
@@ -1672,6 +1733,40 @@ class AsyncResources:
         self.custom_fields = AsyncCustomFieldsResource(transport, args)
         self.evidence = AsyncEvidenceResource(transport, args)
         self.governance_summary = AsyncGovernanceSummaryResource(transport, args)
+        self.configuration = AsyncConfigurationResource(transport, args)
+
+
+class AsyncConfigurationResource:
+    """`client.configuration`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+        self.schema = AsyncConfigurationSchemaResource(transport, args)
+
+    async def export(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
+        """Export the tenant's configuration as code."""
+        return cast("ConfigurationDocument", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def plan(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+        """What applying a configuration document would change."""
+        return cast("ConfigurationPlan", await self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def apply(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+        """Apply a configuration document."""
+        return cast("ConfigurationApplied", await self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+
+class AsyncConfigurationSchemaResource:
+    """`client.configuration.schema`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationJsonSchema:
+        """The JSON Schema of configuration documents."""
+        return cast("ConfigurationJsonSchema", await self._t.call("getConfigurationSchema", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
 
 class AsyncGovernanceSummaryResource:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
 
 
+ConfigurationJsonSchema = Dict[str, Any]
 ControlStatus = Literal["pending", "in_progress", "implemented", "not_applicable"]
 CustomFieldType = Literal["string", "number", "boolean", "datetime", "user"]
 DeliveryStatus = Literal["pending", "succeeded", "failed"]
@@ -148,6 +149,12 @@ class ApplyPolicyPack(_ApplyPolicyPackRequired, total=False):
     """Applies a pack version: one use-case control per control of the pack (status pending). A control already present from another pack is kept, not duplicated. A key that is already applied answers 409; remove it first to change version."""
     version: Optional[int]
     due_date: Optional[str]
+
+
+class ApplyQuery(TypedDict, total=False):
+    prune: bool
+    #: From the plan: 409 if the tenant changed since.
+    plan_id: str
 
 
 class AttachedQuestionnaire(TypedDict):
@@ -319,6 +326,235 @@ class AuditVerificationCheckpoint(TypedDict):
 class AuditVerifyQuery(TypedDict, total=False):
     #: The `token` of a checkpoint kept earlier: proves nothing up to it has changed since.
     checkpoint: str
+
+
+class _ConfigControlRequired(TypedDict):
+    key: str
+    name: str
+    versions: List[ConfigControlVersion]
+
+
+class ConfigControl(_ConfigControlRequired, total=False):
+    archived: bool
+    deprecated: bool
+
+
+class _ConfigControlVersionRequired(TypedDict):
+    version: int
+    name: str
+
+
+class ConfigControlVersion(_ConfigControlVersionRequired, total=False):
+    #: Default published.
+    status: Literal["draft", "published"]
+    description: Optional[str]
+    evidence_requirements: Optional[List[ConfigControlVersionEvidenceRequirementsItem]]
+    #: Risk type names.
+    risk_types: List[str]
+
+
+class _ConfigControlVersionEvidenceRequirementsItemRequired(TypedDict):
+    type: Literal["text", "file", "link", "metric"]
+    description: str
+
+
+class ConfigControlVersionEvidenceRequirementsItem(_ConfigControlVersionEvidenceRequirementsItemRequired, total=False):
+    #: Default true.
+    required: bool
+
+
+class _ConfigCustomFieldRequired(TypedDict):
+    name: str
+
+
+class ConfigCustomField(_ConfigCustomFieldRequired, total=False):
+    #: `null` means string.
+    type: Optional[CustomFieldType]
+    multiple: Optional[bool]
+    description: Optional[str]
+    #: How a form shows the field; `null` means the default for the type (select for users, checkbox for booleans, datepicker for date-times, else input).
+    element_type: Optional[ElementType]
+    options: Optional[List[str]]
+    required: Optional[bool]
+    entity_types: Optional[List[QuestionnaireTarget]]
+    archived: Optional[bool]
+    metadata: Optional[Dict[str, Any]]
+
+
+class ConfigPack(TypedDict):
+    key: str
+    versions: List[ConfigPackVersion]
+
+
+class _ConfigPackVersionRequired(TypedDict):
+    version: int
+    name: str
+    controls: List[ConfigPackVersionControlsItem]
+
+
+class ConfigPackVersion(_ConfigPackVersionRequired, total=False):
+    description: Optional[str]
+
+
+class ConfigPackVersionControlsItem(TypedDict):
+    key: str
+    version: int
+
+
+class ConfigQuestionnaire(TypedDict):
+    key: str
+    versions: List[ConfigQuestionnaireVersion]
+
+
+class _ConfigQuestionnaireVersionRequired(TypedDict):
+    version: int
+    name: str
+    target: QuestionnaireTarget
+    sections: List[ConfigQuestionnaireVersionSectionsItem]
+
+
+class ConfigQuestionnaireVersion(_ConfigQuestionnaireVersionRequired, total=False):
+    description: Optional[str]
+
+
+class _ConfigQuestionnaireVersionSectionsItemRequired(TypedDict):
+    title: str
+    questions: List[ConfigQuestionnaireVersionSectionsItemQuestionsItem]
+
+
+class ConfigQuestionnaireVersionSectionsItem(_ConfigQuestionnaireVersionSectionsItemRequired, total=False):
+    #: Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    id: Optional[str]
+    description: Optional[str]
+
+
+class _ConfigQuestionnaireVersionSectionsItemQuestionsItemRequired(TypedDict):
+    question: str
+    evidence_type: EvidenceType
+
+
+class ConfigQuestionnaireVersionSectionsItemQuestionsItem(_ConfigQuestionnaireVersionSectionsItemQuestionsItemRequired, total=False):
+    #: Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
+    id: Optional[str]
+    #: More than one answer (select) or file.
+    multiple: bool
+    select_options: Optional[List[str]]
+    required: bool
+
+
+class _ConfigRiskScenarioRequired(TypedDict):
+    name: str
+
+
+class ConfigRiskScenario(_ConfigRiskScenarioRequired, total=False):
+    description: Optional[str]
+    #: Risk type names.
+    risk_types: List[str]
+    domains: Optional[List[str]]
+    industries: Optional[List[str]]
+    regions: Optional[List[str]]
+    archived: Optional[bool]
+
+
+class _ConfigRiskTypeRequired(TypedDict):
+    name: str
+
+
+class ConfigRiskType(_ConfigRiskTypeRequired, total=False):
+    description: Optional[str]
+    custom: Optional[bool]
+    hidden: Optional[bool]
+
+
+class _ConfigTeamRequired(TypedDict):
+    name: str
+
+
+class ConfigTeam(_ConfigTeamRequired, total=False):
+    description: Optional[str]
+    #: Member emails.
+    members: List[str]
+
+
+class ConfigurationApplied(TypedDict):
+    plan_id: str
+    #: Changes made (creates, updates, deletes).
+    applied: int
+    summary: ConfigurationAppliedSummary
+    changes: List[PlanChange]
+
+
+class ConfigurationAppliedSummary(TypedDict):
+    create: int
+    update: int
+    unchanged: int
+    delete: int
+
+
+class _ConfigurationDocumentRequired(TypedDict):
+    #: The format version: `aigov/v1`.
+    apiVersion: str
+
+
+class ConfigurationDocument(_ConfigurationDocumentRequired, total=False):
+    workflow_stages: List[ConfigWorkflowStage]
+    risk_types: List[ConfigRiskType]
+    risk_scenarios: List[ConfigRiskScenario]
+    custom_fields: List[ConfigCustomField]
+    policy_controls: List[ConfigControl]
+    policy_packs: List[ConfigPack]
+    questionnaires: List[ConfigQuestionnaire]
+    users: List[ConfigUser]
+    teams: List[ConfigTeam]
+    webhook_endpoints: List[ConfigWebhookEndpoint]
+
+
+class ConfigurationPlan(TypedDict):
+    plan_id: str
+    summary: ConfigurationAppliedSummary
+    changes: List[PlanChange]
+
+
+class ConfigurationQuery(TypedDict, total=False):
+    #: Plan deletes of what the document’s sections leave out.
+    prune: bool
+
+
+class _ConfigUserRequired(TypedDict):
+    email: str
+
+
+class ConfigUser(_ConfigUserRequired, total=False):
+    name: Optional[str]
+    title: Optional[str]
+    active: Optional[bool]
+    #: Kept once users carry a role (default read).
+    role: Literal["read", "write", "admin"]
+
+
+class _ConfigWebhookEndpointRequired(TypedDict):
+    #: An https:// (or http://) address that receives POSTed events.
+    url: str
+    events: List[str]
+
+
+class ConfigWebhookEndpoint(_ConfigWebhookEndpointRequired, total=False):
+    """Without its secret: applying creates one; rotate_secret shows a new one."""
+    description: Optional[str]
+    enabled: bool
+
+
+class _ConfigWorkflowStageRequired(TypedDict):
+    name: str
+
+
+class ConfigWorkflowStage(_ConfigWorkflowStageRequired, total=False):
+    """An intermediate stage; the list order is the stages’ order between start and end."""
+    description: Optional[str]
+    #: Default true.
+    assessment_required: Optional[bool]
+    #: Default true.
+    evidence_collection_required: Optional[bool]
 
 
 class ControlEvidence(TypedDict):
@@ -602,6 +838,13 @@ class EvidenceUsage(TypedDict):
     upload_budget: EvidenceUploadBudget
 
 
+class FieldChange(TypedDict, total=False):
+    #: Absent on a create.
+    before: Any
+    #: Absent on a delete.
+    after: Any
+
+
 class GovernanceSummary(TypedDict):
     #: YYYY-MM-DD
     as_of: str
@@ -820,6 +1063,20 @@ class Ping(TypedDict):
     key_id: Optional[str]
 
 
+class _PlanChangeRequired(TypedDict):
+    section: str
+    #: The natural key: a name, key, email, url or `KEY+version`.
+    key: str
+    action: Literal["create", "update", "unchanged", "delete"]
+
+
+class PlanChange(_PlanChangeRequired, total=False):
+    changes: Dict[str, FieldChange]
+    #: A new version: the version in the document it is made from.
+    document_version: int
+    note: str
+
+
 class PolicyControl(TypedDict):
     """The latest published version of a non-archived control base, flattened; `id` is the base id, stable across versions."""
     id: str
@@ -918,18 +1175,8 @@ class PolicyControlVersionCreate(TypedDict, total=False):
     key: str
     name: str
     description: Optional[str]
-    evidence_requirements: Optional[List[PolicyControlVersionCreateEvidenceRequirementsItem]]
+    evidence_requirements: Optional[List[ConfigControlVersionEvidenceRequirementsItem]]
     risk_type_ids: Optional[List[str]]
-
-
-class _PolicyControlVersionCreateEvidenceRequirementsItemRequired(TypedDict):
-    type: Literal["text", "file", "link", "metric"]
-    description: str
-
-
-class PolicyControlVersionCreateEvidenceRequirementsItem(_PolicyControlVersionCreateEvidenceRequirementsItemRequired, total=False):
-    #: Default true.
-    required: bool
 
 
 class PolicyControlVersionListQuery(TypedDict, total=False):
@@ -951,7 +1198,7 @@ class PolicyControlVersionUpdate(TypedDict, total=False):
     """Drafts only; a published version answers 409."""
     name: str
     description: Optional[str]
-    evidence_requirements: Optional[List[PolicyControlVersionCreateEvidenceRequirementsItem]]
+    evidence_requirements: Optional[List[ConfigControlVersionEvidenceRequirementsItem]]
     risk_type_ids: Optional[List[str]]
 
 
@@ -1085,37 +1332,12 @@ class _QuestionnaireCreateRequired(TypedDict):
     key: str
     name: str
     target: QuestionnaireTarget
-    sections: List[QuestionnaireCreateSectionsItem]
+    sections: List[ConfigQuestionnaireVersionSectionsItem]
 
 
 class QuestionnaireCreate(_QuestionnaireCreateRequired, total=False):
     """Publishes the next version (previous + 1) of the questionnaire with this key. Section ids and question ids are unique within the version (the service assigns the ones left out, and returns them); select questions need select_options; at most 200 questions. Every version of a key has the same target."""
     description: Optional[str]
-
-
-class _QuestionnaireCreateSectionsItemRequired(TypedDict):
-    title: str
-    questions: List[QuestionnaireCreateSectionsItemQuestionsItem]
-
-
-class QuestionnaireCreateSectionsItem(_QuestionnaireCreateSectionsItemRequired, total=False):
-    #: Unique within the questionnaire version. When absent the service assigns one from the section title (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
-    id: Optional[str]
-    description: Optional[str]
-
-
-class _QuestionnaireCreateSectionsItemQuestionsItemRequired(TypedDict):
-    question: str
-    evidence_type: EvidenceType
-
-
-class QuestionnaireCreateSectionsItemQuestionsItem(_QuestionnaireCreateSectionsItemQuestionsItemRequired, total=False):
-    #: Unique within the questionnaire version. When absent the service assigns one from the question text (lower case, words joined by `-`, then `-2`, `-3` for repeats) and returns it: copy it into the next version to keep answers addressable.
-    id: Optional[str]
-    #: More than one answer (select) or file.
-    multiple: bool
-    select_options: Optional[List[str]]
-    required: bool
 
 
 class QuestionnaireListQuery(TypedDict, total=False):
