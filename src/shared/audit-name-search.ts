@@ -20,6 +20,7 @@ export function auditNameSearchTable(tenantId: string) {
 }
 
 /** Creates a new tenant's index, in the transaction that creates the tenant. */
+// biome-ignore lint/suspicious/noExplicitAny: its search tables are made per tenant at run time
 export async function createAuditNameSearch(db: Kysely<any>, dialect: DialectName, tenantId: string): Promise<void> {
   if (dialect !== 'sqlite') return
   // columnsize=0: no per-record sizes (they serve ranking, which this never does); a quarter less work per write.
@@ -47,6 +48,7 @@ interface NameRange {
  * index and moves the position, in the caller's transaction: each record goes in once, whoever indexes.
  */
 export async function indexAuditNames(
+  // biome-ignore lint/suspicious/noExplicitAny: its search tables are made per tenant at run time
   tx: Kysely<any>,
   dialect: DialectName,
   tenantId: string,
@@ -75,6 +77,7 @@ export async function indexAuditNames(
  * last statement, so a head waits at most for its commit. A caller holding a chain head must not index: an indexer
  * waiting for that head may hold a name the caller waits for.
  */
+// biome-ignore lint/suspicious/noExplicitAny: its search tables are made per tenant at run time
 async function addNames(tx: Kysely<any>, ranges: NameRange[]): Promise<void> {
   const tenantIds = ranges.map((r) => r.tenantId)
   const upTos = ranges.map((r) => r.upTo)
@@ -116,6 +119,7 @@ export async function indexAllAuditNames(database: Database, tenantId: string): 
  * The seqs of the tenant's records not in its name index yet (past its position), or null when there are more than
  * `most`: a search takes them as candidates. Read before the index, so that a batch indexed meanwhile is found there.
  */
+// biome-ignore lint/suspicious/noExplicitAny: its search tables are made per tenant at run time
 export async function notIndexedSeqs(db: Kysely<any>, tenantId: string, most: number): Promise<number[] | null> {
   const rows: { seq: number }[] = await db
     .selectFrom('audit_logs')

@@ -49,6 +49,7 @@ import { containsText } from './search.js'
  */
 
 // The queries are written once for every family's table, so they address tables and columns by name.
+// biome-ignore lint/suspicious/noExplicitAny: the tables are named by each family's spec at run time
 type AnyDb = Kysely<any>
 export type Columns<Row> = Omit<Row, 'id' | 'tenant_id' | 'created_at' | 'updated_at'>
 
@@ -370,6 +371,7 @@ export function createCatalogService<
 /** The family's records of the tenant that a list query's search and filters select (no columns chosen yet). */
 async function listQuery<Query extends CatalogQuery>(
   db: Kysely<Tables>,
+  // biome-ignore lint/suspicious/noExplicitAny: a spec of any family, whatever its row and item types
   spec: CatalogSpec<any, any, any, any, Query>,
   ctx: Ctx,
   query: Query,
@@ -487,6 +489,7 @@ export function createJsonReads<
 }
 
 /** The family's item as JSON text, selected `as item`. */
+// biome-ignore lint/suspicious/noExplicitAny: a spec of any family, whatever its row and item types
 function renderedItem(database: Database, spec: JsonCatalogSpec<any, any, any, any, any>) {
   // The item's SQL has no parameters (its keys are literals): compiled to text once, it is not rebuilt per request.
   return sql.raw<string>(itemJson(spec.json, spec.table, database.dialect).compile(database.db).sql).as('item')

@@ -399,6 +399,7 @@ export async function customFieldValueFilter(
     throw new AppError('bad_request', `custom_field_value: must be a ${TYPE_WORDS[field.type]}`, [
       { field: 'custom_field_value', message: `must be a ${TYPE_WORDS[field.type]}` },
     ])
+  // biome-ignore lint/suspicious/noExplicitAny: any governed family's table
   return q.where('id', 'in', (eb: ExpressionBuilder<any, any>) =>
     eb
       .selectFrom('custom_field_values')

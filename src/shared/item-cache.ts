@@ -294,9 +294,11 @@ export class ItemCache {
         }
         rendering.text.then(done, done)
       }
-      waits.push(batch.then((texts) => {
+      waits.push(
+        batch.then((texts) => {
           for (const [id, text] of texts) found.set(id, text)
-        }),)
+        }),
+      )
     }
     await Promise.all(waits)
     return found

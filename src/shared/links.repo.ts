@@ -12,6 +12,7 @@ import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from './pagina
 
 type Db = Kysely<Tables>
 // The link queries are written once for every link table, so they address tables and columns by name.
+// biome-ignore lint/suspicious/noExplicitAny: link tables are named by the caller at run time
 type AnyDb = Kysely<any>
 
 export type LinkEnd = 'use_case' | 'model' | 'vendor' | 'risk_scenario' | 'risk_type'

@@ -5,6 +5,7 @@ import { AppError } from '../http/errors.js'
 export const DEFAULT_PAGE_LIMIT = 50
 
 /** A list's query as it is being built (filters, search, keyset), for any family's table. */
+// biome-ignore lint/suspicious/noExplicitAny: any family's list query, whatever its tables
 export type ListQuery = SelectQueryBuilder<any, any, any>
 
 /** Query parameters every list accepts. */
@@ -159,7 +160,9 @@ export const PAGE_TEXT_COLUMNS = [BEFORE] as const
  * the budget never reach this process. toPage ends the page there. `size` measures a row of the page query, as `p`
  * (`pageTextOf(table)`); none: the table holds no long text.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any family's list query, whatever its tables
 export function withinTextBudget<Q extends SelectQueryBuilder<any, any, any>>(
+  // biome-ignore lint/suspicious/noExplicitAny: the caller's database, whatever its tables
   db: { selectFrom: (from: any) => any },
   page: Q,
   ks: Keyset,

@@ -61,6 +61,7 @@ function sharedStore(config: Config, redis: RedisClient | undefined, log: Fastif
   // The plugin takes a constructor; it gets the one shared store each time.
   return class {
     constructor() {
+      // biome-ignore lint/correctness/noConstructorReturn: the plugin constructs its store; every route gets the one shared store
       return instance
     }
   } as unknown as StoreCtor
