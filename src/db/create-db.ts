@@ -90,7 +90,7 @@ export interface DatabaseOptions {
   tempFilesOnDisk?: boolean
   /**
    * SQLite: no checkpointing thread; the connection checkpoints itself as SQLite does by default. For a connection
-   * open a few milliseconds (the migration check of every start), where starting and stopping the thread took 50-60 ms.
+   * open a few milliseconds (the migration check of every start), where starting and stopping the thread costs more.
    */
   selfCheckpointing?: boolean
   /**
@@ -223,9 +223,8 @@ const FEATURE_NOT_SUPPORTED = '0A000'
 
 /**
  * PostgreSQL statement names by SQL text (RUN_ONCE: run once so far). Every statement with parameters runs prepared from
- * its second run on, parsed and planned once per connection instead of on every run: under a create storm, parsing
- * and planning took about a quarter of the server's CPU (perf), and a create cost it 131 µs of CPU prepared against
- * 208 µs unprepared. Kysely binds parameters, never inlines them, so the texts come from a bounded set of query
+ * its second run on, parsed and planned once per connection instead of on every run, which is a large share of the
+ * database server's CPU under a create storm (design-measurements.md, "Prepared statements"). Kysely binds parameters, never inlines them, so the texts come from a bounded set of query
  * shapes; the LRU bound keeps a flood of shapes from growing the map. A name is never reused for another text (pg
  * refuses a name prepared with a different text on a connection).
  */

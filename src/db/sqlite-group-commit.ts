@@ -25,16 +25,15 @@ const BUSY_RETRY_MS = 1
 /**
  * SQLite transactions that start in the same turn of the event loop, committed together. A commit appends every
  * page its transaction changed to the write-ahead log, and a single create changes the same few pages as twenty
- * (the audit table's indexes, the chain head): measured on this service's files, one audit record alone costs
- * 281 µs, 118 µs in groups of five and 90 µs in groups of twenty. Each transaction runs in a savepoint of its own
+ * (the audit table's indexes, the chain head), so grouped commits cost a fraction of lone ones per write
+ * (design-measurements.md, "SQLite group commit"). Each transaction runs in a savepoint of its own
  * within the group's, so one that fails is rolled back alone (runMembers); each is answered only once the group
  * has committed, so nothing is acknowledged before it is durable. The group holds the one connection from its
  * begin to its commit, as a lone transaction did, so no other query ever sees a member's uncommitted rows.
  *
  * The write lock is asked for without waiting. While another connection holds it (the checkpointer starting the log
  * over, a CLI write), the group asks again every BUSY_RETRY_MS from a timer, and the thread goes on answering
- * reads: SQLite's own wait sleeps on the thread in steps of up to 25 ms, and stalled every request (the mixed
- * benchmark saw 12 waits over 5 ms in 10 s, up to 34 ms). A member waits at most `busyTimeoutMs` in all, as
+ * reads: SQLite's own wait sleeps on the thread in steps of up to 25 ms, stalling every request meanwhile. A member waits at most `busyTimeoutMs` in all, as
  * `busy_timeout` had it, then fails with SQLITE_BUSY.
  *
  * Written here because SQLite has no group commit of its own and no library adds one to better-sqlite3.
@@ -69,7 +68,7 @@ export function groupCommit(
 
   /**
    * Begins the group's transaction if the write lock is free now; false if another connection holds it. The pragma
-   * is run anew each time (5 µs a pair): a prepared PRAGMA statement takes its value when prepared, not when run.
+   * is run anew each time: a prepared PRAGMA statement takes its value when prepared, not when run.
    */
   const tryBegin = (): boolean => {
     sqlite.pragma('busy_timeout = 0')

@@ -136,9 +136,9 @@ export async function notIndexedSeqs(db: Kysely<any>, tenantId: string, most: nu
 /**
  * Indexes the names of audit records shortly after they commit, every tenant that is behind at once. Indexed in
  * the transaction that appended them, each write also paid for its index entries while it held its tenant's chain
- * head. SQLite: each write wrote an index segment of its own (its pages in the log, and the merges that follow),
- * about 50 µs of a 340 µs PATCH; batched, the commits of 100 ms share a segment. PostgreSQL: a trigger on the
- * append put each new name's keys into the two gram indexes, about a fifth of one tenant's create throughput.
+ * head. SQLite: each write wrote an index segment of its own (its pages in the log, and the merges that follow);
+ * batched, the commits of 100 ms share a segment. PostgreSQL: a trigger on the append put each new name's keys into
+ * the two gram indexes inside every write.
  * A search reads the records not indexed yet directly (audit-logs.repo.ts), so it finds a record as soon as its
  * write is acknowledged.
  */

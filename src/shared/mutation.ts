@@ -312,8 +312,7 @@ const compiledAudit = new WeakMap<Database, AuditStatements>()
 
 /**
  * The audit append's statements, compiled once per database with placeholder values and run with each write's:
- * building them with the query builder cost about 10 µs of every write, an eighth of what a create's statements
- * cost SQLite to run.
+ * building them with the query builder on every write was a measurable share of a create's cost.
  */
 function auditStatements(database: Database): AuditStatements {
   const kept = compiledAudit.get(database)

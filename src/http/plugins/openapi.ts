@@ -264,7 +264,7 @@ function finishOperation(
 }
 
 export async function installOpenApi(app: FastifyInstance): Promise<void> {
-  // Built on the first request for the document (30-60 ms of every start otherwise): @fastify/swagger reads
+  // Built on the first request for the document, not at every start: @fastify/swagger reads
   // `components.schemas` and calls `transform` only when it generates the document.
   let components: Components | undefined
   const built = () => (components ??= buildComponents({ Problem }))

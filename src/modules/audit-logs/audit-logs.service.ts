@@ -33,8 +33,8 @@ export type AuditLogsService = ReturnType<typeof createAuditLogsService>
 
 /**
  * Rows per read while exporting or verifying. SQLite reads block the event loop, so a batch must be short
- * enough that other tenants' requests served between batches keep their latency: 100 rows read and written out
- * take ~3 ms (500 took ~15 ms, and requests waited behind one batch of each running export).
+ * enough that other tenants' requests served between batches keep their latency (measured in
+ * bench/results/design-measurements.md, "Export batches").
  */
 const EXPORT_BATCH = 100
 const EXPORT_CHUNK = 50
