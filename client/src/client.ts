@@ -124,6 +124,15 @@ function namespaces(core: Core) {
         walk<Item<'listSessions'>>((pageAfter) => call('listSessions', [], { query: { ...query, pageAfter } }, o)),
       end: (id: string, o?: O) => call('deleteSession', [id], {}, o),
     },
+    /** The tenant's configuration as a document: export it, see what applying one would change, apply it (admin). */
+    configuration: {
+      export: (o?: O) => call('exportConfiguration', [], {}, o),
+      schema: (o?: O) => call('getConfigurationSchema', [], {}, o),
+      plan: (document: Body<'planConfiguration'>, query?: Query<'planConfiguration'>, o?: O) =>
+        call('planConfiguration', [], { body: document, query }, o),
+      apply: (document: Body<'applyConfiguration'>, query?: Query<'applyConfiguration'>, o?: O) =>
+        call('applyConfiguration', [], { body: document, query }, o),
+    },
     system: {
       get: (o?: O) => call('getSystem', [], {}, o),
       ping: (o?: O) => call('ping', [], {}, o),

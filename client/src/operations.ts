@@ -239,6 +239,10 @@ export const OPERATIONS = {
     response: 'json',
   },
   streamEvents: { method: 'GET', path: '/events', response: 'text' },
+  exportConfiguration: { method: 'GET', path: '/configuration', response: 'json' },
+  getConfigurationSchema: { method: 'GET', path: '/configuration/schema', response: 'json' },
+  planConfiguration: { method: 'POST', path: '/configuration/plan', readOnly: true, response: 'json' },
+  applyConfiguration: { method: 'POST', path: '/configuration/apply', idempotencyKey: true, response: 'json' },
   // receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
 } as const satisfies { [K in Exclude<keyof operations, 'receiveWebhookEvent'>]: OperationSpec }
 
