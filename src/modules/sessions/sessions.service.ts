@@ -37,7 +37,7 @@ export interface Client {
   requestId: string | null
 }
 
-interface Person {
+export interface Person {
   id: string
   email: string
   name: string | null
