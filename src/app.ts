@@ -4,7 +4,7 @@ import cookie from '@fastify/cookie'
 import Fastify, { type FastifyInstance, LogController } from 'fastify'
 import { sql } from 'kysely'
 import { installAuth } from './http/plugins/auth.js'
-import { installBodyParsers } from './http/plugins/body-parsers.js'
+import { BODY_LIMIT, installBodyParsers } from './http/plugins/body-parsers.js'
 import { installOpenApi } from './http/plugins/openapi.js'
 import { clientErrorProblem, installProblemHandlers, sendProblem } from './http/plugins/problems.js'
 import { AppError } from './http/errors.js'
@@ -55,7 +55,6 @@ import type { Deps } from './shared/deps.js'
 import { createServices, type Services } from './services.js'
 
 export const API_PREFIX = '/api/v1/integration'
-export const BODY_LIMIT = 1024 * 1024
 /** A client gets this long to send its headers, and REQUEST_TIMEOUT_MS for the whole request (408, then closed). */
 export const HEADERS_TIMEOUT_MS = 10_000
 export const REQUEST_TIMEOUT_MS = 15_000

@@ -2,6 +2,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { jsonTooDeep, tooDeepError } from './validation.js'
 
+/** The largest request body, JSON or YAML. */
+export const BODY_LIMIT = 1024 * 1024
+
 /**
  * JSON is the only body type, and a request whose body is empty is bodiless whatever its Content-Type says:
  * python-requests, httpx, axios, curl -d '' and fetch(…, {body: ''}) send form or text/plain content types with

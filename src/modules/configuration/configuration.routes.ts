@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { BODY_LIMIT } from '../../app.js'
+import { BODY_LIMIT } from '../../http/plugins/body-parsers.js'
 import { AppError } from '../../http/errors.js'
 import { NoQuery } from '../../shared/schemas.js'
 import { parsedJson, parseYaml, YAML_TYPES } from './configuration.document.js'
