@@ -93,7 +93,7 @@ export function configurationRoutes(configuration: ConfigurationService): Fastif
           response: { 200: ConfigurationJsonSchema },
         },
       },
-      async (_req, reply) => reply.type('application/schema+json').send(CONFIGURATION_SCHEMA),
+      async (_req, reply) => reply.send(CONFIGURATION_SCHEMA),
     )
 
     app.post(
