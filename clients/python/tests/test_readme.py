@@ -18,8 +18,10 @@ import pytest
 from conftest import REPO, Service
 
 PACKAGE = REPO / "clients" / "python"
-README = (REPO / "README.md").read_text(encoding="utf-8")
-SECTION = README[README.index("## Python client") : README.index("\n## ", README.index("## Python client") + 1)]
+README = (REPO / "docs" / "clients.md").read_text(encoding="utf-8")
+_START = README.index("## Python client")
+_END = README.find("\n## ", _START + 1)
+SECTION = README[_START : _END if _END != -1 else len(README)]
 EXAMPLES = re.findall(r"```python\n(.*?)```", SECTION, re.S)
 SHELL = re.findall(r"```sh\n(.*?)```", SECTION, re.S)
 
