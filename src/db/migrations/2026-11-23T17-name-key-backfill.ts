@@ -50,7 +50,7 @@ type Row = Omit<Stored, 'name'> & { key: string }
  * No down: the old keys only compared less well.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  // PostgreSQL runs each migration in a transaction; SQLite's migrations run without one.
+  // PostgreSQL wraps every migration in a transaction; SQLite's migrations have none.
   if (db.isTransaction) await backfill(db)
   else await db.transaction().execute(backfill)
 }
