@@ -25,6 +25,27 @@ export function createRedis(url: string, log: FastifyBaseLogger): Redis {
   return redis
 }
 
+/**
+ * A connection subscribed to `channels`, calling `onMessage` for each message. Its subscribe waits for Redis however
+ * long it takes (no command timeout, no retry limit: a start that keeps the event loop busy must not lose it), and
+ * ioredis subscribes again after every reconnect.
+ */
+export function subscribe(
+  redis: Redis,
+  channels: string[],
+  onMessage: (channel: string, message: string) => void,
+): Redis {
+  const subscriber = redis.duplicate({
+    enableOfflineQueue: true,
+    commandTimeout: undefined,
+    maxRetriesPerRequest: null,
+  })
+  subscriber.on('error', () => undefined)
+  subscriber.on('message', onMessage)
+  void subscriber.subscribe(...channels).catch(() => undefined)
+  return subscriber
+}
+
 /** Waits until the client is ready, or gives up after `ms`: the service starts either way. */
 export async function waitUntilReady(redis: Redis, ms = 2000): Promise<boolean> {
   if (redis.status === 'ready') return true

@@ -117,7 +117,9 @@ describe('graceful shutdown', () => {
       `POST ${PREFIX}/auth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"api`,
     )
     socket.on('error', () => undefined)
-    await new Promise((r) => setTimeout(r, 200))
+    // An answer on another connection, asked after the write, means the service has read that request's head.
+    await new Promise((r) => setTimeout(r, 100))
+    expect((await fetch(`${service.baseUrl}/livez`)).ok).toBe(true)
     const stopping = Date.now()
     const code = await service.stop('SIGTERM')
     const took = Date.now() - stopping

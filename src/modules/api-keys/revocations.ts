@@ -1,4 +1,4 @@
-import type { RedisClient } from '../../shared/redis.js'
+import { type RedisClient, subscribe } from '../../shared/redis.js'
 import type { KeyStatusCache } from './key-status.js'
 
 const CHANNEL = 'aigov:api-key-revoked'
@@ -26,9 +26,7 @@ export async function announceRevocation(
 
 /** Listens for revocations from other instances; returns the subscriber connection so it can be closed. */
 export function listenForRevocations(redis: RedisClient, keyStatus: KeyStatusCache): RedisClient {
-  const subscriber = redis.duplicate({ enableOfflineQueue: true })
-  subscriber.on('error', () => undefined)
-  subscriber.on('message', (_channel, message) => {
+  return subscribe(redis, [CHANNEL], (_channel, message) => {
     try {
       const { tenantId, keyId } = JSON.parse(message) as { tenantId: string; keyId: string }
       keyStatus.markRevoked(tenantId, keyId)
@@ -36,6 +34,4 @@ export function listenForRevocations(redis: RedisClient, keyStatus: KeyStatusCac
       // Not ours: ignore.
     }
   })
-  void subscriber.subscribe(CHANNEL).catch(() => undefined)
-  return subscriber
 }

@@ -1,7 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 
 /**
@@ -32,7 +31,6 @@ const TYPES: Record<string, string> = {
   '.txt': 'text/plain; charset=utf-8',
   '.woff2': 'font/woff2',
 }
-const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.svg', '.json', '.txt'])
 
 interface Asset {
   type: string
@@ -53,9 +51,10 @@ export function findConsoleDir(): string | undefined {
   return undefined
 }
 
-/** Every file of the build, read and compressed once at start: a fixed, small set, so memory stays bounded. */
+/** Every file of the build, read once at start with the .br and .gz the console's build wrote beside it. */
 function loadAssets(root: string): Map<string, Asset> {
   const assets = new Map<string, Asset>()
+  const sibling = (path: string) => (existsSync(path) ? readFileSync(path) : undefined)
   const walk = (dir: string) => {
     for (const name of readdirSync(dir)) {
       const path = join(dir, name)
@@ -63,17 +62,14 @@ function loadAssets(root: string): Map<string, Asset> {
         walk(path)
         continue
       }
-      const ext = extname(name)
-      const type = TYPES[ext]
+      const type = TYPES[extname(name)]
       if (!type) continue
-      const raw = readFileSync(path)
-      const compress = COMPRESSIBLE.has(ext) && raw.length > 512
       const url = relative(root, path).split(sep).join('/')
       assets.set(url, {
         type,
-        raw,
-        br: compress ? brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }) : undefined,
-        gzip: compress ? gzipSync(raw, { level: 9 }) : undefined,
+        raw: readFileSync(path),
+        br: sibling(`${path}.br`),
+        gzip: sibling(`${path}.gz`),
         // Vite names what it builds under assets/ by content hash: those never change under their name.
         immutable: url.startsWith('assets/'),
       })

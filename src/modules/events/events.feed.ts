@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import type { Database } from '../../db/create-db.js'
-import type { RedisClient } from '../../shared/redis.js'
+import { type RedisClient, subscribe } from '../../shared/redis.js'
 
 /** What the feed tells, each with the tenant it concerns: the commits of the database's `commits` it passes on. */
 type Notices = { audit: [tenantId: string]; webhookEndpoints: [tenantId: string] }
@@ -50,13 +50,10 @@ export class AuditFeed extends EventEmitter<Notices> {
     for (const { notice, relay } of this.relays) this.database.commits.on(notice, relay)
     if (!this.redis) return
     const byChannel = new Map(NOTICES.map((notice) => [CHANNELS[notice], notice]))
-    this.subscriber = this.redis.duplicate({ enableOfflineQueue: true })
-    this.subscriber.on('error', () => undefined)
-    this.subscriber.on('message', (channel, tenantId) => {
+    this.subscriber = subscribe(this.redis, [...byChannel.keys()], (channel, tenantId) => {
       const notice = byChannel.get(channel)
       if (notice) this.emit(notice, tenantId)
     })
-    void this.subscriber.subscribe(...byChannel.keys()).catch(() => undefined)
   }
 
   stop(): void {

@@ -1,4 +1,4 @@
-// The README's TypeScript client examples, type-checked against the built package and run against a real service.
+// The TypeScript client examples of docs/clients.md, type-checked against the built package and run against a real service.
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,11 +8,9 @@ import { createClient } from '../src/index.js'
 import { startService, type TestService } from './service.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-const section = readme.slice(
-  readme.indexOf('## TypeScript client'),
-  readme.indexOf('\n## ', readme.indexOf('## TypeScript client') + 1),
-)
+const guide = readFileSync(join(ROOT, 'docs', 'clients.md'), 'utf8')
+const start = guide.indexOf('## TypeScript client')
+const section = guide.slice(start, guide.indexOf('\n## ', start + 1))
 const examples = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
 
 /** Runs one example as an ES module from the repository root, so `@aigov/client` resolves to the workspace package. */
@@ -31,7 +29,7 @@ function run(code: string, service: TestService) {
   return { code: res.status, stdout: res.stdout, stderr: res.stderr }
 }
 
-describe('README TypeScript client examples', () => {
+describe('docs/clients.md TypeScript client examples', () => {
   let service: TestService
   let limited: TestService
   beforeAll(async () => {
