@@ -1,4 +1,4 @@
-// Type-level checks of the camelCase surface (run by `npm run typecheck` through client/tsconfig.test.json).
+// Type-level checks of the camelCase surface (run by `npm run typecheck` through tsconfig.test.json).
 import { describe, expectTypeOf, it } from 'vitest'
 import type { AuditLog, Client, ClientError, ErrorKind, Page, Result, UseCase } from '../src/index.js'
 import { camelize, snakify } from '../src/index.js'
