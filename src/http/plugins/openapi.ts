@@ -60,7 +60,11 @@ const IdempotencyHeader = Type.Object({
   ),
 })
 
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: Problem } } })
+/** A problem response for a route to declare itself, when the rules below do not give it. */
+export const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: Problem } },
+})
 
 /** Declares on every route the error responses it can give, so the document is complete without repeating them. */
 function addErrorResponses(route: RouteOptions): void {
@@ -80,7 +84,6 @@ function addErrorResponses(route: RouteOptions): void {
   add(400, 'Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor.')
   if (!isPublic || route.url.endsWith('/auth/token')) add(401, 'Missing, invalid, expired or revoked credentials.')
   if (!isPublic) add(403, 'The API key role is too low, or X-Tenant does not match the token.')
-  if (isPublic && route.url.endsWith('/auth/logout')) add(403, "The request's Origin is not this service.")
   if (!isPublic) add(404, 'No such record in this tenant.')
   if (hasBody) {
     add(

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../../config.js'
 import { serviceOrigin } from '../../http/plugins/auth.js'
+import { problem } from '../../http/plugins/openapi.js'
 import { AppError } from '../../http/errors.js'
 import { SESSION_COOKIE, type SessionsService, SignInRefused } from './sessions.service.js'
 
@@ -94,7 +95,10 @@ export function signInRoutes(sessions: SessionsService, config: Config): Fastify
             'Ends the session of the `aigov_session` cookie, on every instance at once, and clears the cookie. Needs a same-origin `Origin` (a page elsewhere cannot sign a person out).',
           tags: ['sessions'],
           security: [{ sessionCookie: [] }],
-          response: { 204: Type.Null({ description: 'Signed out (also when no session was signed in).' }) },
+          response: {
+            204: Type.Null({ description: 'Signed out (also when no session was signed in).' }),
+            403: problem("The request's Origin is not this service."),
+          },
         },
       },
       async (req, reply) => {
