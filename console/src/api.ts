@@ -1,4 +1,4 @@
-import { type Client, camelize, createClient, OPERATIONS } from '@aigov/client'
+import { type Client, createClient } from '@aigov/client'
 import type { Me } from './session'
 
 let csrf: string | undefined
@@ -28,37 +28,21 @@ export async function call<R extends { error: { status?: number } | null }>(prom
 
 /** GET /me: who is signed in, or null. */
 export async function loadMe(): Promise<Me | null> {
-  let me: Record<string, unknown>
-  if ('getMe' in OPERATIONS) {
-    const res = await api.invoke('getMe' as never, [])
-    if (res.error) return null
-    me = res.data as unknown as Record<string, unknown>
-  } else {
-    // A client generated before the service had sessions: the same call, by hand.
-    const res = await fetch('/api/v1/integration/me', {
-      credentials: 'same-origin',
-      headers: { accept: 'application/json' },
-    })
-    if (!res.ok) return null
-    me = camelize(await res.json()) as Record<string, unknown>
-  }
+  const { data: me, error } = await api.me.get()
+  if (error) return null
   return {
-    tenant: me.tenant as string,
-    role: me.role as Me['role'],
-    via: me.via as Me['via'],
-    user: (me.user as Me['user']) ?? null,
-    api_key: (me.apiKey as Me['api_key']) ?? null,
-    csrf_token: (me.csrfToken as string | null | undefined) ?? null,
+    tenant: me.tenant,
+    role: me.role,
+    via: me.via,
+    user: me.user ?? null,
+    api_key: me.apiKey ?? null,
+    csrf_token: me.csrfToken ?? null,
   }
 }
 
 /** Ends the session on the service (POST /auth/logout with the CSRF token), whatever the answer. */
 export async function signOut(): Promise<void> {
-  await fetch('/auth/logout', {
-    method: 'POST',
-    credentials: 'same-origin',
-    headers: csrf ? { 'x-csrf-token': csrf } : {},
-  }).catch(() => undefined)
+  await api.auth.logout({ maxRetries: 0 }).catch(() => undefined)
   csrf = undefined
 }
 

@@ -5,7 +5,7 @@ export interface Me {
   role: 'read' | 'write' | 'admin'
   via: 'session' | 'api_key' | 'oauth'
   user: { id: string; email: string; name: string | null } | null
-  api_key: { id: string; name: string } | null
+  api_key: { id: string; name: string | null } | null
   csrf_token?: string | null
 }
 
@@ -54,6 +54,6 @@ export const ROLE_LABEL: Record<Me['role'], string> = {
 
 export function displayName(me: Me): string {
   if (me.user) return me.user.name || me.user.email
-  if (me.api_key) return `API key ${me.api_key.name}`
+  if (me.api_key) return `API key ${me.api_key.name ?? me.api_key.id}`
   return 'Unknown'
 }

@@ -5,7 +5,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../helpers/eventually.js'
 import { INTAKE_SECTIONS } from '../helpers/governance.js'
-import { describeEachDialect, PREFIX, startTestApp, type TestApp } from '../helpers/harness.js'
+import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 import { publishedControl } from '../helpers/policy.js'
 import { runCli } from '../helpers/process.js'
 
@@ -79,12 +79,10 @@ describe.skipIf(!hasBrowser)(
       let useCaseId: string
       let controlId: string
       let person: { id: string; email: string; name: string }
-      let sessions = false
 
       beforeAll(async () => {
         t = await startTestApp(dialect)
         base = await t.app.listen({ port: 0, host: '127.0.0.1' })
-        sessions = t.app.hasRoute({ method: 'GET', url: `${PREFIX}/me` })
         const admin = t.as('acme', 'admin')
         const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
           const res = await p
@@ -95,7 +93,7 @@ describe.skipIf(!hasBrowser)(
           admin({
             method: 'POST',
             url: '/users',
-            payload: { email: 'ada@example.com', name: 'Ada Lovelace', ...(sessions ? { role: 'write' } : {}) },
+            payload: { email: 'ada@example.com', name: 'Ada Lovelace', role: 'write' },
           }),
         )
         await publishedControl(t, 'acme', 'OVERSIGHT', {
@@ -147,39 +145,17 @@ describe.skipIf(!hasBrowser)(
       })
       afterAll(() => t?.close())
 
-      /**
-       * Signs the person in: with a one-time link from the CLI where the service has sessions; else (a build without
-       * people's sign-in) the page's API calls carry a write key's token and /me answers for that key.
-       */
+      /** Signs the person in with a one-time link from the CLI, as an operator without single sign-on gives one. */
       async function signIn(page: Page): Promise<void> {
-        if (sessions) {
-          const out = runCli(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
-            DATABASE_URL: t.config.databaseUrl,
-            SERVICE_PUBLIC_URL: base,
-            LOG_LEVEL: 'silent',
-          })
-          const link = /\/auth\/link\/[A-Za-z0-9_.~-]+/.exec(`${out.stdout}`)
-          expect(link, `${out.stdout}${out.stderr}`).not.toBeNull()
-          await page.goto(link![0])
-          await page.waitForURL(/\/console\//)
-          return
-        }
-        const token = await t.token('acme', 'write')
-        await page.context().route(`${base}${PREFIX}/**`, async (route) => {
-          if (new URL(route.request().url()).pathname === `${PREFIX}/me`) {
-            return route.fulfill({
-              json: {
-                tenant: 'acme',
-                role: 'write',
-                via: 'api_key',
-                user: person,
-                api_key: { id: 'key', name: 'test' },
-              },
-            })
-          }
-          return route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${token}` } })
+        const out = runCli(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
+          DATABASE_URL: t.config.databaseUrl,
+          SERVICE_PUBLIC_URL: base,
+          LOG_LEVEL: 'silent',
         })
-        await page.goto('/console/')
+        const link = /\/auth\/link\/[A-Za-z0-9_.~-]+/.exec(`${out.stdout}`)
+        expect(link, `${out.stdout}${out.stderr}`).not.toBeNull()
+        await page.goto(link![0])
+        await page.waitForURL(/\/console\//)
       }
 
       it('shows the sign-in page to a person without a session, remembers the page, and is clean', async () => {
@@ -289,7 +265,7 @@ describe.skipIf(!hasBrowser)(
         expect(
           (await read({ method: 'GET', url: `/use_cases/${useCaseId}/workflow` })).json().workflow_stage_step,
         ).toBe('clear')
-        if (sessions) {
+        {
           const audit = (
             await read({ method: 'GET', url: `/audit_logs?use_case_id=${useCaseId}&page_limit=100` })
           ).json()
@@ -301,12 +277,10 @@ describe.skipIf(!hasBrowser)(
         }
 
         // Signing out ends the session: the console shows the sign-in page again, also after a reload.
-        if (sessions) {
-          await page.getByRole('button', { name: 'Sign out' }).click()
-          await page.getByText('You are signed out').waitFor()
-          await page.goto('/console/')
-          await page.getByRole('heading', { name: 'Sign in to AI governance' }).waitFor()
-        }
+        await page.getByRole('button', { name: 'Sign out' }).click()
+        await page.getByText('You are signed out').waitFor()
+        await page.goto('/console/')
+        await page.getByRole('heading', { name: 'Sign in to AI governance' }).waitFor()
         await context.close()
       }, 120_000)
 
