@@ -1,3 +1,4 @@
+import { createClient, type Result } from '@aigov/client'
 import { AppError } from '../http/errors.js'
 import { SOURCE_HEADER } from '../http/plugins/auth.js'
 import { parsedJson } from '../modules/configuration/configuration.document.js'
@@ -7,15 +8,16 @@ import { systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
 
 type Applied = ConfigurationPlan & { applied: number }
+type Document = Record<string, unknown>
 
 /** One end of a copy: a tenant of the database the CLI opens, or of a running service over HTTP. */
 export interface ConfigurationSide {
   /** How messages name this end: `tenant acme`, or `tenant acme at https://…`. */
   label: string
-  /** The tenant's configuration document, as canonical JSON text. */
-  export(): Promise<string>
-  plan(document: string, prune: boolean): Promise<ConfigurationPlan>
-  apply(document: string, prune: boolean, planId: string): Promise<Applied>
+  /** The tenant's configuration document (its JSON form). */
+  export(): Promise<Document>
+  plan(document: Document, prune: boolean): Promise<ConfigurationPlan>
+  apply(document: Document, prune: boolean, planId: string): Promise<Applied>
 }
 
 /** Said when the target changed between the plan shown and the apply (409): nothing was applied. */
@@ -30,11 +32,11 @@ export function localSide(deps: Deps, tenant: string): ConfigurationSide {
   const configuration = createServices(deps).configuration
   return {
     label,
-    export: () => configuration.export(ctx, 'json'),
-    plan: (document, prune) => configuration.plan(ctx, parsedJson(JSON.parse(document)), prune),
+    export: async () => JSON.parse(await configuration.export(ctx, 'json')),
+    plan: (document, prune) => configuration.plan(ctx, parsedJson(document), prune),
     apply: async (document, prune, planId) => {
       try {
-        return await configuration.apply(ctx, parsedJson(JSON.parse(document)), { prune, planId })
+        return await configuration.apply(ctx, parsedJson(document), { prune, planId })
       } catch (err) {
         if (err instanceof AppError && err.code === 'conflict') throw new StalePlanError(staleMessage(label))
         throw err
@@ -43,74 +45,34 @@ export function localSide(deps: Deps, tenant: string): ConfigurationSide {
   }
 }
 
-const REQUEST_TIMEOUT_MS = 120_000
-
 /**
- * A tenant of a running service, reached with an API key of that tenant (admin for a target). Plain fetch: the
- * document's keys (`apiVersion`, section names) must reach the service exactly as exported, which the
- * TypeScript client's camelCase mapping would not keep.
+ * A tenant of a running service, reached through the TypeScript client with an API key of that tenant (admin for
+ * a target): its token exchange, retries and timeouts; documents keep the wire's keys.
  */
 export function remoteSide(baseUrl: string, tenant: string, apiKey: string): ConfigurationSide {
-  const root = `${baseUrl.replace(/\/+$/, '')}/api/v1/integration`
   const label = `tenant ${tenant} at ${baseUrl}`
-  let token: string | undefined
-
-  const send = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
-    try {
-      return await fetch(`${root}${path}`, {
-        method,
-        headers: { accept: 'application/json', [SOURCE_HEADER]: 'cli', 'x-tenant': tenant, ...headers },
-        body,
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      })
-    } catch (err) {
-      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message
-      throw new Error(`${label}: could not reach the service (${cause})`)
-    }
-  }
-  const failure = async (res: Response, doing: string) => {
-    const text = await res.text()
-    let detail = text.slice(0, 500)
-    try {
-      const problem = JSON.parse(text) as { detail?: string; title?: string }
-      detail = problem.detail ?? problem.title ?? detail
-    } catch {
-      // not a problem document: its text as it came
-    }
-    return new Error(`${label}: ${doing} answered ${res.status}: ${detail}`)
-  }
-  const call = async (method: string, path: string, doing: string, body?: string): Promise<Response> => {
-    if (token === undefined) {
-      const res = await send('POST', '/auth/token', { 'x-api-key': apiKey })
-      if (!res.ok) throw await failure(res, 'the token exchange')
-      token = ((await res.json()) as { access_token: string }).access_token
-    }
-    const res = await send(
-      method,
-      path,
-      { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body,
-    )
-    if (res.status === 409 && path.startsWith('/configuration/apply')) throw new StalePlanError(staleMessage(label))
-    if (!res.ok) throw await failure(res, doing)
-    return res
+  const client = createClient({
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    apiKey,
+    tenant,
+    // Whole configurations: a large tenant's plan takes longer than a record's call.
+    timeoutMs: 120_000,
+    headers: { [SOURCE_HEADER]: 'cli' },
+  })
+  const data = async <T>(doing: string, call: Promise<Result<unknown>>): Promise<T> => {
+    const result = await call
+    if (!result.error) return result.data as T
+    const { error } = result
+    if (doing === 'the apply' && error.kind === 'conflict') throw new StalePlanError(staleMessage(label))
+    const answered = error.status ? `answered ${error.status}` : 'failed'
+    throw new Error(`${label}: ${doing} ${answered}: ${error.message}`)
   }
   return {
     label,
-    export: async () => (await call('GET', '/configuration', 'the export')).text(),
-    plan: async (document, prune) =>
-      (
-        await call('POST', `/configuration/plan?prune=${prune}`, 'the plan', document)
-      ).json() as Promise<ConfigurationPlan>,
-    apply: async (document, prune, planId) =>
-      (
-        await call(
-          'POST',
-          `/configuration/apply?prune=${prune}&plan_id=${encodeURIComponent(planId)}`,
-          'the apply',
-          document,
-        )
-      ).json() as Promise<Applied>,
+    export: () => data('the export', client.configuration.export()),
+    plan: (document, prune) => data('the plan', client.configuration.plan(document as never, { prune })),
+    apply: (document, prune, planId) =>
+      data('the apply', client.configuration.apply(document as never, { prune, planId })),
   }
 }
 

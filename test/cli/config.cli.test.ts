@@ -254,7 +254,7 @@ describeEachDialect('aigov config copy between two running services', (dialect) 
       envA,
     )
     expect(bad.code).toBe(1)
-    expect(bad.stderr).toContain(`tenant stale at ${b.baseUrl}: the token exchange answered 401`)
+    expect(bad.stderr).toContain(`tenant stale at ${b.baseUrl}: the plan answered 401`)
 
     // A proxy in front of B changes the target just before the apply reaches it.
     const before = exportOf(envB, 'stale')
