@@ -292,10 +292,9 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   'config copy': {
-    usage:
-      'aigov config copy --from <tenant> --to <tenant> [--from-url <url> [--from-key <key>]] [--to-url <url> [--to-key <key>]] [--prune] [--yes]',
+    usage: 'aigov config copy --from <tenant> --to <tenant> [--from-url URL] [--to-url URL] [--prune] [--yes]',
     summary:
-      "Copy a tenant's configuration onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key or SERVICE_FROM_API_KEY, --to-key or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
+      "Copy a tenant's configuration onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key <key> or SERVICE_FROM_API_KEY, --to-key <key> or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
     options: {
       from: { type: 'string' },
       to: { type: 'string' },
