@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -52,6 +52,21 @@ function runCliAsync(args: string[], env: Record<string, string>) {
     child.stderr.on('data', (c) => (stderr += c))
     child.on('close', (code) => resolve({ code, stdout, stderr }))
   })
+}
+
+/** util-linux `script` runs a command on a pseudo-terminal: the CLI's terminal behaviour (colour, asking). */
+const hasScript = spawnSync('sh', ['-c', 'command -v script']).status === 0
+
+/** The CLI on a terminal, typing `typed` at it; its output with the terminal's line endings made plain. */
+function runOnTerminal(args: string[], env: Record<string, string>, typed: string) {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+  const res = spawnSync('script', ['-qec', [process.execPath, CLI, ...args].map(quote).join(' '), '/dev/null'], {
+    env: { PATH: process.env.PATH, ...env },
+    input: typed,
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { code: res.status, stdout: res.stdout.replaceAll('\r\n', '\n') }
 }
 
 /** Creates a tenant (with the starter library and DOCUMENT when `filled`) and an admin key; returns the key. */
@@ -152,6 +167,27 @@ describeEachDialect('aigov config plan, apply and copy within one database', (di
     expect(pruned).toContain('- workflow_stages Only in prod')
     expect(exportOf(env, 'prod')).toBe(exportOf(env, 'sandbox'))
   }, 60_000)
+
+  it.skipIf(!hasScript)(
+    'on a terminal: the plan is coloured, and copy asks, applying only on yes',
+    () => {
+      ok(runCli(['tenants', 'create', 'tty'], env))
+      const plan = runOnTerminal(['config', 'plan', '--tenant', 'tty', '--file', file], env, '')
+      expect(plan.code).toBe(0)
+      expect(plan.stdout).toContain('\x1b[32m+ workflow_stages Legal review\x1b[0m')
+      const before = exportOf(env, 'tty')
+      const no = runOnTerminal(['config', 'copy', '--from', 'sandbox', '--to', 'tty'], env, 'n\n')
+      expect(no.code).toBe(0)
+      expect(no.stdout).toContain('Apply these changes? [y/N]')
+      expect(no.stdout).toContain('nothing applied')
+      expect(exportOf(env, 'tty')).toBe(before)
+      const yes = runOnTerminal(['config', 'copy', '--from', 'sandbox', '--to', 'tty'], env, 'y\n')
+      expect(yes.code).toBe(0)
+      expect(yes.stdout).toMatch(/applied \d+ changes to tenant tty/)
+      expect(exportOf(env, 'tty')).toBe(exportOf(env, 'sandbox'))
+    },
+    60_000,
+  )
 
   it('answers bad arguments with one line and exit code 2, an unknown tenant with 1', () => {
     const cases: [string[], string][] = [
