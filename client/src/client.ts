@@ -124,7 +124,7 @@ function namespaces(core: Core) {
         walk<Item<'listSessions'>>((pageAfter) => call('listSessions', [], { query: { ...query, pageAfter } }, o)),
       end: (id: string, o?: O) => call('deleteSession', [id], {}, o),
     },
-    /** The tenant's configuration as a document: export it, see what applying one would change, apply it (admin). */
+    /** The tenant's configuration as a document: export it, see what applying one would change, apply it (admin). Documents and plans keep the wire's keys (`apiVersion`, `workflow_stages`, `plan_id`): they pass between tenants and services as exported. */
     configuration: {
       export: (o?: O) => call('exportConfiguration', [], {}, o),
       schema: (o?: O) => call('getConfigurationSchema', [], {}, o),

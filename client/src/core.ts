@@ -137,7 +137,7 @@ export function createCore(options: CoreOptions): Core {
       ? input.raw.body
       : input.body === undefined
         ? undefined
-        : JSON.stringify(snakify(input.body))
+        : JSON.stringify(spec.keys === 'wire' ? input.body : snakify(input.body))
     if (input.raw?.contentType) headers['content-type'] = input.raw.contentType
     else if (typeof body === 'string') headers['content-type'] = 'application/json'
     if (spec.idempotencyKey) headers['idempotency-key'] = call.idempotencyKey ?? randomId()
@@ -317,7 +317,7 @@ function read(spec: OperationSpec, response: Response, text: string): Result<unk
     if (typeof page.pagination !== 'object' || page.pagination === null)
       return fail(malformed(response, 'a list without `pagination`'))
   }
-  return ok(camelize(json))
+  return ok(spec.keys === 'wire' ? json : camelize(json))
 }
 
 function parseJson(response: Response, text: string): unknown {

@@ -14,6 +14,12 @@ export interface OperationSpec {
   readOnly?: true
   /** What a 2xx answers: a JSON record, a JSON page (`items` + `pagination`), text, a byte stream, or nothing (204). */
   response: 'json' | 'page' | 'text' | 'stream' | 'empty'
+  /**
+   * `wire`: the body and the answer are documents whose keys are data (a configuration document, a JSON Schema),
+   * sent and returned exactly as they are, without the camelCase mapping (which would turn `apiVersion` into
+   * `api_version` on the way back).
+   */
+  keys?: 'wire'
 }
 
 /** Every operation of the service, by operationId; `satisfies` makes a route missing here a compile error. */
@@ -239,10 +245,16 @@ export const OPERATIONS = {
     response: 'json',
   },
   streamEvents: { method: 'GET', path: '/events', response: 'text' },
-  exportConfiguration: { method: 'GET', path: '/configuration', response: 'json' },
-  getConfigurationSchema: { method: 'GET', path: '/configuration/schema', response: 'json' },
-  planConfiguration: { method: 'POST', path: '/configuration/plan', readOnly: true, response: 'json' },
-  applyConfiguration: { method: 'POST', path: '/configuration/apply', idempotencyKey: true, response: 'json' },
+  exportConfiguration: { method: 'GET', path: '/configuration', response: 'json', keys: 'wire' },
+  getConfigurationSchema: { method: 'GET', path: '/configuration/schema', response: 'json', keys: 'wire' },
+  planConfiguration: { method: 'POST', path: '/configuration/plan', readOnly: true, response: 'json', keys: 'wire' },
+  applyConfiguration: {
+    method: 'POST',
+    path: '/configuration/apply',
+    idempotencyKey: true,
+    response: 'json',
+    keys: 'wire',
+  },
   // receiveWebhookEvent is what the service sends to a receiver (the document's `webhooks`), not a call to it.
 } as const satisfies { [K in Exclude<keyof operations, 'receiveWebhookEvent'>]: OperationSpec }
 
@@ -270,7 +282,8 @@ export type WireData<K extends OperationId> = Success<Op<K>['responses']>
 
 /** camelCase shapes of an operation: what the client takes and gives. */
 export type Query<K extends OperationId> = Camelize<WireQuery<K>>
-export type Body<K extends OperationId> = Camelize<WireBody<K>>
-export type Data<K extends OperationId> = Camelize<WireData<K>>
+type WireKeys<K extends OperationId> = (typeof OPERATIONS)[K] extends { keys: 'wire' } ? true : false
+export type Body<K extends OperationId> = WireKeys<K> extends true ? WireBody<K> : Camelize<WireBody<K>>
+export type Data<K extends OperationId> = WireKeys<K> extends true ? WireData<K> : Camelize<WireData<K>>
 /** The record type of a list operation. */
 export type Item<K extends OperationId> = Data<K> extends { items: (infer I)[] } ? I : never

@@ -146,6 +146,34 @@ describe('client against a real service', () => {
     expect(verified.data).toMatchObject({ ok: true, firstBadId: null })
   })
 
+  it('exports, plans and applies configuration documents with the wire keys the service reads back', async () => {
+    const client = clientFor()
+    const exported = await client.configuration.export()
+    expect(exported.error).toBeNull()
+    expect(exported.data).toHaveProperty('apiVersion', 'aigov/v1')
+    expect(Object.keys(exported.data!)).toContain('workflow_stages')
+    const schema = await client.configuration.schema()
+    expect(Object.keys((schema.data as { properties: object }).properties)).toContain('risk_scenarios')
+    // The export planned against its own tenant changes nothing.
+    const same = await client.configuration.plan(exported.data!)
+    expect(same.error).toBeNull()
+    expect(same.data!.summary).toMatchObject({ create: 0, update: 0, delete: 0 })
+    const document = {
+      ...exported.data!,
+      risk_types: [...(exported.data!.risk_types ?? []), { name: 'Client-planned risk' }],
+    }
+    const plan = await client.configuration.plan(document)
+    expect(plan.data!.changes).toContainEqual(
+      expect.objectContaining({ section: 'risk_types', key: 'Client-planned risk', action: 'create' }),
+    )
+    const applied = await client.configuration.apply(document, { planId: plan.data!.plan_id })
+    expect(applied.error).toBeNull()
+    expect(applied.data!.applied).toBe(1)
+    const stale = await client.configuration.apply(document, { planId: plan.data!.plan_id })
+    expect(stale.error?.kind).toBe('conflict')
+    expect((await client.configuration.export()).data!.risk_types!.map((r) => r.name)).toContain('Client-planned risk')
+  })
+
   it('walks 250 records with listAll, page by page, without skipping or repeating', async () => {
     const client = clientFor()
     const names = Array.from({ length: 250 }, (_, i) => `Walk model ${String(i).padStart(3, '0')}`)

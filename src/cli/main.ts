@@ -5,6 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { seed } from './seed.js'
+import { copyConfiguration, localSide, remoteSide } from './config-copy.js'
 import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline/promises'
 import { createServices } from '../services.js'
@@ -289,6 +290,60 @@ const COMMANDS: Record<string, Command> = {
         const applied = await configuration.apply(ctx, readDocument(file), { prune, planId: plan.plan_id })
         out(`applied ${applied.applied} change${applied.applied === 1 ? '' : 's'} to ${tenant}`)
       }),
+  },
+  'config copy': {
+    usage: 'aigov config copy --from <tenant> --to <tenant> [--from-url URL] [--to-url URL] [--prune] [--yes]',
+    summary:
+      "Copy a tenant's configuration onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key <key> or SERVICE_FROM_API_KEY, --to-key <key> or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'from-url': { type: 'string' },
+      'from-key': { type: 'string' },
+      'to-url': { type: 'string' },
+      'to-key': { type: 'string' },
+      prune: { type: 'boolean' },
+      yes: { type: 'boolean' },
+    },
+    run: async (args, config) => {
+      const from = required(args.values, 'from')
+      const to = required(args.values, 'to')
+      const end = (side: 'from' | 'to', tenant: string) => {
+        const url = args.values[`${side}-url`]
+        const given = args.values[`${side}-key`]
+        if (typeof given === 'string' && typeof url !== 'string')
+          throw new UsageError(`--${side}-key goes with --${side}-url (a local tenant needs no key)`)
+        if (typeof url !== 'string') return undefined
+        if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url))
+          throw new UsageError(`--${side}-url must be the service's http(s) address, e.g. https://aigov.example.com`)
+        const envName = side === 'from' ? 'SERVICE_FROM_API_KEY' : 'SERVICE_TO_API_KEY'
+        const key = typeof given === 'string' && given !== '' ? given : process.env[envName]
+        if (!key)
+          throw new UsageError(`--${side}-url needs an API key of tenant ${tenant}: --${side}-key or ${envName}`)
+        return remoteSide(url, tenant, key)
+      }
+      const remoteSource = end('from', from)
+      const remoteTarget = end('to', to)
+      if (!remoteSource && !remoteTarget && from === to)
+        throw new UsageError('--from and --to name the same tenant of the same database')
+      const copy = async (deps?: Deps) => {
+        const local = async (tenant: string) => {
+          await requireTenant(deps!, tenant)
+          return localSide(deps!, tenant)
+        }
+        const source = remoteSource ?? (await local(from))
+        const target = remoteTarget ?? (await local(to))
+        await copyConfiguration(source, target, {
+          prune: args.values.prune === true,
+          show: printPlan,
+          confirm: () => (args.values.yes === true ? Promise.resolve(true) : confirm('Apply these changes?')),
+          say: out,
+        })
+      }
+      // Both ends remote: no database of this machine is opened.
+      if (remoteSource && remoteTarget) await copy()
+      else await withDeps(config, copy)
+    },
   },
   seed: {
     usage: 'aigov seed --use-cases N [--audit-logs N] [--tenant t]',

@@ -36,6 +36,11 @@ import type {
 } from '../modules/custom-fields/custom-fields.schemas.js'
 import type { Team, TeamCreate, TeamListQuery } from '../modules/teams/teams.schemas.js'
 import type { User, UserCreate, UserListQuery } from '../modules/users/users.schemas.js'
+import type {
+  ConfigurationApplied,
+  ConfigurationDocument,
+  ConfigurationPlan,
+} from '../modules/configuration/configuration.schemas.js'
 import type { Page } from '../shared/pagination.js'
 
 export type PageArgs = { page_limit?: number; page_after?: string }
@@ -121,7 +126,14 @@ export interface GovernanceBackend {
   listCustomFields(query: CustomFieldListQuery): Promise<Page<CustomField>>
   getCustomField(id: string): Promise<CustomField>
   createCustomField(input: CustomFieldCreate): Promise<CustomField>
+
+  /** Configuration documents: an object (the JSON form) or YAML text, checked by the service. */
+  exportConfiguration(): Promise<ConfigurationDocument>
+  planConfiguration(document: ConfigurationInput, prune: boolean): Promise<ConfigurationPlan>
+  applyConfiguration(document: ConfigurationInput, prune: boolean, planId?: string): Promise<ConfigurationApplied>
 }
+
+export type ConfigurationInput = string | Record<string, unknown>
 
 /** A failure reported by a remote service: carries its problem document (code, detail, errors, request_id) as received. */
 export class ProblemError extends Error {

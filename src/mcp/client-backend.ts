@@ -1,5 +1,5 @@
 import { camelize, type Client, type ClientError, type Result, snakify } from '@aigov/client'
-import type { GovernanceBackend } from './backend.js'
+import type { ConfigurationInput, GovernanceBackend } from './backend.js'
 import { ProblemError } from './backend.js'
 
 /** The problem codes of the client's error kinds that have no problem body (the service never answered). */
@@ -28,6 +28,27 @@ export function clientBackend(client: Client): GovernanceBackend {
     if (result.error) throw new ProblemError(problemOf(result.error))
     return snakify(result.data) as T
   }
+  // Configuration documents and plans keep the wire's keys both ways (the client leaves them as they are).
+  const wire = async <T>(call: Promise<Result<unknown>>): Promise<T> => {
+    const result = await call
+    if (result.error) throw new ProblemError(problemOf(result.error))
+    return result.data as T
+  }
+  const configurationCall = (
+    operation: 'planConfiguration' | 'applyConfiguration',
+    document: ConfigurationInput,
+    query: { prune: boolean; planId?: string },
+  ) =>
+    wire<never>(
+      typeof document === 'string'
+        ? client.invoke(operation, [], {
+            raw: { body: new Blob([document]), contentType: 'application/yaml' },
+            query,
+          })
+        : operation === 'planConfiguration'
+          ? client.configuration.plan(document as never, query)
+          : client.configuration.apply(document as never, query),
+    )
   const done = async (call: Promise<Result<unknown>>): Promise<void> => {
     await data(call)
   }
@@ -104,5 +125,10 @@ export function clientBackend(client: Client): GovernanceBackend {
     listCustomFields: (q) => data(client.customFields.list(args(q))),
     getCustomField: (id) => data(client.customFields.get(id)),
     createCustomField: (input) => data(client.customFields.create(args(input))),
+
+    exportConfiguration: () => wire(client.configuration.export()),
+    planConfiguration: (document, prune) => configurationCall('planConfiguration', document, { prune }),
+    applyConfiguration: (document, prune, planId) =>
+      configurationCall('applyConfiguration', document, { prune, ...(planId !== undefined && { planId }) }),
   }
 }

@@ -1,6 +1,10 @@
+import { parsedJson, parseYaml } from '../modules/configuration/configuration.document.js'
 import type { Services } from '../services.js'
 import type { Ctx } from '../shared/context.js'
-import type { GovernanceBackend } from './backend.js'
+import type { ConfigurationInput, GovernanceBackend } from './backend.js'
+
+const parsed = (document: ConfigurationInput) =>
+  typeof document === 'string' ? parseYaml(document) : parsedJson(document)
 
 /** The tools' backend inside the service: the very service objects the HTTP routes call, with the MCP caller's context. */
 export function inProcessBackend(s: Services, ctx: Ctx): GovernanceBackend {
@@ -75,5 +79,9 @@ export function inProcessBackend(s: Services, ctx: Ctx): GovernanceBackend {
     listCustomFields: (q) => s.customFields.list(ctx, q),
     getCustomField: (id) => s.customFields.get(ctx, id),
     createCustomField: (input) => s.customFields.create(ctx, input),
+
+    exportConfiguration: async () => JSON.parse(await s.configuration.export(ctx, 'json')),
+    planConfiguration: (document, prune) => s.configuration.plan(ctx, parsed(document), prune),
+    applyConfiguration: (document, prune, planId) => s.configuration.apply(ctx, parsed(document), { prune, planId }),
   }
 }

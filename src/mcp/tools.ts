@@ -34,6 +34,7 @@ import { WorkflowStageListQuery } from '../modules/workflow-stages/workflow-stag
 import { CustomFieldCreate, CustomFieldListQuery } from '../modules/custom-fields/custom-fields.schemas.js'
 import { TeamCreate, TeamListQuery } from '../modules/teams/teams.schemas.js'
 import { UserCreate, UserListQuery } from '../modules/users/users.schemas.js'
+import { canonicalYaml } from '../modules/configuration/configuration.document.js'
 import type { Page } from '../shared/pagination.js'
 import { IdParam, KeyParam, VersionQuery } from '../shared/schemas.js'
 import type { GovernanceBackend } from './backend.js'
@@ -595,6 +596,59 @@ export const TOOLS: ToolDef[] = [
       'Get a questionnaire by key, KEY+version (as questionnaire_ids lists it) or q_… id, with its sections and questions; the latest version unless version is given.',
     input: args(QuestionnaireParams, VersionQuery),
     run: (api, a) => api.getQuestionnaire(a.key, a.version),
+  }),
+
+  // --- configuration as code ---
+  tool({
+    name: 'configuration_export',
+    title: "Export the tenant's configuration",
+    write: false,
+    description:
+      "The tenant's configuration as code: workflow stages, risk types and scenarios, custom fields, policy controls with their versions, packs, questionnaires, users, teams and webhook endpoints (no secrets), matched by natural keys (names, keys, emails, KEY+version), never ids. format json (default) returns {format, document}; yaml returns {format, text}, the canonical YAML. Edit it and pass it to configuration_plan.",
+    input: Type.Object(
+      { format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('yaml')], { default: 'json' })) },
+      { additionalProperties: false },
+    ),
+    run: async (api, a) => {
+      const document = await api.exportConfiguration()
+      return a.format === 'yaml' ? { format: 'yaml', text: canonicalYaml(document) } : { format: 'json', document }
+    },
+  }),
+  tool({
+    name: 'configuration_plan',
+    title: 'Plan a configuration document',
+    write: false,
+    description:
+      "What applying a configuration document (an object as configuration_export returns it, or YAML text) would change, object by object: create, update (each field's before and after), unchanged, and with prune=true delete (what a section the document carries leaves out). A changed published control, pack or questionnaire version plans a new version. Returns {plan_id, summary, changes}; changes nothing. Errors name each field's JSON pointer (and, in YAML, line and column).",
+    input: Type.Object(
+      {
+        document: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.String({ minLength: 1 })], {
+          description: 'The configuration document: its JSON form (an object), or YAML text.',
+        }),
+        prune: Type.Optional(Type.Boolean({ default: false })),
+      },
+      { additionalProperties: false },
+    ),
+    run: (api, a) => api.planConfiguration(a.document, a.prune ?? false),
+  }),
+  tool({
+    name: 'configuration_apply',
+    title: 'Apply a configuration document',
+    write: true,
+    role: 'admin',
+    description:
+      'Apply a configuration document (as for configuration_plan) in one transaction, or nothing; needs an admin key, as POST /configuration/apply does (it may change users, teams and webhooks). Pass the plan_id of the configuration_plan you showed: if the tenant changed since, it answers a conflict and applies nothing. Returns the plan applied and applied (the number of changes).',
+    input: Type.Object(
+      {
+        document: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.String({ minLength: 1 })], {
+          description: 'The configuration document: its JSON form (an object), or YAML text.',
+        }),
+        prune: Type.Optional(Type.Boolean({ default: false })),
+        plan_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+      },
+      { additionalProperties: false },
+    ),
+    run: (api, a) => api.applyConfiguration(a.document, a.prune ?? false, a.plan_id),
   }),
 
   // --- audit ---

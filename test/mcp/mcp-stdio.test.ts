@@ -120,6 +120,32 @@ describe('MCP over stdio (aigov mcp --stdio → the TypeScript client → a runn
     })
   })
 
+  it('exports, plans (JSON or YAML) and applies configuration through the client, keeping the wire keys', async () => {
+    const exported = await call(mcp.client, 'configuration_export')
+    expect(exported.isError, JSON.stringify(exported.structuredContent)).toBeFalsy()
+    const { document } = exported.structuredContent
+    expect(document.apiVersion).toBe('aigov/v1')
+    expect(document).toHaveProperty('workflow_stages')
+    const same = await call(mcp.client, 'configuration_plan', { document })
+    expect(same.structuredContent.summary).toMatchObject({ create: 0, update: 0, delete: 0 })
+    const text = `${(await call(mcp.client, 'configuration_export', { format: 'yaml' })).structuredContent.text}`
+    const yaml = text.replace(/^risk_types: \[\]\n/m, 'risk_types:\n  - name: Planned over stdio\n')
+    expect(yaml).toContain('Planned over stdio')
+    const plan = await call(mcp.client, 'configuration_plan', { document: yaml })
+    expect(plan.isError, JSON.stringify(plan.structuredContent)).toBeFalsy()
+    expect(plan.structuredContent.summary).toMatchObject({ create: 1 })
+    const applied = await call(mcp.client, 'configuration_apply', {
+      document: yaml,
+      plan_id: plan.structuredContent.plan_id,
+    })
+    expect(applied.isError, JSON.stringify(applied.structuredContent)).toBeFalsy()
+    expect(applied.structuredContent).toMatchObject({ applied: 1, plan_id: plan.structuredContent.plan_id })
+    const after = (await call(mcp.client, 'configuration_export')).structuredContent.document
+    expect(after.risk_types.map((r: { name: string }) => r.name)).toContain('Planned over stdio')
+    const stale = await call(mcp.client, 'configuration_apply', { document, plan_id: plan.structuredContent.plan_id })
+    expect(stale.structuredContent).toMatchObject({ code: 'conflict', status: 409 })
+  })
+
   it('refuses writes for a read key (the service answers 403), naming the tool as /mcp does, and hides writers when read-only', async () => {
     const token = (
       await (

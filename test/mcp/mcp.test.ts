@@ -482,6 +482,56 @@ describeEachDialect('MCP over Streamable HTTP', (dialect) => {
     await foreign.close()
   })
 
+  it('exports and plans configuration for a read key, applies it for admin only, with the plan pinned', async () => {
+    const reader = await connect(url, await bearer('read'))
+    const exported = await call(reader, 'configuration_export')
+    expect(exported.isError).toBeFalsy()
+    const { document } = exported.structuredContent
+    expect(document.apiVersion).toBe('aigov/v1')
+    const over = await t.as('acme', 'read')({ method: 'GET', url: '/configuration' })
+    expect(document).toEqual(over.json())
+    const yaml = await call(reader, 'configuration_export', { format: 'yaml' })
+    expect(yaml.structuredContent.text).toBe(
+      (await t.as('acme', 'read')({ method: 'GET', url: '/configuration', headers: { accept: 'application/yaml' } }))
+        .body,
+    )
+    const wanted = { ...document, risk_types: [...document.risk_types, { name: 'Planned over MCP' }] }
+    const plan = await call(reader, 'configuration_plan', { document: wanted })
+    expect(plan.isError).toBeFalsy()
+    expect(plan.structuredContent.summary).toMatchObject({ create: 1, update: 0, delete: 0 })
+    expect(plan.structuredContent.changes).toContainEqual(
+      expect.objectContaining({ section: 'risk_types', key: 'Planned over MCP', action: 'create' }),
+    )
+    // YAML text too, with the place of an error.
+    const bad = await call(reader, 'configuration_plan', {
+      document: 'apiVersion: aigov/v1\nrisk_types:\n  - nom: x\n',
+    })
+    expect(bad.isError).toBe(true)
+    expect(bad.structuredContent).toMatchObject({ code: 'validation_failed' })
+    expect(JSON.stringify(bad.structuredContent.errors)).toContain('"line":3')
+
+    // Apply: admin only, as POST /configuration/apply.
+    const args = { document: wanted, plan_id: plan.structuredContent.plan_id }
+    const refused = await call(reader, 'configuration_apply', args)
+    expect(refused.structuredContent).toMatchObject({ code: 'forbidden', role: 'read', required_role: 'admin' })
+    const writer = await connect(url, await bearer('write'))
+    expect((await call(writer, 'configuration_apply', args)).structuredContent).toMatchObject({
+      code: 'forbidden',
+      instance: 'tools/configuration_apply',
+      required_role: 'admin',
+    })
+    await writer.close()
+    const applied = await call(admin, 'configuration_apply', args)
+    expect(applied.isError, JSON.stringify(applied.structuredContent)).toBeFalsy()
+    expect(applied.structuredContent.applied).toBe(1)
+    const stale = await call(admin, 'configuration_apply', args)
+    expect(stale.structuredContent).toMatchObject({ code: 'conflict', status: 409 })
+    const audit = await t.as('acme', 'admin')({ method: 'GET', url: '/audit_logs?action=configuration.applied' })
+    expect(audit.json().items[0]).toMatchObject({ source: 'mcp', metadata: { plan_id: args.plan_id } })
+    expect((await call(reader, 'configuration_plan', { document: wanted })).structuredContent.summary.create).toBe(0)
+    await reader.close()
+  })
+
   it('is stateless: no session to hijack, every request carries its own credential, GET and DELETE are 405', async () => {
     const first = await fetch(url, initialize(await bearer('admin')))
     expect(first.status).toBe(200)

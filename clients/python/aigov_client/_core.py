@@ -88,6 +88,10 @@ class Operation:
     public: bool = False
     #: A POST that changes state: it carries an Idempotency-Key, which also makes it safe to retry.
     idempotency_key: bool = False
+    #: The content type of a body given as text (a YAML document), sent as it is.
+    text_body: Optional[str] = None
+    #: A content type the answer may come in as text instead of JSON (asked for with Accept): returned as a str.
+    text_answer: Optional[str] = None
 
 
 @dataclass
@@ -324,6 +328,9 @@ class Engine:
             form = httpx.Request(op.method, url, files={key: _file_part(value) for key, value in files.items()}, data=fields)
             content = form.read()
             headers["content-type"] = form.headers["content-type"]
+        elif isinstance(body, str) and op.text_body is not None:
+            content = body.encode("utf-8")
+            headers["content-type"] = op.text_body
         elif body is not None:
             if not isinstance(body, Mapping):
                 raise ValidationError(f"the request body must be a mapping, got {type(body).__name__}")
@@ -456,7 +463,7 @@ def read(op: Operation, response: httpx.Response) -> Any:
         raise error_from_response(status, response.headers, body if isinstance(body, dict) else None)
     if op.response == "empty":
         return None
-    if op.response == "text":
+    if op.response == "text" or (op.text_answer is not None and op.text_answer in response.headers.get("content-type", "")):
         return response.text
     if op.response == "bytes":
         return response.content

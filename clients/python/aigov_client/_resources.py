@@ -372,10 +372,10 @@ OPERATIONS: Dict[str, Operation] = {
     "downloadEvidence": Operation("GET", "/evidence/{id}/content", "bytes"),
     "getUseCaseDossier": Operation("GET", "/use_cases/{id}/dossier", "json"),
     "getGovernanceSummary": Operation("GET", "/governance_summary", "json"),
-    "exportConfiguration": Operation("GET", "/configuration", "json"),
+    "exportConfiguration": Operation("GET", "/configuration", "json", text_answer="application/yaml"),
     "getConfigurationSchema": Operation("GET", "/configuration/schema", "json"),
-    "planConfiguration": Operation("POST", "/configuration/plan", "json", idempotency_key=True),
-    "applyConfiguration": Operation("POST", "/configuration/apply", "json", idempotency_key=True),
+    "planConfiguration": Operation("POST", "/configuration/plan", "json", idempotency_key=True, text_body="application/yaml"),
+    "applyConfiguration": Operation("POST", "/configuration/apply", "json", idempotency_key=True, text_body="application/yaml"),
 }
 
 
@@ -425,11 +425,15 @@ class ConfigurationResource:
         """Export the tenant's configuration as code."""
         return cast("ConfigurationDocument", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def plan(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+    def export_yaml(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+        """Export the tenant's configuration as code, as application/yaml text."""
+        return cast("str", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
+
+    def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""
         return cast("ConfigurationPlan", self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    def apply(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+    def apply(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
         """Apply a configuration document."""
         return cast("ConfigurationApplied", self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
@@ -1748,11 +1752,15 @@ class AsyncConfigurationResource:
         """Export the tenant's configuration as code."""
         return cast("ConfigurationDocument", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def plan(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+    async def export_yaml(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+        """Export the tenant's configuration as code, as application/yaml text."""
+        return cast("str", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
+
+    async def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""
         return cast("ConfigurationPlan", await self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
-    async def apply(self, body: ConfigurationDocument, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+    async def apply(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
         """Apply a configuration document."""
         return cast("ConfigurationApplied", await self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 

@@ -217,6 +217,8 @@ function operations(document, models) {
                   : 'bytes'
       const bodySpec = op.requestBody ? models.resolve(op.requestBody) : undefined
       const bodySchema = bodySpec?.content?.['application/json']?.schema
+      // A document the service also reads and writes as text (YAML): a str body, and a `_yaml` twin of the method.
+      const textType = (content) => Object.keys(content ?? {}).find((type) => /yaml/.test(type))
       const formSchema = bodySpec?.content?.['multipart/form-data']?.schema
       ops.push({
         id: op.operationId,
@@ -236,6 +238,8 @@ function operations(document, models) {
         response,
         pageItems,
         jsonSchema,
+        textAnswer: jsonSchema ? textType(media) : undefined,
+        textBody: bodySchema ? textType(bodySpec.content) : undefined,
         // Credentials accepted as headers (the token exchange) make the body optional, whatever the document says.
         body: bodySchema
           ? {
@@ -296,7 +300,8 @@ function renderMethod(op, models, isAsync, name, variant) {
       sig.push(`${argName}: ${models.type(schema.properties[prop], `${pascalId}${pascal(prop)}`)}`)
       bodyExpr = `{${JSON.stringify(prop)}: ${argName}}`
     } else {
-      const type = models.type(op.body.schema, `${pascalId}Body`)
+      const json = models.type(op.body.schema, `${pascalId}Body`)
+      const type = op.textBody ? `Union[${json}, str]` : json
       const optional = !op.body.required || op.response === 'page'
       sig.push(optional ? `body: Optional[${type}] = None` : `body: ${type}`)
       // A POST list always sends a body (the cursor travels in it); elsewhere an absent body is not sent.
@@ -329,7 +334,8 @@ function renderMethod(op, models, isAsync, name, variant) {
   const queryItems = query.map((p) => `${JSON.stringify(p.name)}: ${pyName(p.name)}`)
   if (variant === 'all' && op.query.some((p) => p.name === 'page_limit')) queryItems.unshift('"page_limit": page_size')
   const queryExpr = queryItems.length ? `{${queryItems.join(', ')}}` : 'None'
-  const options = `CallOptions(timeout, max_retries, headers, ${op.idempotencyKey ? 'idempotency_key' : 'None'}, ${op.notModified && variant !== 'all' ? 'if_none_match' : 'None'})`
+  const sentHeaders = variant === 'text' ? `{**(headers or {}), "accept": ${JSON.stringify(op.textAnswer)}}` : 'headers'
+  const options = `CallOptions(timeout, max_retries, ${sentHeaders}, ${op.idempotencyKey ? 'idempotency_key' : 'None'}, ${op.notModified && variant !== 'all' ? 'if_none_match' : 'None'})`
 
   if (op.response === 'events') {
     const doc =
@@ -345,11 +351,12 @@ function renderMethod(op, models, isAsync, name, variant) {
     return `    def ${name}(${streamSig.join(', ')}) -> ${iterType}:\n${doc}        return self._t.events(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))\n`
   }
   let returns
-  if (op.response === 'page') returns = models.type(op.pageItems.items ?? {}, `${pascalId}Item`)
+  if (variant === 'text') returns = 'str'
+  else if (op.response === 'page') returns = models.type(op.pageItems.items ?? {}, `${pascalId}Item`)
   else if (op.response === 'json') returns = models.type(op.jsonSchema, `${pascalId}Result`)
   else returns = op.response === 'text' ? 'str' : op.response === 'bytes' ? 'bytes' : 'None'
   const doc =
-    `        """${pyDoc(op.summary ?? op.id)}${variant === 'all' ? ': every record, page after page' : ''}."""\n`.replace(
+    `        """${pyDoc(op.summary ?? op.id)}${variant === 'all' ? ': every record, page after page' : variant === 'text' ? `, as ${op.textAnswer} text` : ''}."""\n`.replace(
       '..',
       '.',
     )
@@ -457,6 +464,8 @@ function renderNamespaces(root, models, isAsync) {
       lines.push('', renderMethod(op, models, isAsync, pyName(op.methodName)).trimEnd())
       if (op.response === 'page')
         lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_all`, 'all').trimEnd())
+      if (op.textAnswer)
+        lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_yaml`, 'text').trimEnd())
     }
     for (const [childName, sub] of node.children) visit(sub, display ? `${display}.${childName}` : childName)
     classes.push(`${lines.join('\n')}\n`)
@@ -472,6 +481,8 @@ function renderOperations(ops) {
       ...(op.root ? ['root=True'] : []),
       ...(op.public ? ['public=True'] : []),
       ...(op.idempotencyKey ? ['idempotency_key=True'] : []),
+      ...(op.textBody ? [`text_body=${JSON.stringify(op.textBody)}`] : []),
+      ...(op.textAnswer ? [`text_answer=${JSON.stringify(op.textAnswer)}`] : []),
     ]
     return `    ${JSON.stringify(op.id)}: Operation(${flags.join(', ')}),`
   })

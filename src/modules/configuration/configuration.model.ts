@@ -465,7 +465,8 @@ export function planChanges(current: Canonical, desired: Partial<Canonical>, pru
             changes: fieldChanges({}, o, ['versions']) ?? {},
           })
         }
-        changes.push(...versionChanges(name, shown, { versions: [] }, o))
+        // Its base fields are the create's own: only the versions are new beside it.
+        changes.push(...versionChanges(name, shown, { ...o, versions: [] }, o))
         return
       }
       if (!before) {
@@ -477,7 +478,8 @@ export function planChanges(current: Canonical, desired: Partial<Canonical>, pru
         changes.push(...versionChanges(name, shown, before, o))
         return
       }
-      let diff = fieldChanges(before, o)
+      // A user's role left out of the document is left alone (never a demotion to the create's default).
+      let diff = fieldChanges(before, o, name === 'users' && o.role === undefined ? ['role'] : [])
       if (name === 'workflow_stages') {
         // Stages keep their order: a stage's place among the intermediate ones, from 1.
         const was = (current.workflow_stages as Obj[]).findIndex((s) => key(s) === key(o))

@@ -233,3 +233,4 @@ export const ConfigurationApplied = Type.Object({
   summary: ConfigurationPlan.properties.summary,
   changes: Type.Array(PlanChange),
 })
+export type ConfigurationApplied = Static<typeof ConfigurationApplied>
