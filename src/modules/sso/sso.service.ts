@@ -25,6 +25,7 @@ const PROVIDER_TIMEOUT_S = 10
 /** A provider's discovery document and keys are kept this long per instance; a changed configuration is read anew. */
 const CONFIG_CACHE_MS = 10 * 60_000
 const EMAIL = /^[^\s@]+@[^\s@]+$/
+const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/
 
 export type OidcRefusal =
   | 'no_tenant'
@@ -214,6 +215,8 @@ export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webho
       const issuer = checkIssuerUrl(input.issuer.trim())
       const domains = [...new Set((input.email_domains ?? []).map((d) => d.toLowerCase()))]
       const provision = input.provision === true
+      const bad = domains.find((d) => !DOMAIN.test(d))
+      if (bad !== undefined) throw invalid('email_domains', `${bad} is not a mail domain (e.g. example.com)`)
       if (provision && domains.length === 0)
         throw invalid('email_domains', 'provision needs the domains whose people may be created (e.g. ["example.com"])')
       let provider: oidc.Configuration
