@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Provider from 'oidc-provider'
@@ -56,6 +57,12 @@ export async function startOidcProvider(
       }
     },
     cookies: { keys: ['oidc-provider-test-cookie-key'] },
+    jwks: {
+      keys: [
+        { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), use: 'sig' },
+      ],
+    },
+    ttl: { AuthorizationCode: 60, AccessToken: 600, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600 },
     features: { devInteractions: { enabled: true } },
   })
   handler = provider.callback()
