@@ -8,7 +8,9 @@ import Provider from 'oidc-provider'
 
 export interface TestAccount {
   email: string
-  email_verified: boolean
+  /** Left out, as Entra ID does (which says xms_edov instead). */
+  email_verified?: boolean
+  xms_edov?: boolean
   name?: string
 }
 
@@ -42,7 +44,7 @@ export async function startOidcProvider(
         grant_types: ['authorization_code'],
       },
     ],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     findAccount: async (_ctx, id) => {
       const account = known.get(id)
       if (!account) return undefined
@@ -51,7 +53,8 @@ export async function startOidcProvider(
         claims: async () => ({
           sub: id,
           email: account.email,
-          email_verified: account.email_verified,
+          ...(account.email_verified !== undefined && { email_verified: account.email_verified }),
+          ...(account.xms_edov !== undefined && { xms_edov: account.xms_edov }),
           ...(account.name && { name: account.name }),
         }),
       }

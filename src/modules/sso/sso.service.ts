@@ -174,7 +174,11 @@ export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webho
     const tenantId = row.tenant_id
     const email = typeof claims.email === 'string' ? claims.email.trim() : ''
     if (!EMAIL.test(email) || email.length > 320) throw new OidcRefused('no_email', tenantId)
-    const verified = claims.email_verified === true || claims.email_verified === 'true'
+    // Entra ID sends no email_verified; its optional claim xms_edov says the same (the domain owner verified it).
+    const verified =
+      claims.email_verified === undefined
+        ? claims.xms_edov === true || claims.xms_edov === 'true' || claims.xms_edov === 1
+        : claims.email_verified === true || claims.email_verified === 'true'
     if (!verified) throw new OidcRefused('unverified_email', tenantId)
     const domains = JSON.parse(row.email_domains) as string[]
     const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase()

@@ -16,6 +16,9 @@ const ACCOUNTS = {
   dan: { email: 'dan@example.com', email_verified: true },
   new: { email: 'newcomer@example.com', email_verified: true, name: 'New Comer' },
   out: { email: 'outsider@other.example', email_verified: true },
+  // As Entra ID sends them: no email_verified, its domain-verified claim instead (or neither).
+  entra: { email: 'ada@example.com', xms_edov: true },
+  bare: { email: 'ada@example.com' },
 }
 
 /**
@@ -298,6 +301,7 @@ describeEachDialect('single sign-on with OpenID Connect', (dialect) => {
   it('refuses an unverified, an unknown email, and a deactivated person', async () => {
     for (const [account, text] of [
       ['bob', 'did not confirm that your email address is verified'],
+      ['bare', 'did not confirm that your email address is verified'],
       ['eve', 'No account of this organization has your email address'],
       ['dan', 'Your account is deactivated'],
     ] as const) {
@@ -307,6 +311,13 @@ describeEachDialect('single sign-on with OpenID Connect', (dialect) => {
       expect(res.body).toContain(text)
       expect(res.created).toEqual({ sessions: 0, users: 0 })
     }
+  })
+
+  it("takes Entra ID's xms_edov for a verified email when email_verified is not sent", async () => {
+    const browser = new Browser()
+    const res = await open(browser, await authorize(browser, startUrl(), 'entra'))
+    expect(res.res.status, res.body).toBe(303)
+    expect(res.created).toEqual({ sessions: 1, users: 0 })
   })
 
   it('says what the provider answered when it did not sign the person in (access_denied)', async () => {
