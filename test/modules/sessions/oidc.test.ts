@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../../src/app.js'
 import { safeReturnTo } from '../../../src/modules/sso/sso.service.js'
+import { redactQuery } from '../../../src/shared/urls.js'
 import { describeEachDialect, PREFIX, startTestApp, type TestApp } from '../../helpers/harness.js'
 import { Browser, formOf, startOidcProvider, type TestProvider } from '../../helpers/oidc-provider.js'
 
@@ -493,6 +494,13 @@ describeEachDialect('single sign-on across instances and behind HTTPS', (dialect
 })
 
 describe('single sign-on settings', () => {
+  it("hides the callback's code and state from logs", () => {
+    expect(redactQuery('/auth/oidc/callback?code=c0de&state=st4te&iss=http%3A%2F%2Fidp')).toBe(
+      '/auth/oidc/callback?code=[redacted]&state=[redacted]&iss=http%3A%2F%2Fidp',
+    )
+    expect(redactQuery('/api/v1/integration/use_cases?code=x')).toBe('/api/v1/integration/use_cases?code=x')
+  })
+
   it('allows http issuers on loopback addresses only', async () => {
     const { checkIssuerUrl } = await import('../../../src/modules/sso/sso.service.js')
     for (const ok of ['https://login.example.com', 'http://127.0.0.1:8080', 'http://[::1]:9000', 'http://localhost'])
