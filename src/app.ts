@@ -23,6 +23,8 @@ import { authRoutes } from './modules/auth/auth.routes.js'
 import { consoleRoutes } from './modules/console/console.routes.js'
 import { sessionRoutes } from './modules/sessions/sessions.routes.js'
 import { signInRoutes } from './modules/sessions/sign-in.routes.js'
+import { oidcRoutes } from './modules/sso/oidc.routes.js'
+import { ssoRoutes } from './modules/sso/sso.routes.js'
 import { healthRoutes, type ReadinessCheck, upstreamCheck } from './modules/health/health.routes.js'
 import { modelRoutes } from './modules/models/models.routes.js'
 import { relationshipRoutes } from './modules/relationships/relationships.routes.js'
@@ -115,6 +117,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await app.register(async (browser) => {
     await installRateLimit(browser, deps)
     await browser.register(signInRoutes(services.sessions, deps.config))
+    await browser.register(oidcRoutes(services.sso, deps.config))
   })
   await app.register(
     async (api) => {
@@ -127,6 +130,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       await api.register(systemRoutes(deps))
       await api.register(apiKeyRoutes(services.apiKeys))
       await api.register(webhookRoutes(services.webhooks))
+      await api.register(ssoRoutes(services.sso, deps.config))
       await api.register(
         eventRoutes(services.events, feed, deps.keyStatus, deps.metrics, {
           heartbeatMs: deps.config.eventsHeartbeatMs,

@@ -17,6 +17,7 @@ import { createWorkflowStagesService } from './modules/workflow-stages/workflow-
 import { createGovernanceSummaryService } from './modules/governance-summary/governance-summary.service.js'
 import { createCustomFieldsService } from './modules/custom-fields/custom-fields.service.js'
 import { createTeamsService } from './modules/teams/teams.service.js'
+import { createSsoService } from './modules/sso/sso.service.js'
 import { createUsersService } from './modules/users/users.service.js'
 import { createDossierService } from './modules/dossier/dossier.service.js'
 import { createEvidenceService } from './modules/evidence/evidence.service.js'
@@ -56,6 +57,7 @@ export function createServices(deps: Deps) {
   }
   return {
     ...services,
+    sso: createSsoService(deps, services.sessions),
     dossier: createDossierService(deps, services),
     configuration: createConfigurationService(deps, services),
   }

@@ -124,6 +124,12 @@ function namespaces(core: Core) {
         walk<Item<'listSessions'>>((pageAfter) => call('listSessions', [], { query: { ...query, pageAfter } }, o)),
       end: (id: string, o?: O) => call('deleteSession', [id], {}, o),
     },
+    /** The tenant's single sign-on identity provider (admin); the client secret is sent, never returned. */
+    sso: {
+      get: (o?: O) => call('getSso', [], {}, o),
+      set: (body: Body<'setSso'>, o?: O) => call('setSso', [], { body }, o),
+      remove: (o?: O) => call('deleteSso', [], {}, o),
+    },
     /** The tenant's configuration as a document: export it, see what applying one would change, apply it (admin). Documents and plans keep the wire's keys (`apiVersion`, `workflow_stages`, `plan_id`): they pass between tenants and services as exported. */
     configuration: {
       export: (o?: O) => call('exportConfiguration', [], {}, o),

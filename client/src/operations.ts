@@ -31,6 +31,9 @@ export const OPERATIONS = {
   getMe: { method: 'GET', path: '/me', response: 'json' },
   listSessions: { method: 'GET', path: '/sessions', response: 'page' },
   deleteSession: { method: 'DELETE', path: '/sessions/{id}', response: 'empty' },
+  getSso: { method: 'GET', path: '/sso', response: 'json' },
+  setSso: { method: 'PUT', path: '/sso', response: 'json' },
+  deleteSso: { method: 'DELETE', path: '/sso', response: 'empty' },
   getSystem: { method: 'GET', path: '/system', response: 'json' },
   ping: { method: 'GET', path: '/system/ping', response: 'json' },
 

@@ -157,6 +157,82 @@ const COMMANDS: Record<string, Command> = {
         out(`${base}/auth/link/${link.token}`)
       }),
   },
+  'sso set': {
+    usage: 'aigov sso set --tenant <t> --issuer <url> --client-id <id> --client-secret-file <file|->',
+    summary:
+      "Configure a tenant's single sign-on (OpenID Connect): checks the issuer's discovery document, stores the client secret (read from a file, or - for standard input) encrypted, and prints the redirect URI to register at the provider. --email-domains a.com,b.com admits only those domains; --provision also creates a read user for a new verified email of them.",
+    options: {
+      tenant: { type: 'string' },
+      issuer: { type: 'string' },
+      'client-id': { type: 'string' },
+      'client-secret-file': { type: 'string' },
+      'email-domains': { type: 'string' },
+      provision: { type: 'boolean' },
+    },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const file = required(args.values, 'client-secret-file')
+        // A file or standard input, never an argument: arguments show in process lists and shell history.
+        const secret = readFileSync(file === '-' ? 0 : file, 'utf8').trim()
+        if (!secret) throw new UsageError('the client secret file is empty')
+        const domains = args.values['email-domains']
+        const saved = await createServices(deps).sso.set(
+          systemCtx(tenant, 'cli'),
+          {
+            issuer: required(args.values, 'issuer'),
+            client_id: required(args.values, 'client-id'),
+            client_secret: secret,
+            ...(typeof domains === 'string' && {
+              email_domains: domains
+                .split(',')
+                .map((d) => d.trim())
+                .filter(Boolean),
+            }),
+            provision: args.values.provision === true,
+          },
+          cliOrigin(config),
+        )
+        out(`single sign-on of tenant ${tenant}: ${saved.issuer} (client ${saved.client_id})`)
+        out(`register this redirect URI at the provider: ${saved.redirect_uri}`)
+        out(`people sign in at: ${saved.sign_in_url}`)
+      }),
+  },
+  'sso show': {
+    usage: 'aigov sso show --tenant <tenant> [--json]',
+    summary: "Show a tenant's single sign-on configuration (never the client secret).",
+    options: { tenant: { type: 'string' }, json: { type: 'boolean' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        const sso = await createServices(deps).sso.get(systemCtx(tenant, 'cli'), cliOrigin(config))
+        if (args.values.json) {
+          out(JSON.stringify(sso))
+          return
+        }
+        out(`issuer\t${sso.issuer}`)
+        out(`client_id\t${sso.client_id}`)
+        out(`client_secret\t${sso.client_secret_set ? 'set' : 'not set'}`)
+        out(`email_domains\t${sso.email_domains.join(',') || '(any)'}`)
+        out(`provision\t${sso.provision}`)
+        out(`redirect_uri\t${sso.redirect_uri}`)
+        out(`sign_in_url\t${sso.sign_in_url}`)
+      }),
+  },
+  'sso remove': {
+    usage: 'aigov sso remove --tenant <tenant>',
+    summary: "Remove a tenant's single sign-on: people can no longer start signing in with its provider.",
+    options: { tenant: { type: 'string' } },
+    run: (args, config) =>
+      withDeps(config, async (deps) => {
+        const tenant = required(args.values, 'tenant')
+        await requireTenant(deps, tenant)
+        await createServices(deps).sso.remove(systemCtx(tenant, 'cli'))
+        out(`removed single sign-on of tenant ${tenant}`)
+      }),
+  },
   'keys list': {
     usage: 'aigov keys list --tenant <tenant> [--json]',
     summary:
@@ -394,6 +470,12 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   const value = values[name]
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
   return value
+}
+
+/** Where people reach the service, for the redirect URI the CLI prints: SERVICE_PUBLIC_URL, else this machine. */
+function cliOrigin(config: Config): string {
+  if (!config.publicUrl) process.stderr.write(`SERVICE_PUBLIC_URL is unset: assuming http://localhost:${config.port}\n`)
+  return config.publicUrl ?? `http://localhost:${config.port}`
 }
 
 async function requireTenant(deps: Deps, tenant: string): Promise<void> {

@@ -29,6 +29,7 @@ import * as customFieldMetadata from './migrations/2026-11-29T10-custom-field-me
 import * as evidenceUsage from './migrations/2026-12-01T10-evidence-usage.js'
 import * as auditLegacyProofs from './migrations/2026-12-01T11-audit-legacy-proofs.js'
 import * as peopleSignIn from './migrations/2026-12-02T07-people-sign-in.js'
+import * as sso from './migrations/2026-12-02T08-sso.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -61,6 +62,7 @@ const migrations: Record<string, Migration> = {
   '2026-12-01T10-evidence-usage': evidenceUsage,
   '2026-12-01T11-audit-legacy-proofs': auditLegacyProofs,
   '2026-12-02T07-people-sign-in': peopleSignIn,
+  '2026-12-02T08-sso': sso,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -48,6 +48,8 @@ export interface Tables {
   audit_legacy_proofs: AuditLegacyProofRow
   sessions: SessionRow
   login_links: LoginLinkRow
+  sso_configs: SsoConfigRow
+  oidc_logins: OidcLoginRow
 }
 
 /** A tenant's stored evidence bytes (every chunk, finished or still arriving), kept in the transactions that change them. */
@@ -400,6 +402,32 @@ export interface LoginLinkRow {
   token_hash: string
   tenant_id: string
   user_id: string
+  created_at: string
+  expires_at: string
+  used_at: string | null
+}
+
+/** A tenant's identity provider for single sign-on. */
+export interface SsoConfigRow {
+  tenant_id: string
+  issuer: string
+  client_id: string
+  /** Encrypted (see webhook-secrets.ts) */
+  client_secret: string
+  /** JSON list of lower-cased domains */
+  email_domains: string
+  provision: number
+  created_at: string
+  updated_at: string
+}
+
+/** A sign-in started at the identity provider: keyed by the hash of its state, bound to the browser's cookie by hash. */
+export interface OidcLoginRow {
+  state_hash: string
+  tenant_id: string
+  browser_hash: string
+  nonce: string
+  return_to: string
   created_at: string
   expires_at: string
   used_at: string | null

@@ -14,6 +14,7 @@ import * as relationships from '../modules/relationships/relationships.schemas.j
 import * as riskScenarios from '../modules/risk-scenarios/risk-scenarios.schemas.js'
 import * as riskTypes from '../modules/risk-types/risk-types.schemas.js'
 import * as sessions from '../modules/sessions/sessions.schemas.js'
+import * as sso from '../modules/sso/sso.schemas.js'
 import * as system from '../modules/system/system.schemas.js'
 import * as teams from '../modules/teams/teams.schemas.js'
 import * as useCasePolicies from '../modules/use-case-policies/use-case-policies.schemas.js'
@@ -49,6 +50,7 @@ export const SCHEMA_MODULES: readonly Record<string, unknown>[] = [
   riskScenarios,
   riskTypes,
   sessions,
+  sso,
   system,
   useCasePolicies,
   useCases,

@@ -30,6 +30,10 @@ const SECRET_QUERY = /([?&][^=&#]*(?:token|key|secret|password|signature)[^=&#]*
 /** A one-time sign-in link carries its secret in the path. */
 const SECRET_PATH = /(\/auth\/link\/)[^/?#]+/g
 
+/** The OpenID Connect callback's authorization code and state (the code is redeemable until it is used). */
+const CALLBACK_SECRETS = /([?&](?:code|state)=)[^&#]*/g
+
 export function redactQuery(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_PATH, '$1[redacted]')
+  const out = url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_PATH, '$1[redacted]')
+  return out.startsWith('/auth/oidc/callback') ? out.replace(CALLBACK_SECRETS, '$1[redacted]') : out
 }

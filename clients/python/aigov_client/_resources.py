@@ -167,6 +167,8 @@ from .models import (  # noqa: F401
     SessionListQuery,
     SessionPage,
     SourceEnum,
+    SsoConfig,
+    SsoConfigInput,
     StageType,
     SystemInfo,
     SystemInfoFeatures,
@@ -248,6 +250,9 @@ OPERATIONS: Dict[str, Operation] = {
     "testWebhookEndpoint": Operation("POST", "/webhook_endpoints/{id}/test", "empty", idempotency_key=True),
     "listWebhookDeliveries": Operation("GET", "/webhook_endpoints/{id}/deliveries", "page"),
     "retryWebhookDelivery": Operation("POST", "/webhook_endpoints/{id}/deliveries/{delivery_id}/retry", "empty", idempotency_key=True),
+    "getSso": Operation("GET", "/sso", "json"),
+    "setSso": Operation("PUT", "/sso", "json"),
+    "deleteSso": Operation("DELETE", "/sso", "empty"),
     "streamEvents": Operation("GET", "/events", "events"),
     "listUseCases": Operation("GET", "/use_cases", "page"),
     "createUseCase": Operation("POST", "/use_cases", "json", idempotency_key=True),
@@ -392,6 +397,7 @@ class Resources:
         self.system = SystemResource(transport, args)
         self.api_keys = ApiKeysResource(transport, args)
         self.webhook_endpoints = WebhookEndpointsResource(transport, args)
+        self.sso = SsoResource(transport, args)
         self.events = EventsResource(transport, args)
         self.use_cases = UseCasesResource(transport, args)
         self.audit_logs = AuditLogsResource(transport, args)
@@ -1516,6 +1522,26 @@ class EventsResource:
         return self._t.events("streamEvents", (), query={"after": after, "action": action, "resource_type": resource_type, "use_case_id": use_case_id}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
+class SsoResource:
+    """`client.sso`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SsoConfig:
+        """Get the tenant's single sign-on configuration (admin)."""
+        return cast("SsoConfig", self._t.call("getSso", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def set(self, body: SsoConfigInput, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SsoConfig:
+        """Configure the tenant's single sign-on (admin)."""
+        return cast("SsoConfig", self._t.call("setSso", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    def delete(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Remove the tenant's single sign-on (admin)."""
+        self._t.call("deleteSso", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
 class WebhookEndpointsResource:
     """`client.webhook_endpoints`."""
 
@@ -1719,6 +1745,7 @@ class AsyncResources:
         self.system = AsyncSystemResource(transport, args)
         self.api_keys = AsyncApiKeysResource(transport, args)
         self.webhook_endpoints = AsyncWebhookEndpointsResource(transport, args)
+        self.sso = AsyncSsoResource(transport, args)
         self.events = AsyncEventsResource(transport, args)
         self.use_cases = AsyncUseCasesResource(transport, args)
         self.audit_logs = AsyncAuditLogsResource(transport, args)
@@ -2841,6 +2868,26 @@ class AsyncEventsResource:
     def stream(self, *, after: Optional[str] = None, action: Optional[Union[str, List[str]]] = None, resource_type: Optional[Union[str, List[str]]] = None, use_case_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, last_event_id: Optional[str] = None) -> AsyncIterator[Event]:
         """Stream the tenant’s audit records as they commit (server-sent events): events as they happen, resumed after a dropped connection."""
         return self._t.events("streamEvents", (), query={"after": after, "action": action, "resource_type": resource_type, "use_case_id": use_case_id}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))
+
+
+class AsyncSsoResource:
+    """`client.sso`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SsoConfig:
+        """Get the tenant's single sign-on configuration (admin)."""
+        return cast("SsoConfig", await self._t.call("getSso", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def set(self, body: SsoConfigInput, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> SsoConfig:
+        """Configure the tenant's single sign-on (admin)."""
+        return cast("SsoConfig", await self._t.call("setSso", (), query=None, body=body, options=CallOptions(timeout, max_retries, headers, None, None)))
+
+    async def delete(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> None:
+        """Remove the tenant's single sign-on (admin)."""
+        await self._t.call("deleteSso", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class AsyncWebhookEndpointsResource:

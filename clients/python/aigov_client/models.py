@@ -1523,6 +1523,37 @@ class SessionPage(TypedDict):
     pagination: Pagination
 
 
+class SsoConfig(TypedDict):
+    #: As the discovery document names it.
+    issuer: str
+    client_id: str
+    #: Whether a client secret is stored (it is never returned).
+    client_secret_set: bool
+    email_domains: List[str]
+    provision: bool
+    #: What to register at the identity provider as the redirect (reply) URI.
+    redirect_uri: str
+    #: Where the tenant's people start signing in.
+    sign_in_url: str
+    created_at: str
+    updated_at: str
+
+
+class _SsoConfigInputRequired(TypedDict):
+    #: The identity provider's issuer URL (its discovery document is at <issuer>/.well-known/openid-configuration). https, or http on a loopback address only.
+    issuer: str
+    client_id: str
+    #: Stored encrypted; never returned.
+    client_secret: str
+
+
+class SsoConfigInput(_SsoConfigInputRequired, total=False):
+    #: When set, only verified emails of these domains sign in through this provider (existing users included).
+    email_domains: List[str]
+    #: Create a `read` user for an unknown verified email of `email_domains` at their first sign-in (default false: only existing users sign in).
+    provision: bool
+
+
 class SystemInfo(TypedDict):
     service: str
     version: str

@@ -125,6 +125,11 @@ const TAGS = [
     description:
       "Who is calling (`GET /me`), and people's signed-in sessions (admin: list and end them). People sign in at /auth/oidc/start or with a one-time link.",
   },
+  {
+    name: 'sso',
+    description:
+      "The tenant's single sign-on identity provider (OpenID Connect, admin): people then sign in at /auth/oidc/start?tenant=<tenant>.",
+  },
   { name: 'system', description: 'What this service is and which tenant and key a token speaks for.' },
   { name: 'health', description: 'Liveness and readiness probes, without authentication.' },
   {
