@@ -2,7 +2,6 @@ import { type Kysely, PostgresIntrospector, sql } from 'kysely'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CurrentSchemaIntrospector } from '../../src/db/current-schema-introspector.js'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { POSTGRES_URL, startTestApp, type TestApp } from '../helpers/harness.js'
 
 const maybe = POSTGRES_URL ? describe : describe.skip
@@ -36,7 +35,7 @@ maybe(
       })()
       try {
         // Until many schemas have come and gone while it ran.
-        for (let i = 0; i < 40 || dropped < 20; i++) expect(await migrateToLatest(t.deps.database)).toEqual([])
+        for (let i = 0; i < 40 || dropped < 20; i++) expect(await t.migrate()).toEqual([])
       } finally {
         churning = false
         await churn

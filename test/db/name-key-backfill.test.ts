@@ -1,6 +1,5 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { migrateToLatest } from '../../src/db/migrate.js'
 import { nameKey as frozenNameKey } from '../../src/db/migrations/2026-11-23T17-name-key-backfill.js'
 import { nameKey } from '../../src/shared/search.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
@@ -23,7 +22,7 @@ describeEachDialect('name_key backfill migration', (dialect) => {
     const onWarning = (w: Error) => warnings.push(w)
     process.on('warning', onWarning)
     try {
-      expect(await migrateToLatest(t.deps.database)).toEqual([MIGRATION])
+      expect(await t.migrate()).toEqual([MIGRATION])
       await new Promise((resolve) => setImmediate(resolve)) // warnings are emitted on the next tick
     } finally {
       process.off('warning', onWarning)

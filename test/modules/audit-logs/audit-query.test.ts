@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seed } from '../../../src/cli/seed.js'
 import * as perTenantSearch from '../../../src/db/migrations/2026-11-23T13b-audit-name-search-per-tenant.js'
 import { asSql as gramsAsSql } from '../../../src/db/migrations/2026-11-26T13-audit-name-grams-plpgsql.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
 import { csvField } from '../../../src/modules/audit-logs/audit-export.js'
 import { createAuditLogsService } from '../../../src/modules/audit-logs/audit-logs.service.js'
 import { createTenantsService } from '../../../src/modules/tenants/tenants.service.js'
@@ -674,7 +673,7 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
       .deleteFrom('kysely_migration' as never)
       .where('name' as never, '=', '2026-11-23T13b-audit-name-search-per-tenant' as never)
       .execute()
-    expect(await migrateToLatest(t.deps.database)).toEqual(['2026-11-23T13b-audit-name-search-per-tenant'])
+    expect(await t.migrate()).toEqual(['2026-11-23T13b-audit-name-search-per-tenant'])
     expect((await sql`select name from sqlite_master where name = 'audit_logs_name_search'`.execute(db)).rows).toEqual(
       [],
     )

@@ -3,7 +3,6 @@ import { connect } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { buildApp } from '../../../src/app.js'
-import { migrateToLatest } from '../../../src/db/migrate.js'
 import * as evidenceUsage from '../../../src/db/migrations/2026-12-01T10-evidence-usage.js'
 import { closeDeps, createDeps, createLogger, openDatabase } from '../../../src/main.js'
 import type { Deps } from '../../../src/shared/deps.js'
@@ -265,7 +264,7 @@ describeEachDialect('evidence storage quota per tenant and upload budget per key
       .deleteFrom('kysely_migration' as never)
       .where('name' as never, '=', '2026-12-01T10-evidence-usage' as never)
       .execute()
-    expect(await migrateToLatest(t.deps.database)).toEqual(['2026-12-01T10-evidence-usage'])
+    expect(await t.migrate()).toEqual(['2026-12-01T10-evidence-usage'])
     expect((await usage('migrated')).used_bytes).toBe(FILE + 1000)
     expect(
       await db.selectFrom('evidence_blobs').select('size').where('id', '=', 'evb_unfinished').executeTakeFirst(),
