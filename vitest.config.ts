@@ -11,8 +11,8 @@ export default defineConfig({
     // A worker keeps the modules it loaded for its next file: loading the service again for each of ~100 files cost
     // more than the tests themselves. Files share no state beyond that (each opens its own database and ports).
     isolate: false,
-    // Files mostly wait on sockets, databases, child processes and timers, so twice as many workers as cores keep
-    // the cores busy (Vitest's default, one fewer than the cores, ran them one after another on 2 cores).
-    maxWorkers: Math.max(4, 2 * availableParallelism()),
+    // Vitest's default is one worker fewer than the cores: one on a 2-core CI machine, where the files, most of them
+    // waiting on sockets and databases, then ran one after another.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 })
