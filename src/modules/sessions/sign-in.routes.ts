@@ -53,6 +53,25 @@ export function setSessionCookie(req: FastifyRequest, reply: FastifyReply, confi
   })
 }
 
+/** Who is signing in, as the session records it. */
+export function signInClient(req: FastifyRequest) {
+  return { address: req.ip, userAgent: req.headers['user-agent'] ?? null, requestId: req.id }
+}
+
+/** A sign-in that worked, by whatever method: the session cookie, a log line, and the way on. */
+export function signedIn(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  config: Config,
+  session: { secret: string; tenantId: string },
+  method: string,
+  to: string,
+): FastifyReply {
+  setSessionCookie(req, reply, config, session.secret)
+  req.log.info({ tenant: session.tenantId, method }, 'signed in')
+  return reply.header('cache-control', 'no-store').redirect(to, 303)
+}
+
 /** The browser routes at the root: a one-time link signs in, sign-out ends the session. */
 export function signInRoutes(sessions: SessionsService, config: Config): FastifyPluginAsyncTypebox {
   const rateLimit = signInRateLimit(config)
@@ -68,14 +87,8 @@ export function signInRoutes(sessions: SessionsService, config: Config): Fastify
       },
       async (req, reply) => {
         try {
-          const { secret, tenantId } = await sessions.signInWithLink(req.params.token, {
-            address: req.ip,
-            userAgent: req.headers['user-agent'] ?? null,
-            requestId: req.id,
-          })
-          setSessionCookie(req, reply, config, secret)
-          req.log.info({ tenant: tenantId, method: 'link' }, 'signed in')
-          return reply.header('cache-control', 'no-store').redirect(CONSOLE_PATH, 303)
+          const session = await sessions.signInWithLink(req.params.token, signInClient(req))
+          return signedIn(req, reply, config, session, 'link', CONSOLE_PATH)
         } catch (err) {
           if (!(err instanceof SignInRefused)) throw err
           req.log.warn({ reason: err.reason, tenant: err.tenantId, method: 'link' }, 'sign-in refused')

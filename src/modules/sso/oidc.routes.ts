@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Config } from '../../config.js'
 import { serviceOrigin } from '../../http/plugins/auth.js'
-import { CONSOLE_PATH, setSessionCookie, signInErrorPage, signInRateLimit } from '../sessions/sign-in.routes.js'
+import { CONSOLE_PATH, signedIn, signInClient, signInErrorPage, signInRateLimit } from '../sessions/sign-in.routes.js'
 import {
   CALLBACK_PATH,
   LOGIN_COOKIE,
@@ -104,14 +104,8 @@ export function oidcRoutes(sso: SsoService, config: Config): FastifyPluginAsyncT
         // The cookie has done its work whatever happens next.
         if (browserSecret !== undefined) reply.clearCookie(LOGIN_COOKIE, loginCookie(req, config))
         try {
-          const { secret, tenantId, returnTo } = await sso.complete(callbackUrl, browserSecret, {
-            address: req.ip,
-            userAgent: req.headers['user-agent'] ?? null,
-            requestId: req.id,
-          })
-          setSessionCookie(req, reply, config, secret)
-          req.log.info({ tenant: tenantId, method: 'oidc' }, 'signed in')
-          return reply.header('cache-control', 'no-store').redirect(returnTo, 303)
+          const session = await sso.complete(callbackUrl, browserSecret, signInClient(req))
+          return signedIn(req, reply, config, session, 'oidc', session.returnTo)
         } catch (err) {
           if (err instanceof OidcRefused) return refusalPage(req, reply, err)
           throw err
