@@ -44,10 +44,7 @@ const GROUPS_IN_FLIGHT = 2
 /**
  * Groups under way at once over all keys, as a share of the pool's connections: the others stay free for reads. With
  * every connection taken by writes, each read (a cached GET's check of its tenant's head too) queued behind them;
- * held to 6 of 10, groups also grow larger, and each write costs less. In one service, in alternating 4 s slices
- * (five each, npm run bench's mix over ten tenants): with 10 % PATCHes, 10 % and 18 % more requests a second in two
- * runs, reads' p99 23 % and 30 % lower, PostgreSQL's CPU per request 14 % and 25 % lower, the PATCHes' p50 41 %
- * higher; with only PATCHes, 28 % more a second at a lower p50; with 1 % PATCHes, no change.
+ * held to 6 of 10, groups also grow larger, and each write costs less (bench/results/design-measurements.md).
  */
 const WRITE_SHARE = 0.6
 /**
@@ -63,10 +60,9 @@ const DEADLOCK_DETECTED = '40P01'
  * PostgreSQL transactions of the same group (a tenant's mutations) that start in the same turn of the event loop,
  * or while GROUPS_IN_FLIGHT of the group's are under way, committed together on one pooled connection; transactions
  * without a group run alone. A tenant's mutations all end by appending to its audit chain, whose head row stays
- * locked from that append to the commit: with one append per transaction, the tenant's writes took turns holding
- * it for two round trips and a commit each (a create storm on one tenant ran at ~350 a second with the service
- * idle 70 % of the time). Together, a group holds it once for all of its members, whose audit records the `finish`
- * step appends in one statement.
+ * locked from that append to the commit: with one append per transaction, the tenant's writes would take turns
+ * holding it for two round trips and a commit each, the service mostly idle. Together, a group holds it once for all
+ * of its members, whose audit records the `finish` step appends in one statement.
  *
  * A member that fails is answered with its own error and the others commit without it (see runGroup); each is
  * answered only once the group has committed. Members of two groups may lock the same rows in crossing order, which

@@ -3,7 +3,7 @@ import { encodeTime, monotonicFactory, ulid } from 'ulid'
 
 /**
  * The ULID library's random source, drawn from a pooled buffer of crypto random bytes: by default it asks
- * the system for one byte per character, 16 calls per id, which was 5 % of a create.
+ * the system for one byte per character, 16 calls per id.
  */
 const pool = new Uint8Array(4096)
 let poolIndex = pool.length

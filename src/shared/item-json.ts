@@ -100,8 +100,8 @@ export function itemJson(fields: Record<string, JsonField>, table: string, diale
 
 /**
  * An item's JSON text and its length in UTF-8 bytes, measured once when it is rendered: the body of a read is
- * then written straight into the bytes it is sent as. Sent as a string, a page of 50 items was joined, flattened,
- * scanned for its byte length and encoded again on every request: 14 % of an uncached list's instructions.
+ * then written straight into the bytes it is sent as, instead of a page being joined, measured and encoded again on
+ * every request (bench/results/design-measurements.md).
  */
 export interface ItemText {
   json: string

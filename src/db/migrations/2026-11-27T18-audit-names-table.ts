@@ -4,10 +4,8 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
  * PostgreSQL: audit `q` asks the gram indexes (2026-11-23T13b, 19b) of a table holding each tenant's distinct
  * resource names, and reaches the records through a B-tree of their name's hash, instead of asking GIN indexes
  * over every record. Most records repeat a name already recorded (every change of a use case carries its name), and
- * each one put some 30 keys into the two GIN indexes: about 300 of the 1200 µs of the server's CPU that a PATCH's
- * statements cost (replayed with and without the indexes). A name is now indexed once, when first recorded; a
- * record costs one B-tree entry and a lookup of its name. Two services side by side, loaded in turns: PATCHes of
- * ten tenants 12 % more a second, the server's CPU per PATCH 19 % lower.
+ * each one put some 30 keys into the two GIN indexes. A name is now indexed once, when first recorded; a record
+ * costs one B-tree entry and a lookup of its name (measured: bench/results/design-measurements.md).
  *
  * The names table is filled by a trigger, once per statement, so that every way of appending records (the service,
  * `aigov seed`) fills it. Names are keyed by their MD5, since a B-tree entry has a size limit that a name of
