@@ -202,10 +202,13 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       busiest = Math.max(busiest, stats.total - stats.idle)
     }, 1)
     const finished: string[] = []
+    let burstStarted!: () => void
+    const started = new Promise<void>((r) => (burstStarted = r))
     const burst = Array.from({ length: 120 }, (_, i) =>
       database
         .transaction(
           async (tx) => {
+            burstStarted()
             await sql`select pg_sleep(0.002)`.execute(tx)
             await insert(tx, i + 1)
           },
@@ -213,7 +216,8 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
         )
         .then(() => finished.push('acme')),
     )
-    await new Promise((r) => setTimeout(r, 20))
+    // The other tenant's write starts once the burst's first member runs (a fixed delay could outlast the burst).
+    await started
     const other = database
       .transaction((tx) => insert(tx, 1000), { group: 'globex' })
       .then(() => finished.push('globex'))

@@ -502,7 +502,8 @@ describeEachDialect('webhooks', (dialect) => {
       async () =>
         (await gauge('aigov_webhook_events_behind')) === 0 && (await gauge('aigov_webhook_delivery_yielding')) === 0,
     )
-  })
+    // Three seconds of busy loop and a backlog created one by one: more than the default on a loaded machine.
+  }, 60_000)
 
   it('holds a yielding turn to its budget however many endpoints are behind, serving them in turn', async () => {
     const r = await receiver()
