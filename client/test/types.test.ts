@@ -18,6 +18,10 @@ describe('types', () => {
           sort?: 'name' | '-name' | 'created_at' | '-created_at' | 'updated_at' | '-updated_at'
           q?: string
           riskCategoryLevel?: 'high' | 'medium' | 'low' | 'none'
+          workflowStageId?: string
+          workflowStageStep?: 'assessment' | 'evidence_collection' | 'clear' | 'rejected'
+          controlStatus?: 'pending' | 'in_progress' | 'implemented' | 'not_applicable'
+          overdueControls?: boolean
           createdAfter?: string
           createdBefore?: string
           ownerId?: string

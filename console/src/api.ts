@@ -4,11 +4,14 @@ import type { Me } from './session'
 let csrf: string | undefined
 let onSignedOut: () => void = () => {}
 
+/** The session's CSRF token, for a second client (uploads with progress). */
+export const csrfToken = () => csrf
+
 /** Every call of the console goes through the project's own client, with the person's session cookie. */
 export const api: Client = createClient({
   baseUrl: window.location.origin,
   maxRetries: 1,
-  session: { csrfToken: () => csrf },
+  session: { csrfToken },
 })
 
 export function setCsrf(token: string | null | undefined): void {

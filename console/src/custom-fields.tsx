@@ -39,6 +39,17 @@ export function useUserChoices(): { value: string; label: string }[] {
   return users
 }
 
+/** Teams to pick from (the first hundred), for an owner or an assignee. */
+export function useTeamChoices(): { value: string; label: string }[] {
+  const [teams, setTeams] = useState<{ value: string; label: string }[]>([])
+  useEffect(() => {
+    void call(api.teams.list({ pageLimit: 100 })).then((r) => {
+      setTeams((r.data?.items ?? []).map((t) => ({ value: t.id, label: t.name })))
+    })
+  }, [])
+  return teams
+}
+
 /** One custom field's input, by its type: select, user picker, date, checkbox, number or text. */
 export function CustomFieldInput(props: {
   field: CustomFieldDef

@@ -1,7 +1,15 @@
 import '@mantine/core/styles.css'
 import '@mantine/notifications/styles.css'
 import '@mantine/dropzone/styles.css'
-import { Alert, Badge, type CSSVariablesResolver, createTheme, MantineProvider, Notification } from '@mantine/core'
+import {
+  Alert,
+  Badge,
+  type CSSVariablesResolver,
+  createTheme,
+  MantineProvider,
+  Modal,
+  Notification,
+} from '@mantine/core'
 import { Notifications } from '@mantine/notifications'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
@@ -21,6 +29,7 @@ const theme = createTheme({
       defaultProps: { closeButtonProps: { 'aria-label': 'Dismiss this message' } },
       styles: { description: { color: 'var(--mantine-color-black)' } },
     }),
+    Modal: Modal.extend({ defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } }),
     Alert: Alert.extend({
       styles: { title: { color: 'var(--mantine-color-black)' }, message: { color: 'var(--mantine-color-black)' } },
     }),
@@ -28,7 +37,10 @@ const theme = createTheme({
 })
 const contrast: CSSVariablesResolver = () => ({
   variables: {},
-  light: { '--mantine-color-dimmed': 'var(--mantine-color-gray-7)' },
+  light: {
+    '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
+    '--mantine-color-error': 'var(--mantine-color-red-9)',
+  },
   dark: {},
 })
 

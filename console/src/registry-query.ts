@@ -8,10 +8,28 @@ export interface RegistryQuery {
   owner?: string
   field?: string
   value?: string
+  /** Use cases: workflow stage id, step, a control status, overdue controls ("true"). */
+  stage?: string
+  step?: string
+  control?: string
+  overdue?: string
   after?: string
 }
 
-const KEYS = ['q', 'sort', 'risk', 'status', 'owner', 'field', 'value', 'after'] as const
+const KEYS = [
+  'q',
+  'sort',
+  'risk',
+  'status',
+  'owner',
+  'field',
+  'value',
+  'stage',
+  'step',
+  'control',
+  'overdue',
+  'after',
+] as const
 
 export function parseRegistryQuery(search: string): RegistryQuery {
   const p = new URLSearchParams(search)
@@ -43,6 +61,12 @@ export function apiQuery(kind: 'use_cases' | 'models' | 'vendors', q: RegistryQu
     sort: q.sort,
     ...(q.q ? { q: q.q } : {}),
     ...(kind === 'use_cases' && q.risk ? { riskCategoryLevel: q.risk } : {}),
+    ...(kind === 'use_cases' && q.stage ? { workflowStageId: q.stage } : {}),
+    ...(kind === 'use_cases' && q.step ? { workflowStageStep: q.step } : {}),
+    ...(kind === 'use_cases' && q.control ? { controlStatus: q.control } : {}),
+    ...(kind === 'use_cases' && (q.overdue === 'true' || q.overdue === 'false')
+      ? { overdueControls: q.overdue === 'true' }
+      : {}),
     ...(kind !== 'use_cases' && q.status ? { status: q.status } : {}),
     ...(q.owner ? { ownerId: q.owner } : {}),
     ...(q.field && q.value ? { customFieldId: q.field, customFieldValue: q.value } : {}),

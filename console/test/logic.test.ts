@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { type InboxItem, sortInbox } from '../src/inbox.js'
+import { controlItems, type InboxItem, ownersOf, sortInbox } from '../src/inbox.js'
+import {
+  changedFields,
+  checkAll,
+  customValues,
+  errorsByField,
+  fieldSpecs,
+  formValues,
+  patchBody,
+} from '../src/schema-form.js'
+import { formatBytes, tooLarge } from '../src/bytes.js'
 import { missingItems, questionAnchor, requirementAnchor } from '../src/gate.js'
 import { apiQuery, parseRegistryQuery, withChange } from '../src/registry-query.js'
 import { rememberReturn, safeReturnTo, signInPath, ssoStartUrl, takeReturn } from '../src/session.js'
@@ -111,5 +121,184 @@ describe('the inbox order', () => {
       item('control', 'Overdue', { due: '2020-01-01', overdue: true }),
     ])
     expect(sorted.map((i) => i.title)).toEqual(['Overdue', 'Later', 'Answer A', 'Move A'])
+  })
+})
+
+describe('record forms from the OpenAPI schemas', () => {
+  // The shapes the service's document uses (taken from GET /openapi.json): nullable as anyOf with null, enums by $ref.
+  const doc = {
+    components: {
+      schemas: {
+        RiskCategoryLevel: { enum: ['high', 'medium', 'low', 'none'] },
+        OwnerRef: { type: 'object', required: ['owner_id'], properties: { owner_id: { type: 'string' } } },
+        UseCaseCreate: {
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[^\\S\\p{Cc}]*[^\\s\\p{Cc}]\\P{Cc}*$' },
+          },
+        },
+        UseCaseUpdate: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[^\\S\\p{Cc}]*[^\\s\\p{Cc}]\\P{Cc}*$' },
+            description: { anyOf: [{ type: 'string', maxLength: 100000 }, { type: 'null' }] },
+            ai_type: { anyOf: [{ type: 'string', maxLength: 100 }, { type: 'null' }] },
+            risk_category_level: { anyOf: [{ $ref: '#/components/schemas/RiskCategoryLevel' }, { type: 'null' }] },
+            regions: {
+              anyOf: [
+                { type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 }, maxItems: 2 },
+                { type: 'null' },
+              ],
+            },
+            website: {
+              anyOf: [{ type: 'string', minLength: 1, maxLength: 500, format: 'http-url' }, { type: 'null' }],
+            },
+            creator_id: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+            owner: { anyOf: [{ $ref: '#/components/schemas/OwnerRef' }, { type: 'null' }] },
+            custom_fields: { type: 'array' },
+          },
+        },
+      },
+    },
+  }
+  const specs = fieldSpecs(doc, 'UseCaseUpdate', 'UseCaseCreate')
+
+  it('takes kinds, lengths, enums and what may be emptied from the schema', () => {
+    expect(specs.map((s) => [s.name, s.kind, s.required])).toEqual([
+      ['name', 'text', true],
+      ['description', 'longtext', false],
+      ['ai_type', 'text', false],
+      ['risk_category_level', 'enum', false],
+      ['regions', 'list', false],
+      ['website', 'url', false],
+      ['owner', 'owner', false],
+    ])
+    expect(specs.find((s) => s.name === 'risk_category_level')).toMatchObject({
+      enumName: 'RiskCategoryLevel',
+      enumValues: ['high', 'medium', 'low', 'none'],
+    })
+    expect(specs.find((s) => s.name === 'ai_type')?.maxLength).toBe(100)
+  })
+
+  it('checks what the service would refuse before sending', () => {
+    const errors = checkAll(specs, {
+      name: '   ',
+      ai_type: 'x'.repeat(101),
+      regions: ['EU', 'US', 'UK'],
+      website: 'ftp://x',
+      risk_category_level: 'extreme',
+    })
+    expect(Object.keys(errors).sort()).toEqual(['ai_type', 'name', 'regions', 'risk_category_level', 'website'])
+    expect(errors.ai_type).toBe('At most 100 characters (now 101)')
+    expect(checkAll(specs, { name: '' }).name).toBe('Fill this in')
+    expect(checkAll(specs, { name: 'Credit scoring', website: 'https://example.com', regions: ['EU'] })).toEqual({})
+  })
+
+  it('sends only what the person changed, emptied fields as null', () => {
+    const record = {
+      name: 'Credit scoring',
+      description: 'Scores',
+      aiType: null,
+      regions: ['EU'],
+      owner: { ownerId: 'usr_1', ownerType: 'user', name: 'Ada' },
+      customFields: [{ customFieldId: 'cf_1', name: 'Region', value: 'EU' }],
+    }
+    const original = formValues(specs, record)
+    expect(original).toMatchObject({ name: 'Credit scoring', owner: 'usr_1', regions: ['EU'], ai_type: null })
+    const { body, customSent } = patchBody(
+      specs,
+      original,
+      { ...original, description: '', regions: ['EU', 'US'], owner: 'team_9' },
+      customValues(record),
+      { cf_1: 'EU', cf_2: true },
+    )
+    expect(body).toEqual({
+      description: null,
+      regions: ['EU', 'US'],
+      owner: { ownerId: 'team_9' },
+      customFields: [{ customFieldId: 'cf_2', value: true }],
+    })
+    expect(customSent).toEqual(['cf_2'])
+    expect(patchBody(specs, original, original, customValues(record), customValues(record)).body).toEqual({})
+  })
+
+  it('places a refusal next to the field it names, and keeps the rest for the top of the form', () => {
+    const placed = errorsByField(
+      [
+        { field: 'regions/1', message: 'must be at most 100 characters' },
+        { field: 'custom_fields/0/value', message: 'must be one of the options' },
+        { field: 'owner/owner_id', message: 'no such user or team' },
+        { field: 'Idempotency-Key', message: 'reused' },
+      ],
+      specs,
+      ['cf_7'],
+    )
+    expect(placed.byField).toEqual({
+      regions: 'must be at most 100 characters',
+      'cf:cf_7': 'must be one of the options',
+      owner: 'no such user or team',
+    })
+    expect(placed.general).toEqual(['Idempotency-Key: reused'])
+  })
+
+  it('names the fields someone else changed', () => {
+    const before = formValues(specs, { name: 'A', description: 'x' })
+    const after = formValues(specs, { name: 'A', description: 'y', regions: ['EU'] })
+    expect(changedFields(specs, before, after)).toEqual(['description', 'regions'])
+  })
+})
+
+describe('the inbox for a person and their teams', () => {
+  it('lists open controls assigned to the person or one of their teams, saying which', () => {
+    const owners = ownersOf('usr_me', [{ id: 'team_risk', name: 'Risk' }])
+    const control = (name: string, ownerId: string | null, status = 'pending', dueDate: string | null = null) => ({
+      name,
+      status,
+      dueDate,
+      assignee: ownerId ? { ownerId, ownerType: ownerId.startsWith('team') ? 'team' : 'user', name: ownerId } : null,
+    })
+    const items = controlItems(
+      { id: 'uc_1', name: 'Credit scoring' },
+      [
+        control('Mine', 'usr_me', 'in_progress', '2020-01-01'),
+        control('Team', 'team_risk', 'pending', '2030-01-01'),
+        control('Other', 'usr_other'),
+        control('Nobody', null),
+        control('Done', 'usr_me', 'implemented'),
+      ],
+      owners,
+      '2026-12-02',
+    )
+    expect(items.map((i) => [i.title, i.detail, i.overdue])).toEqual([
+      ['Control “Mine”', 'Credit scoring, due 2020-01-01', true],
+      ['Control “Team”', 'Credit scoring, due 2030-01-01, for team Risk', false],
+    ])
+    expect(items[0].href).toBe('/use-cases/uc_1#controls')
+  })
+})
+
+describe('uploads', () => {
+  it('refuses a file over the limit before sending, saying the limit', () => {
+    expect(tooLarge(26 * 1024 * 1024, 25 * 1024 * 1024)).toBe(
+      'This file is 26 MB; the service takes files up to 25 MB.',
+    )
+    expect(tooLarge(10, 25 * 1024 * 1024)).toBeUndefined()
+    expect(tooLarge(10, undefined)).toBeUndefined()
+    expect(formatBytes(1536)).toBe('1.5 KB')
+  })
+})
+
+describe('the registry filters of the dashboard links', () => {
+  it('keeps stage, step, control status and overdue in the address and asks the API for them', () => {
+    const q = parseRegistryQuery('stage=ws_1&step=assessment&control=pending&overdue=true')
+    expect(withChange(q, {})).toBe('?stage=ws_1&step=assessment&control=pending&overdue=true')
+    expect(apiQuery('use_cases', q)).toMatchObject({
+      workflowStageId: 'ws_1',
+      workflowStageStep: 'assessment',
+      controlStatus: 'pending',
+      overdueControls: true,
+    })
+    expect(apiQuery('models', q)).not.toHaveProperty('workflowStageId')
   })
 })

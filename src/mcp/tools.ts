@@ -81,7 +81,7 @@ export const TOOLS: ToolDef[] = [
     name: 'list_use_cases',
     title: 'List use cases',
     write: false,
-    description: `List AI use cases (name, description, risk_category_level high/medium/low/none, owner, custom_fields, workflow stage and step, …). Filter by q (name substring), risk_category_level, created_after/created_before, owner_id, or custom_field_id + custom_field_value (exact value); sort by name/created_at/updated_at ("-" for descending). ${PAGED}`,
+    description: `List AI use cases (name, description, risk_category_level high/medium/low/none, owner, custom_fields, workflow stage and step, …). Filter by q (name substring), risk_category_level, workflow_stage_id, workflow_stage_step (assessment/evidence_collection/clear/rejected), created_after/created_before, owner_id, or custom_field_id + custom_field_value (exact value); sort by name/created_at/updated_at ("-" for descending). ${PAGED}`,
     input: args(UseCaseListQuery),
     run: (api, a) => api.listUseCases(a),
   }),

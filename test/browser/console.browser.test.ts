@@ -70,6 +70,16 @@ async function expectClean(page: Page, where: string) {
   expect(found.axe, `${where}: serious accessibility violations ${JSON.stringify(found.axe)}`).toEqual([])
 }
 
+/** Presses Tab until `target` has the focus (as a keyboard-only person would), failing after `max` presses. */
+async function tabTo(page: Page, target: ReturnType<Page['locator']>, max = 120): Promise<void> {
+  await target.waitFor()
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab')
+    if (await target.evaluate((el) => el === document.activeElement || el.contains(document.activeElement))) return
+  }
+  throw new Error(`Tab never reached ${target}`)
+}
+
 describe.skipIf(!hasBrowser)(
   `console in headless Chromium${hasBrowser ? '' : ` — skipped: no browser at ${CHROMIUM}`}`,
   () => {
@@ -81,7 +91,8 @@ describe.skipIf(!hasBrowser)(
       let person: { id: string; email: string; name: string }
 
       beforeAll(async () => {
-        t = await startTestApp(dialect)
+        // A 1 MB evidence limit: the refusal of a bigger file before sending is tested with small buffers.
+        t = await startTestApp(dialect, { EVIDENCE_MAX_MB: '1' })
         base = await t.app.listen({ port: 0, host: '127.0.0.1' })
         const admin = t.as('acme', 'admin')
         const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
@@ -327,6 +338,343 @@ describe.skipIf(!hasBrowser)(
         await page.keyboard.press('Enter')
         await page.waitForURL(/\/console\/use-cases\?risk=high/)
         await page.getByTestId('registry-table').getByRole('link', { name: 'Credit scoring' }).waitFor()
+        await context.close()
+      }, 120_000)
+
+      it("edits a use case's details from its schema; another person's change is announced and never typed over", async () => {
+        const admin = t.as('acme', 'admin')
+        const field = await admin({
+          method: 'POST',
+          url: '/custom_fields',
+          payload: {
+            name: 'Deployment',
+            type: 'string',
+            element_type: 'select',
+            options: ['Pilot', 'Production'],
+            entity_types: ['use_case'],
+          },
+        })
+        expect(field.statusCode, field.body).toBe(201)
+        const created = await admin({
+          method: 'POST',
+          url: '/use_cases',
+          payload: { name: 'Edit me', description: 'First words.', risk_category_level: 'medium' },
+        })
+        expect(created.statusCode, created.body).toBe(201)
+        const id = created.json().id
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.goto(`/console/use-cases/${id}`)
+        await page.getByRole('heading', { name: 'Edit me', level: 1 }).waitFor()
+        await page.getByRole('button', { name: 'Edit details' }).click()
+        const dialog = page.getByRole('dialog', { name: 'Edit Edit me' })
+        // The fields follow UseCaseUpdate: a name that must stay, the risk level's enum in words, lists, the owner,
+        // then the custom field as a select.
+        await dialog.getByLabel('Name').waitFor()
+        expect(await dialog.getByLabel('Name').getAttribute('required')).not.toBeNull()
+        expect(await dialog.getByLabel('Kind of AI').getAttribute('maxlength')).toBe('100')
+        expect(await dialog.getByLabel('Risk level').inputValue()).toBe('Medium')
+        await dialog.getByLabel('Regions').waitFor()
+        await dialog.getByLabel('Owner').waitFor()
+        await dialog.getByLabel('Deployment').waitFor()
+        await expectClean(page, 'edit form')
+
+        // An emptied name is refused before sending, next to the field.
+        await dialog.getByLabel('Name').fill('')
+        await dialog.getByRole('button', { name: 'Save' }).click()
+        await dialog.getByText('Fill this in').waitFor()
+        await dialog.getByLabel('Name').fill('Edit me')
+
+        // The person types; meanwhile someone else renames the record.
+        await dialog.getByLabel('Kind of AI').fill('large language model')
+        await dialog.getByLabel('Deployment').click()
+        await page.getByRole('option', { name: 'Pilot' }).click()
+        const renamed = await admin({
+          method: 'PATCH',
+          url: `/use_cases/${id}`,
+          payload: { name: 'Edit me (renamed)' },
+        })
+        expect(renamed.statusCode, renamed.body).toBe(200)
+        await dialog.getByTestId('changed-elsewhere').getByText('Changed since you opened this form: Name').waitFor()
+        expect(await dialog.getByLabel('Kind of AI').inputValue()).toBe('large language model')
+        await dialog.getByRole('button', { name: 'Save' }).click()
+        await dialog.waitFor({ state: 'hidden' })
+        const after = (await admin({ method: 'GET', url: `/use_cases/${id}` })).json()
+        // Only what the person changed was sent: the other person's name stays.
+        expect(after).toMatchObject({
+          name: 'Edit me (renamed)',
+          ai_type: 'large language model',
+          description: 'First words.',
+        })
+        expect(after.custom_fields).toMatchObject([{ name: 'Deployment', value: 'Pilot' }])
+
+        // Both change the description: saving asks before putting the person's words over the other's.
+        await page.getByRole('button', { name: 'Edit details' }).click()
+        const again = page.getByRole('dialog')
+        await again.getByLabel('Description').fill('My words.')
+        await admin({ method: 'PATCH', url: `/use_cases/${id}`, payload: { description: 'Their words.' } })
+        await again.getByTestId('changed-elsewhere').waitFor()
+        await again.getByRole('button', { name: 'Save' }).click()
+        await again.getByText('They changed what you changed').waitFor()
+        expect((await admin({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe('Their words.')
+        await again.getByRole('button', { name: 'Save mine anyway' }).click()
+        await again.waitFor({ state: 'hidden' })
+        expect((await admin({ method: 'GET', url: `/use_cases/${id}` })).json().description).toBe('My words.')
+        const log = (await admin({ method: 'GET', url: `/audit_logs?use_case_id=${id}&page_limit=100` })).json()
+        expect(log.items.some((a: { actor: { id: string } }) => a.actor.id === person.id)).toBe(true)
+        await context.close()
+      }, 120_000)
+
+      it('edits a vendor from the registry and shows the refusal next to the field it names', async () => {
+        const admin = t.as('acme', 'admin')
+        const vendor = await admin({ method: 'POST', url: '/vendors', payload: { name: 'Acme AI', status: 'active' } })
+        expect(vendor.statusCode, vendor.body).toBe(201)
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.goto('/console/vendors')
+        await page.getByRole('button', { name: 'Edit Acme AI' }).click()
+        const dialog = page.getByRole('dialog')
+        await dialog.getByLabel('Website').fill('https://acme ai.example')
+        await dialog.getByLabel('Status').click()
+        await page.getByRole('option', { name: 'Under review' }).click()
+        await dialog.getByRole('button', { name: 'Save' }).click()
+        // The service's 422 names `website`: its message sits under that field, and nothing changed.
+        await dialog.getByText('See the fields marked below.').waitFor()
+        const websiteError = await dialog.getByLabel('Website').getAttribute('aria-describedby')
+        expect(
+          await page.locator(`[id="${websiteError?.split(' ').find((x) => x.includes('error'))}"]`).textContent(),
+        ).toMatch(/http/)
+        await expectClean(page, 'vendor edit refused')
+        expect((await admin({ method: 'GET', url: `/vendors/${vendor.json().id}` })).json()).toMatchObject({
+          status: 'active',
+          website: null,
+        })
+        await dialog.getByLabel('Website').fill('https://acme-ai.example')
+        await dialog.getByRole('button', { name: 'Save' }).click()
+        await dialog.waitFor({ state: 'hidden' })
+        expect((await admin({ method: 'GET', url: `/vendors/${vendor.json().id}` })).json()).toMatchObject({
+          status: 'under_review',
+          website: 'https://acme-ai.example',
+        })
+        await context.close()
+      }, 120_000)
+
+      it("refuses a file over the service's limit before sending it, and shows how far an upload is", async () => {
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.goto(`/console/use-cases/${useCaseId}`)
+        await page.getByRole('heading', { name: 'Credit scoring', level: 1 }).waitFor()
+        const requirement = page.locator(`#req-${controlId}-0`)
+        await requirement.getByText('(up to 1 MB)').waitFor()
+        const posts: string[] = []
+        page.on('request', (r) => {
+          if (r.method() === 'POST' && new URL(r.url()).pathname.endsWith('/integration/evidence')) posts.push(r.url())
+        })
+        await requirement.locator('input[type=file]').setInputFiles({
+          name: 'too-big.bin',
+          mimeType: 'application/octet-stream',
+          buffer: Buffer.alloc(1024 * 1024 + 1, 1),
+        })
+        await requirement
+          .getByRole('alert')
+          .getByText('This file is 1 MB; the service takes files up to 1 MB.')
+          .waitFor()
+        expect(posts).toEqual([])
+
+        // A slow line (Chromium's network emulation): the bar shows the share sent as it grows.
+        const cdp = await context.newCDPSession(page)
+        await cdp.send('Network.enable')
+        await cdp.send('Network.emulateNetworkConditions', {
+          offline: false,
+          latency: 0,
+          downloadThroughput: -1,
+          uploadThroughput: 256 * 1024,
+        })
+        await requirement.locator('input[type=file]').setInputFiles({
+          name: 'nearly-1mb.bin',
+          mimeType: 'application/octet-stream',
+          buffer: Buffer.alloc(900 * 1024, 2),
+        })
+        const bar = requirement.getByTestId('upload-progress')
+        await bar.waitFor()
+        const seen = new Set<string>()
+        while (await bar.isVisible()) {
+          const now = await bar
+            .locator('[role=progressbar]')
+            .getAttribute('aria-valuenow')
+            .catch(() => null)
+          if (now) seen.add(now)
+          await page.waitForTimeout(100)
+        }
+        await cdp.send('Network.emulateNetworkConditions', {
+          offline: false,
+          latency: 0,
+          downloadThroughput: -1,
+          uploadThroughput: -1,
+        })
+        expect(posts.length).toBe(1)
+        const between = [...seen].map(Number).filter((n) => n > 0 && n < 100)
+        expect(between.length, `progress seen: ${[...seen].join(', ')}`).toBeGreaterThan(0)
+        await context.close()
+      }, 120_000)
+
+      it('walks the process with the keyboard only: inbox, use case, answers, move forward; axe on every page', async () => {
+        const admin = t.as('acme', 'admin')
+        const uc = await admin({
+          method: 'POST',
+          url: '/use_cases',
+          payload: {
+            name: 'Keyboard case',
+            risk_category_level: 'medium',
+            owner: { owner_id: person.id, owner_type: 'user' },
+            questionnaire_ids: ['INTAKE'],
+          },
+        })
+        expect(uc.statusCode, uc.body).toBe(201)
+        const id = uc.json().id
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.getByRole('heading', { name: 'Inbox' }).waitFor()
+        const answer = page.getByRole('link', { name: 'Answer “AI intake”' })
+        await answer.waitFor()
+        await expectClean(page, 'keyboard: inbox')
+        await tabTo(page, answer)
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'Keyboard case', level: 1 }).waitFor()
+        expect(page.url()).toContain(`/use-cases/${id}`)
+        await expectClean(page, 'keyboard: use case')
+
+        await tabTo(page, page.getByLabel('What does the system decide?'))
+        await page.keyboard.type('Routes support tickets')
+        await page.keyboard.press('Tab')
+        await page.getByText('1 of 3 required answered').waitFor()
+        await tabTo(page, page.locator('#q-INTAKE-personal_data'))
+        await page.keyboard.press('ArrowDown')
+        await page.getByRole('option', { name: 'No' }).waitFor()
+        await page.keyboard.press('ArrowDown')
+        await page.keyboard.press('Enter')
+        await page.getByText('2 of 3 required answered').waitFor()
+        await tabTo(page, page.locator('#q-INTAKE-autonomy'))
+        await page.keyboard.press('ArrowDown')
+        await page.getByRole('option', { name: 'advisory' }).waitFor()
+        await page.keyboard.press('ArrowDown')
+        await page.keyboard.press('Enter')
+        await page.getByText('3 of 3 required answered').waitFor()
+        await expectClean(page, 'keyboard: answered')
+
+        await tabTo(page, page.getByRole('button', { name: 'Move forward' }))
+        await page.keyboard.press('Space')
+        await expect.poll(() => page.getByTestId('stage').textContent()).not.toContain('Assessment')
+        await expectClean(page, 'keyboard: moved')
+        const answers = (await admin({ method: 'GET', url: `/use_cases/${id}/questionnaires/INTAKE` })).json()
+        expect(
+          Object.fromEntries(
+            answers.answers.map((a: { question_id: string; value: unknown }) => [a.question_id, a.value]),
+          ),
+        ).toMatchObject({ decision: 'Routes support tickets', personal_data: false, autonomy: 'human-in-the-loop' })
+        expect((await admin({ method: 'GET', url: `/use_cases/${id}/workflow` })).json().workflow_stage_step).not.toBe(
+          'assessment',
+        )
+        await context.close()
+      }, 120_000)
+
+      it("lists in the inbox what waits on the person's teams: their use cases' questionnaires and their controls", async () => {
+        const admin = t.as('acme', 'admin')
+        const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
+          const res = await p
+          expect(res.statusCode, res.body).toBe(status)
+          return res.json()
+        }
+        const team = await ok(admin({ method: 'POST', url: '/teams', payload: { name: 'Model risk' } }))
+        await ok(admin({ method: 'POST', url: `/teams/${team.id}/members`, payload: { user_id: person.id } }))
+        const other = await ok(
+          admin({ method: 'POST', url: '/users', payload: { email: 'grace@example.com', name: 'Grace Hopper' } }),
+        )
+        // Owned by the team: its questionnaire waits.
+        await ok(
+          admin({
+            method: 'POST',
+            url: '/use_cases',
+            payload: {
+              name: 'Churn model',
+              risk_category_level: 'medium',
+              owner: { owner_id: team.id },
+              questionnaire_ids: ['INTAKE'],
+            },
+          }),
+        )
+        // Owned by someone else, a control assigned to the team and overdue.
+        const fraud = await ok(
+          admin({
+            method: 'POST',
+            url: '/use_cases',
+            payload: { name: 'Fraud alerts', risk_category_level: 'medium', owner: { owner_id: other.id } },
+          }),
+        )
+        await ok(
+          admin({
+            method: 'POST',
+            url: `/use_cases/${fraud.id}/policy_packs`,
+            payload: { key: 'CORE', due_date: '2020-01-01' },
+          }),
+        )
+        const [control] = (await ok(admin({ method: 'GET', url: `/use_cases/${fraud.id}/controls` }), 200)).items
+        await ok(
+          admin({
+            method: 'PATCH',
+            url: `/use_cases/${fraud.id}/controls/${control.id}`,
+            payload: { assignee: { owner_id: team.id } },
+          }),
+          200,
+        )
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.getByRole('heading', { name: 'Inbox' }).waitFor()
+        const list = page.getByRole('list', { name: 'Waiting for you' })
+        await list.getByText('Churn model: 3 required answer(s) missing, for team Model risk').waitFor()
+        await list.getByText('Fraud alerts, due 2020-01-01, for team Model risk').waitFor()
+        // Overdue first.
+        expect(await list.locator('li').first().textContent()).toContain('Fraud alerts')
+        await expectClean(page, 'inbox with team items')
+        await context.close()
+      }, 120_000)
+
+      it('links the stage, step, control status and overdue figures to the filtered list, and the registry keeps stage and step in the address', async () => {
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        await page.goto('/console/dashboard')
+        await page.getByRole('heading', { name: 'Use cases by stage' }).waitFor()
+        const table = page.getByTestId('registry-table')
+
+        await page
+          .getByRole('link', { name: /^Collecting evidence: \d+$/ })
+          .first()
+          .click()
+        await page.waitForURL(/\/console\/use-cases\?stage=ws_[^&]+&step=evidence_collection/)
+        await table.waitFor()
+        expect(await page.getByLabel('Step', { exact: true }).first().inputValue()).toBe('Collecting evidence')
+        expect(await table.locator('tbody tr').count()).toBeGreaterThan(0)
+        for (const step of await table.locator('tbody tr td:nth-child(3)').allTextContents())
+          expect(step).toBe('Collecting evidence')
+        await expectClean(page, 'registry by stage and step')
+
+        await page.goto('/console/dashboard')
+        await page.getByRole('link', { name: /^Not started: \d+$/ }).click()
+        await page.waitForURL(/\/console\/use-cases\?control=pending/)
+        await table.getByRole('link', { name: 'Fraud alerts' }).waitFor()
+
+        await page.goto('/console/dashboard')
+        await page.getByRole('link', { name: /^\d+ overdue$/ }).click()
+        await page.waitForURL(/\/console\/use-cases\?overdue=true/)
+        await table.getByRole('link', { name: 'Fraud alerts' }).waitFor()
+        expect(await table.locator('tbody tr').count()).toBe(1)
+
         await context.close()
       }, 120_000)
     })

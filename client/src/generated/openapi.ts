@@ -4311,6 +4311,16 @@ export interface components {
             /** @description Case-insensitive substring of the name. */
             q?: string;
             risk_category_level?: components["schemas"]["RiskCategoryLevel"];
+            /** @description Use cases in this workflow stage. */
+            workflow_stage_id?: string;
+            workflow_stage_step?: components["schemas"]["WorkflowStep"];
+            /**
+             * @description Use cases with at least one control in this status.
+             * @enum {unknown}
+             */
+            control_status?: "pending" | "in_progress" | "implemented" | "not_applicable";
+            /** @description true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without. */
+            overdue_controls?: boolean;
             /** Format: date-time */
             created_after?: string;
             /** Format: date-time */
@@ -7647,6 +7657,13 @@ export interface operations {
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
                 risk_category_level?: components["schemas"]["RiskCategoryLevel"];
+                /** @description Use cases in this workflow stage. */
+                workflow_stage_id?: string;
+                workflow_stage_step?: components["schemas"]["WorkflowStep"];
+                /** @description Use cases with at least one control in this status. */
+                control_status?: "pending" | "in_progress" | "implemented" | "not_applicable";
+                /** @description true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without. */
+                overdue_controls?: boolean;
                 created_after?: string;
                 created_before?: string;
                 /** @description Records owned by this user or team. */

@@ -1726,6 +1726,13 @@ class UseCaseListQuery(TypedDict, total=False):
     #: Case-insensitive substring of the name.
     q: str
     risk_category_level: RiskCategoryLevel
+    #: Use cases in this workflow stage.
+    workflow_stage_id: str
+    workflow_stage_step: WorkflowStep
+    #: Use cases with at least one control in this status.
+    control_status: Literal["pending", "in_progress", "implemented", "not_applicable"]
+    #: true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without.
+    overdue_controls: bool
     created_after: str
     created_before: str
     #: Records owned by this user or team.

@@ -4,7 +4,7 @@ import { Alert, Anchor, Card, Group, Loader, SimpleGrid, Stack, Text, Title } fr
 import { useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, call } from '../api'
-import { CONTROL_STATUS_LABEL, RISK_LABEL } from '../labels'
+import { CONTROL_STATUS_LABEL, label, RISK_LABEL, STEP_LABEL } from '../labels'
 
 type Summary = NonNullable<Awaited<ReturnType<typeof api.governanceSummary.get>>['data']>
 
@@ -72,9 +72,35 @@ export default function Dashboard() {
             dataKey="stage"
             series={[{ name: 'total', color: 'indigo.6', label: 'Use cases' }]}
           />
-          <Anchor component={Link} href="/use-cases" size="sm">
-            All use cases ({summary.useCases.total})
-          </Anchor>
+          <Stack gap={2} mt="sm">
+            {summary.useCases.byWorkflowStage.map((st) => (
+              <Group key={st.stageId ?? 'none'} gap="xs">
+                {st.stageId ? (
+                  <Anchor component={Link} href={`/use-cases?stage=${st.stageId}`} size="sm" fw={600}>
+                    {st.stageName}: {st.total}
+                  </Anchor>
+                ) : (
+                  <Text size="sm">No stage: {st.total}</Text>
+                )}
+                {st.stageId &&
+                  Object.entries(st.byStep)
+                    .filter(([, n]) => n > 0)
+                    .map(([step, n]) => (
+                      <Anchor
+                        key={step}
+                        component={Link}
+                        href={`/use-cases?stage=${st.stageId}&step=${step}`}
+                        size="sm"
+                      >
+                        {label(STEP_LABEL, step)}: {n}
+                      </Anchor>
+                    ))}
+              </Group>
+            ))}
+            <Anchor component={Link} href="/use-cases" size="sm">
+              All use cases ({summary.useCases.total})
+            </Anchor>
+          </Stack>
         </Card>
         <Card withBorder>
           <Title order={2} size="h4">
@@ -86,8 +112,18 @@ export default function Dashboard() {
             dataKey="status"
             series={[{ name: 'count', color: 'teal.6', label: 'Controls' }]}
           />
+          <Group gap="xs" mt="sm">
+            {Object.entries(summary.controls.byStatus).map(([status, count]) => (
+              <Anchor key={status} component={Link} href={`/use-cases?control=${status}`} size="sm">
+                {CONTROL_STATUS_LABEL[status] ?? status}: {count}
+              </Anchor>
+            ))}
+          </Group>
           <Text size="sm">
-            {summary.controls.overdue} overdue, {summary.controls.missingEvidence} missing required evidence
+            <Anchor component={Link} href="/use-cases?overdue=true" size="sm">
+              {summary.controls.overdue} overdue
+            </Anchor>
+            , {summary.controls.missingEvidence} missing required evidence
           </Text>
         </Card>
         <Card withBorder>
@@ -111,6 +147,11 @@ export default function Dashboard() {
         <Title order={2} size="h4">
           Use cases with overdue controls
         </Title>
+        {summary.overdueUseCasesTotal > 0 && (
+          <Anchor component={Link} href="/use-cases?overdue=true" size="sm">
+            All {summary.overdueUseCasesTotal} in the list
+          </Anchor>
+        )}
         {summary.overdueUseCases.length === 0 && <Text>None.</Text>}
         {summary.overdueUseCases.map((u) => (
           <Anchor

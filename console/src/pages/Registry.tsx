@@ -10,7 +10,7 @@ import {
   Table,
   Text,
   TextInput,
-  Textarea,
+  VisuallyHidden,
   Title,
 } from '@mantine/core'
 import { useDebouncedCallback, useDisclosure } from '@mantine/hooks'
@@ -18,10 +18,20 @@ import { notifications } from '@mantine/notifications'
 import { useEffect, useState } from 'react'
 import { Link, useLocation, useSearch } from 'wouter'
 import { api, call, problemOf } from '../api'
-import { formatDate, label, MODEL_STATUS_LABEL, options, RISK_LABEL, STEP_LABEL, VENDOR_STATUS_LABEL } from '../labels'
+import {
+  CONTROL_STATUS_LABEL,
+  formatDate,
+  label,
+  MODEL_STATUS_LABEL,
+  options,
+  RISK_LABEL,
+  STEP_LABEL,
+  VENDOR_STATUS_LABEL,
+} from '../labels'
 import { useMe } from '../me-context'
 import { apiQuery, parseRegistryQuery, type RegistryQuery, withChange } from '../registry-query'
-import { CustomFieldInput, type CustomFieldDef, useCustomFields, useUserChoices } from '../custom-fields'
+import { useCustomFields, useUserChoices } from '../custom-fields'
+import { RecordForm } from '../RecordForm'
 
 type Kind = 'use_cases' | 'models' | 'vendors'
 type Row = {
@@ -50,6 +60,18 @@ function list(
   return call(p as never)
 }
 
+/** The tenant's workflow stages, in order, to filter use cases by. */
+function useStageChoices(wanted: boolean): { value: string; label: string }[] {
+  const [stages, setStages] = useState<{ value: string; label: string }[]>([])
+  useEffect(() => {
+    if (!wanted) return
+    void call(api.workflowStages.list({ pageLimit: 100 })).then((r) =>
+      setStages((r.data?.items ?? []).map((s) => ({ value: s.id, label: s.name }))),
+    )
+  }, [wanted])
+  return stages
+}
+
 /** A registry table: search, filters, sort and cursor paging, all kept in the address. */
 export default function Registry({ kind }: { kind: Kind }) {
   const me = useMe()
@@ -60,9 +82,11 @@ export default function Registry({ kind }: { kind: Kind }) {
   const [error, setError] = useState<string | undefined>()
   const [history, setHistory] = useState<string[]>([])
   const [opened, { open, close }] = useDisclosure(false)
+  const [editing, setEditing] = useState<Record<string, unknown> | undefined>()
   const [text, setText] = useState(q.q ?? '')
   const fields = useCustomFields(ENTITY[kind])
   const users = useUserChoices()
+  const stages = useStageChoices(kind === 'use_cases')
   const go = (change: Partial<RegistryQuery>) => navigate(`${PATHS[kind]}${withChange(q, change)}`)
   const searchLater = useDebouncedCallback((value: string) => go({ q: value || undefined }), 300)
 
@@ -119,6 +143,45 @@ export default function Registry({ kind }: { kind: Kind }) {
             onChange={(v) => go({ status: v ?? undefined })}
             w={170}
           />
+        )}
+        {kind === 'use_cases' && (
+          <>
+            <Select
+              label="Stage"
+              clearable
+              data={stages}
+              value={q.stage ?? null}
+              onChange={(v) => go({ stage: v ?? undefined })}
+              w={180}
+            />
+            <Select
+              label="Step"
+              clearable
+              data={options(STEP_LABEL)}
+              value={q.step ?? null}
+              onChange={(v) => go({ step: v ?? undefined })}
+              w={190}
+            />
+            <Select
+              label="Has a control that is"
+              clearable
+              data={options(CONTROL_STATUS_LABEL)}
+              value={q.control ?? null}
+              onChange={(v) => go({ control: v ?? undefined })}
+              w={190}
+            />
+            <Select
+              label="Overdue controls"
+              clearable
+              data={[
+                { value: 'true', label: 'Some overdue' },
+                { value: 'false', label: 'None overdue' },
+              ]}
+              value={q.overdue ?? null}
+              onChange={(v) => go({ overdue: v ?? undefined })}
+              w={170}
+            />
+          </>
         )}
         <Select
           label="Owner"
@@ -186,6 +249,11 @@ export default function Registry({ kind }: { kind: Kind }) {
                 {kind === 'use_cases' && <Table.Th>Step</Table.Th>}
                 <Table.Th>Owner</Table.Th>
                 <Table.Th>Changed</Table.Th>
+                {kind !== 'use_cases' && me.role !== 'read' && (
+                  <Table.Th>
+                    <VisuallyHidden>Actions</VisuallyHidden>
+                  </Table.Th>
+                )}
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
@@ -208,6 +276,28 @@ export default function Registry({ kind }: { kind: Kind }) {
                   {kind === 'use_cases' && <Table.Td>{label(STEP_LABEL, row.workflowStageStep)}</Table.Td>}
                   <Table.Td>{row.owner?.name ?? '—'}</Table.Td>
                   <Table.Td>{formatDate(row.updatedAt)}</Table.Td>
+                  {kind !== 'use_cases' && me.role !== 'read' && (
+                    <Table.Td>
+                      <Button
+                        size="compact-sm"
+                        variant="default"
+                        aria-label={`Edit ${row.name}`}
+                        onClick={async () => {
+                          const r = await call(
+                            (kind === 'models' ? api.models.get(row.id) : api.vendors.get(row.id)) as Promise<{
+                              data: Record<string, unknown> | null
+                              error: { message: string; status?: number } | null
+                            }>,
+                          )
+                          if (r.error)
+                            notifications.show({ color: 'red', title: 'Not found', message: r.error.message })
+                          else setEditing(r.data!)
+                        }}
+                      >
+                        Edit
+                      </Button>
+                    </Table.Td>
+                  )}
                 </Table.Tr>
               ))}
             </Table.Tbody>
@@ -239,114 +329,36 @@ export default function Registry({ kind }: { kind: Kind }) {
         </Button>
       </Group>
       <Modal opened={opened} onClose={close} title={`New ${SINGULAR[kind]}`} size="lg">
-        <CreateForm
+        <RecordForm
           kind={kind}
           fields={fields}
-          onCreated={(id) => {
+          onSaved={(saved) => {
             close()
             notifications.show({ color: 'green', title: 'Created', message: `The ${SINGULAR[kind]} is saved.` })
-            if (kind === 'use_cases') navigate(`/use-cases/${id}`)
+            if (kind === 'use_cases') navigate(`/use-cases/${saved.id}`)
             else go({})
           }}
         />
       </Modal>
-    </Stack>
-  )
-}
-
-/** The create form: the record's own fields, then its custom fields by type; refusals shown next to their field. */
-function CreateForm({
-  kind,
-  fields,
-  onCreated,
-}: {
-  kind: Kind
-  fields: CustomFieldDef[]
-  onCreated: (id: string) => void
-}) {
-  const [name, setName] = useState('')
-  const [description, setDescription] = useState('')
-  const [choice, setChoice] = useState<string | null>(null)
-  const [custom, setCustom] = useState<Record<string, unknown>>({})
-  const [errors, setErrors] = useState<Record<string, string>>({})
-  const [general, setGeneral] = useState<string | undefined>()
-  const descriptionField = kind === 'models' ? 'summary' : 'description'
-  const choiceField = kind === 'use_cases' ? 'risk_category_level' : 'status'
-  return (
-    <form
-      onSubmit={async (e) => {
-        e.preventDefault()
-        const body: Record<string, unknown> = { name }
-        if (description) body[kind === 'models' ? 'summary' : 'description'] = description
-        if (choice) body[kind === 'use_cases' ? 'riskCategoryLevel' : 'status'] = choice
-        const values = Object.entries(custom).filter(([, v]) => v !== undefined && v !== '' && v !== null)
-        if (values.length) body.customFields = values.map(([customFieldId, value]) => ({ customFieldId, value }))
-        const p =
-          kind === 'models'
-            ? api.models.create(body as never)
-            : kind === 'vendors'
-              ? api.vendors.create(body as never)
-              : api.useCases.create(body as never)
-        const r = (await call(p as never)) as {
-          data: { id: string } | null
-          error: { message: string; body?: unknown } | null
-        }
-        if (r.error) {
-          const problem = problemOf(r.error)
-          const byField: Record<string, string> = {}
-          for (const fe of problem.errors)
-            if (fe.field) byField[fe.field.replace(/^\/?(body\/)?/, '')] = fe.message ?? 'not valid'
-          setErrors(byField)
-          setGeneral(problem.message)
-          return
-        }
-        onCreated(r.data!.id)
-      }}
-    >
-      <Stack>
-        {general && (
-          <Alert color="red" title="Not saved">
-            {general}
-          </Alert>
-        )}
-        <TextInput
-          label="Name"
-          required
-          value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
-          error={errors.name}
-        />
-        <Textarea
-          label={kind === 'models' ? 'Summary' : 'Description'}
-          autosize
-          minRows={2}
-          value={description}
-          onChange={(e) => setDescription(e.currentTarget.value)}
-          error={errors[descriptionField]}
-        />
-        <Select
-          label={kind === 'use_cases' ? 'Risk level' : 'Status'}
-          clearable
-          data={options(
-            kind === 'use_cases' ? RISK_LABEL : kind === 'models' ? MODEL_STATUS_LABEL : VENDOR_STATUS_LABEL,
-          )}
-          value={choice}
-          onChange={setChoice}
-          error={errors[choiceField]}
-        />
-        {fields.map((f, i) => (
-          <CustomFieldInput
-            key={f.id}
-            field={f}
-            value={custom[f.id]}
-            onChange={(v) => setCustom((c) => ({ ...c, [f.id]: v }))}
-            error={errors[`custom_fields/${i}/value`] ?? errors[`custom_fields/${f.id}`]}
+      <Modal
+        opened={editing !== undefined}
+        onClose={() => setEditing(undefined)}
+        title={`Edit ${editing?.name ?? ''}`}
+        size="lg"
+      >
+        {editing && (
+          <RecordForm
+            kind={kind}
+            record={editing}
+            fields={fields}
+            onSaved={() => {
+              setEditing(undefined)
+              notifications.show({ color: 'green', title: 'Saved', message: `The ${SINGULAR[kind]} is saved.` })
+              go({ after: q.after })
+            }}
           />
-        ))}
-        <Group justify="flex-end">
-          <Button type="submit">Save</Button>
-        </Group>
-      </Stack>
-    </form>
+        )}
+      </Modal>
+    </Stack>
   )
 }

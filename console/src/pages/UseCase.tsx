@@ -7,6 +7,7 @@ import {
   Group,
   List,
   Loader,
+  Modal,
   MultiSelect,
   NumberInput,
   Progress,
@@ -26,6 +27,10 @@ import { api, call, problemOf } from '../api'
 import { type MissingItem, missingItems, questionAnchor, requirementAnchor } from '../gate'
 import { CONTROL_STATUS_LABEL, formatDate, label, options, RISK_LABEL, STEP_LABEL } from '../labels'
 import { useMe } from '../me-context'
+import { formatBytes, tooLarge } from '../bytes'
+import { uploadEvidence, useUploadLimit } from '../upload'
+import { useCustomFields } from '../custom-fields'
+import { RecordForm } from '../RecordForm'
 
 type Api = typeof api
 type Awaited2<T> = T extends Promise<infer U> ? U : never
@@ -97,6 +102,8 @@ export default function UseCasePage({ id }: { id: string }) {
   const [missing, setMissing] = useState<MissingItem[]>([])
   const editing = useRef(new Set<string>())
   const canWrite = me.role !== 'read'
+  const [editOpen, setEditOpen] = useState(false)
+  const useCaseFields = useCustomFields('use_case')
 
   const reload = useCallback(async () => setState(await loadAll(id)), [id])
   useEffect(() => {
@@ -150,6 +157,25 @@ export default function UseCasePage({ id }: { id: string }) {
       </Stack>
 
       <Section id="overview" title="Overview">
+        {canWrite && (
+          <Group>
+            <Button variant="default" onClick={() => setEditOpen(true)}>
+              Edit details
+            </Button>
+          </Group>
+        )}
+        <Modal opened={editOpen} onClose={() => setEditOpen(false)} title={`Edit ${uc.name}`} size="lg">
+          <RecordForm
+            kind="use_cases"
+            record={uc as unknown as Record<string, unknown>}
+            fields={useCaseFields}
+            onSaved={() => {
+              setEditOpen(false)
+              notifications.show({ color: 'green', title: 'Saved', message: 'The use case is saved.' })
+              void reload()
+            }}
+          />
+        </Modal>
         <Text>{uc.description || 'No description yet.'}</Text>
         <Table variant="vertical" withTableBorder>
           <Table.Tbody>
@@ -529,31 +555,54 @@ function QuestionnaireForm(props: {
   )
 }
 
-/** A file dropped or chosen becomes evidence (up to the service's limit); gives its id back. */
+/** A file dropped or chosen becomes evidence (up to the service's limit, with a progress bar); gives its id back. */
 function Upload({ label: text, onUploaded }: { label: string; onUploaded: (evidenceId: string) => void }) {
-  const [busy, setBusy] = useState(false)
+  const [share, setShare] = useState<number | undefined>()
+  const [refusal, setRefusal] = useState<string | undefined>()
+  const maxBytes = useUploadLimit()
+  const percent = share === undefined ? 0 : Math.round(share * 100)
   return (
     <Stack gap={4}>
       <Dropzone
-        loading={busy}
+        loading={share !== undefined}
         multiple={false}
+        maxSize={maxBytes}
+        onReject={(rejected) => {
+          const file = rejected[0]?.file
+          setRefusal(file ? (tooLarge(file.size, maxBytes) ?? rejected[0]?.errors[0]?.message) : undefined)
+        }}
         onDrop={async (files) => {
           const file = files[0]
           if (!file) return
-          setBusy(true)
-          const r = await call(api.evidence.upload(file, { title: file.name }))
-          setBusy(false)
-          if (r.error) notifications.show({ color: 'red', title: 'Upload refused', message: r.error.message })
+          const refused = tooLarge(file.size, maxBytes)
+          setRefusal(refused)
+          if (refused) return
+          setShare(0)
+          const r = await uploadEvidence(file, setShare)
+          setShare(undefined)
+          if (r.error) setRefusal(`Upload refused: ${problemOf(r.error).message}`)
           else onUploaded(r.data.id)
         }}
         aria-label={text}
         p="sm"
       >
         <Text size="sm" ta="center">
-          Drop a file here, or press to choose one
+          Drop a file here, or press to choose one{maxBytes ? ` (up to ${formatBytes(maxBytes)})` : ''}
         </Text>
       </Dropzone>
-      {busy && <Progress value={100} animated aria-label="Uploading" />}
+      {share !== undefined && (
+        <Group gap="xs" wrap="nowrap">
+          <Progress value={percent} flex={1} aria-label={`Uploading: ${percent}%`} data-testid="upload-progress" />
+          <Text size="xs" aria-live="polite">
+            {percent}%
+          </Text>
+        </Group>
+      )}
+      {refusal && (
+        <Text c="red.9" size="sm" role="alert">
+          {refusal}
+        </Text>
+      )}
     </Stack>
   )
 }

@@ -105,6 +105,19 @@ export type UseCaseUpdate = Static<typeof UseCaseUpdate>
 
 export const UseCaseListQuery = NamedListQuery({
   risk_category_level: Type.Optional(RiskCategoryLevel),
+  workflow_stage_id: Type.Optional(Type.String({ maxLength: 64, description: 'Use cases in this workflow stage.' })),
+  workflow_stage_step: Type.Optional(WorkflowStep),
+  control_status: Type.Optional(
+    Type.Enum(['pending', 'in_progress', 'implemented', 'not_applicable'], {
+      description: 'Use cases with at least one control in this status.',
+    }),
+  ),
+  overdue_controls: Type.Optional(
+    Type.Boolean({
+      description:
+        'true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without.',
+    }),
+  ),
   created_after: Type.Optional(Type.String({ format: 'date-time' })),
   created_before: Type.Optional(Type.String({ format: 'date-time' })),
   ...governedFilters,
