@@ -15,6 +15,8 @@ export default {
     // Loaded only on the first visit to /docs and by the MCP transports; kept as the packages ship them.
     /^@scalar\//,
     /^@modelcontextprotocol\//,
+    // The authorization server of /mcp, loaded with it.
+    /^oidc-provider(\/|$)/,
   ],
   output: { dir: 'dist/service', format: 'esm', sourcemap: true, cleanDir: true },
 }

@@ -52,6 +52,7 @@ import { configurationRoutes } from './modules/configuration/configuration.route
 import { type CommitFeed, type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
 import { createDatabase, type Database } from './db/create-db.js'
 import { AuditNameIndexer } from './shared/audit-name-search.js'
+import type { OAuthServer } from './modules/oauth/oauth.server.js'
 import type { Ctx } from './shared/context.js'
 import type { Deps } from './shared/deps.js'
 import { createServices, type Services } from './services.js'
@@ -109,6 +110,8 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   await installOpenApi(app)
 
   const services = createServices(deps)
+  // The authorization server of /mcp, loaded (with oidc-provider) only when the MCP server is on.
+  const oauth = deps.config.enableMcp ? await loadOAuthServer(deps) : undefined
   const feed = new AuditFeed(deps.database, deps.redis)
 
   await app.register(healthRoutes(readinessChecks(deps)))
@@ -121,7 +124,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   })
   await app.register(
     async (api) => {
-      installAuth(api, { ...deps, sessions: services.sessions })
+      installAuth(api, { ...deps, sessions: services.sessions, oauth })
       installTextChecks(api)
       await installRateLimit(api, deps)
       installIdempotency(api, idempotencyStore(deps.database, deps.redis, deps.log))
@@ -185,9 +188,16 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
   // Off: /mcp is an unknown path like any other (404 problem response), and the MCP SDK is never loaded.
   if (deps.config.enableMcp) {
     const { mcpHttpRoutes } = await import('./mcp/http.js')
-    await app.register(mcpHttpRoutes(deps, services))
+    const { oauthRoutes } = await import('./modules/oauth/oauth.routes.js')
+    await app.register(oauthRoutes(oauth!, services.sessions, deps))
+    await app.register(mcpHttpRoutes(deps, services, oauth!))
   }
   return app
+}
+
+async function loadOAuthServer(deps: Deps): Promise<OAuthServer> {
+  const { createOAuthServer } = await import('./modules/oauth/oauth.server.js')
+  return createOAuthServer({ config: deps.config, database: deps.database, log: deps.log, cookieKey: deps.webhookKey })
 }
 
 /** This instance's webhook dispatcher (off with WEBHOOK_DELIVERY=false), with its own pool on PostgreSQL. */

@@ -30,6 +30,7 @@ import * as evidenceUsage from './migrations/2026-12-01T10-evidence-usage.js'
 import * as auditLegacyProofs from './migrations/2026-12-01T11-audit-legacy-proofs.js'
 import * as peopleSignIn from './migrations/2026-12-02T07-people-sign-in.js'
 import * as sso from './migrations/2026-12-02T08-sso.js'
+import * as oauth from './migrations/2026-12-02T09-oauth.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -63,6 +64,7 @@ const migrations: Record<string, Migration> = {
   '2026-12-01T11-audit-legacy-proofs': auditLegacyProofs,
   '2026-12-02T07-people-sign-in': peopleSignIn,
   '2026-12-02T08-sso': sso,
+  '2026-12-02T09-oauth': oauth,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -50,6 +50,7 @@ export interface Tables {
   login_links: LoginLinkRow
   sso_configs: SsoConfigRow
   oidc_logins: OidcLoginRow
+  oauth_records: OauthRecordRow
 }
 
 /** A tenant's stored evidence bytes (every chunk, finished or still arriving), kept in the transactions that change them. */
@@ -431,6 +432,18 @@ export interface OidcLoginRow {
   created_at: string
   expires_at: string
   used_at: string | null
+}
+
+/** One record of the authorization server of /mcp (client, grant, code, token, interaction…), as oidc-provider keeps it. */
+export interface OauthRecordRow {
+  kind: string
+  id: string
+  /** The provider's JSON payload. */
+  payload: string
+  expires_at: string | null
+  grant_id: string | null
+  uid: string | null
+  user_code: string | null
 }
 
 export interface WebhookEndpointRow {

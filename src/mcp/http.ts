@@ -3,7 +3,9 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Services } from '../services.js'
 import { AppError } from '../http/errors.js'
-import { authenticateBearer } from '../http/plugins/auth.js'
+import { authenticateBearer, authenticateOAuth, serviceOrigin } from '../http/plugins/auth.js'
+import type { OAuthServer } from '../modules/oauth/oauth.server.js'
+import { bearerChallenge } from '../modules/oauth/oauth.routes.js'
 import { credentialFailureGuard, installRateLimit } from '../http/plugins/rate-limit.js'
 import type { Ctx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
@@ -20,15 +22,29 @@ export const MCP_PATH = '/mcp'
  * (ending a session) have no meaning without sessions: 405.
  * Authentication runs before any MCP message is read; tools call the same service objects as the HTTP routes.
  */
-export function mcpHttpRoutes(deps: Deps, services: Services) {
+export function mcpHttpRoutes(deps: Deps, services: Services, oauth: OAuthServer) {
   return async (app: FastifyInstance) => {
     const log = app.log.child({ component: 'mcp' })
 
     const guard = credentialFailureGuard(deps.config, deps.redis, log)
     app.decorateRequest('ctx', null as unknown as Ctx)
-    app.addHook('onRequest', async (req) => {
+    app.addHook('onRequest', async (req, reply) => {
       const tenant = req.headers['x-tenant']
-      req.ctx = await guard(typeof tenant === 'string' ? tenant : '', req.ip, () => authenticate(req, deps, services))
+      try {
+        req.ctx = await guard(typeof tenant === 'string' ? tenant : '', req.ip, () =>
+          authenticate(req, deps, services, oauth),
+        )
+      } catch (err) {
+        // The MCP authorization specification: a 401 says where to find the authorization server.
+        if (err instanceof AppError && err.code === 'unauthorized') {
+          const origin = serviceOrigin(req, deps.config)
+          reply.header(
+            'www-authenticate',
+            bearerChallenge(origin, req.headers.authorization === undefined ? undefined : 'invalid_token'),
+          )
+        }
+        throw err
+      }
     })
     // After authentication, so the limit counts per API key as on the API routes.
     await installRateLimit(app, deps)
@@ -65,8 +81,8 @@ export function mcpHttpRoutes(deps: Deps, services: Services) {
   }
 }
 
-/** Bearer token (verified exactly like the API routes), or X-API-Key + X-Tenant (checked like the token exchange). */
-async function authenticate(req: FastifyRequest, deps: Deps, services: Services): Promise<Ctx> {
+/** An assistant's OAuth token, a bearer token (verified exactly like the API routes), or X-API-Key + X-Tenant. */
+async function authenticate(req: FastifyRequest, deps: Deps, services: Services, oauth: OAuthServer): Promise<Ctx> {
   const apiKey = req.headers['x-api-key']
   if (req.headers.authorization === undefined && apiKey !== undefined) {
     const tenant = req.headers['x-tenant']
@@ -81,7 +97,12 @@ async function authenticate(req: FastifyRequest, deps: Deps, services: Services)
   if (req.headers.authorization === undefined) {
     throw new AppError('unauthorized', 'send Authorization: Bearer <access token>, or X-API-Key and X-Tenant headers')
   }
-  return { ...(await authenticateBearer(req, deps)), source: 'mcp' }
+  return (
+    (await authenticateOAuth(req, oauth, deps.config, 'mcp')) ?? {
+      ...(await authenticateBearer(req, deps)),
+      source: 'mcp',
+    }
+  )
 }
 
 /** Hands the raw request to the SDK's transport, keeping the headers Fastify's hooks set (request id, rate limits). */

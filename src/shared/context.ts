@@ -19,6 +19,8 @@ export interface Ctx {
   via?: 'session' | 'api_key' | 'oauth'
   /** A person's signed-in browser session: its id, and the CSRF token its cookie writes must send. */
   session?: { id: string; csrfToken: string }
+  /** The OAuth client an assistant acting for a person connected with: audit records name it in `metadata.client`. */
+  client?: { id: string; name: string }
   /** When the caller's token or key lapses, ms since the epoch: answers that stay open (event streams) end there. */
   expiresAt?: number
 }

@@ -400,12 +400,18 @@ function auditRow(keys: AuditKeys, ctx: Ctx, entry: AuditEntry, seq: number, pre
     source: ctx.source,
     request_id: ctx.requestId,
     changes: entry.changes ? JSON.stringify(entry.changes) : null,
-    metadata: entry.metadata ? JSON.stringify(entry.metadata) : null,
+    metadata: metadataOf(ctx, entry),
     prev_hash: prevHash,
     chain_key_id: keys.chain.id,
   }
   const stored = asStored(row)
   return { ...stored, hash: auditHash(stored, keys)! }
+}
+
+/** The entry's metadata, with the OAuth client an assistant acted through when there was one. */
+function metadataOf(ctx: Ctx, entry: AuditEntry): string | null {
+  const metadata = ctx.client ? { ...entry.metadata, client: ctx.client } : entry.metadata
+  return metadata ? JSON.stringify(metadata) : null
 }
 
 /**

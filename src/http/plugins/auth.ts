@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Config } from '../../config.js'
 import type { KeyStatusCache } from '../../modules/api-keys/key-status.js'
 import type { TokenService } from '../../modules/auth/tokens.js'
+import type { OAuthServer } from '../../modules/oauth/oauth.server.js'
 import { SESSION_COOKIE, type SessionsService } from '../../modules/sessions/sessions.service.js'
 import { type Ctx, type Role, roleAllows, type Source } from '../../shared/context.js'
 import { AppError } from '../errors.js'
@@ -27,6 +28,8 @@ declare module 'fastify' {
     public?: boolean
     /** The least role allowed; by default GET needs read and anything else write. */
     role?: Role
+    /** Also takes an OAuth access token of an assistant (issued for /mcp): who-is-calling only. */
+    oauth?: boolean
   }
   interface FastifyRequest {
     ctx: Ctx
@@ -38,6 +41,8 @@ export interface AuthDeps {
   keyStatus: KeyStatusCache
   sessions: SessionsService
   config: Config
+  /** The authorization server of /mcp, when the MCP server is on. */
+  oauth?: OAuthServer
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
@@ -52,7 +57,12 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
     const config = req.routeOptions.config
     if (config.public) return
     const secret = req.headers.authorization === undefined ? req.cookies?.[SESSION_COOKIE] : undefined
-    req.ctx = secret === undefined ? await authenticateBearer(req, deps) : await authenticateSession(req, secret, deps)
+    req.ctx =
+      secret !== undefined
+        ? await authenticateSession(req, secret, deps)
+        : config.oauth && deps.oauth
+          ? ((await authenticateOAuth(req, deps.oauth, deps.config, 'api')) ?? (await authenticateBearer(req, deps)))
+          : await authenticateBearer(req, deps)
     const needed: Role = config.role ?? (req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write')
     if (!roleAllows(req.ctx.role, needed)) {
       const who = req.ctx.actor.type === 'user' ? 'this person' : 'this API key'
@@ -64,6 +74,33 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): void {
       )
     }
   })
+}
+
+/**
+ * An assistant's OAuth access token (opaque, so never mistaken for the service's JWTs): its caller, or null when the
+ * request carries no such token. One that is not valid (expired, revoked, for another resource, its person
+ * deactivated) is a 401.
+ */
+export async function authenticateOAuth(
+  req: FastifyRequest,
+  oauth: OAuthServer,
+  config: Pick<Config, 'publicUrl'>,
+  source: Source,
+): Promise<Ctx | null> {
+  const match = req.headers.authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization)
+  if (!match || !oauth.looksLikeOAuthToken(match[1])) return null
+  const ctx = await oauth.authenticate(match[1], serviceOrigin(req, config), req.id, source)
+  if (!ctx) {
+    throw new AppError(
+      'unauthorized',
+      'the OAuth access token is not valid here: expired, revoked, issued for another resource, or its person is deactivated',
+    )
+  }
+  const tenantHeader = req.headers['x-tenant']
+  if (tenantHeader !== undefined && tenantHeader !== ctx.tenantId) {
+    throw new AppError('forbidden', 'X-Tenant does not match the tenant of the access token')
+  }
+  return ctx
 }
 
 /** The origin this service is reached at, as browsers send it in `Origin`. */

@@ -12,7 +12,7 @@ export function sessionRoutes(sessions: SessionsService): FastifyPluginAsyncType
     app.get(
       '/me',
       {
-        config: { role: 'read' },
+        config: { role: 'read', oauth: true },
         schema: {
           operationId: 'getMe',
           summary: 'Who is calling',
