@@ -256,18 +256,17 @@ export function oauthRoutes(oauth: OAuthServer, sessions: SessionsService, deps:
           if (!details || details.uid !== req.params.uid) return expiredPage(reply)
           const { ctx } = signedIn
           const clientId = String(details.params.client_id)
+          /** Logs the person's answer and sends the browser back to the provider with it. */
+          const answer = async (result: Parameters<typeof provider.interactionResult>[2], message: string) => {
+            req.log.info({ component: 'oauth', tenant: ctx.tenantId, client: clientId }, message)
+            const to = await provider.interactionResult(req.raw, reply.raw, result, { mergeWithLastSubmission: false })
+            return reply.header('cache-control', 'no-store').redirect(to, 303)
+          }
           if (req.body?.decision !== 'allow') {
-            req.log.info(
-              { component: 'oauth', tenant: ctx.tenantId, client: clientId },
+            return answer(
+              { error: 'access_denied', error_description: 'the person did not allow this client' },
               'OAuth access denied by the person',
             )
-            const to = await provider.interactionResult(
-              req.raw,
-              reply.raw,
-              { error: 'access_denied', error_description: 'the person did not allow this client' },
-              { mergeWithLastSubmission: false },
-            )
-            return reply.header('cache-control', 'no-store').redirect(to, 303)
           }
           const accountId = accountIdOf(ctx.tenantId, ctx.actor.id!)
           const requested = String(details.params.scope ?? '')
@@ -297,17 +296,7 @@ export function oauthRoutes(oauth: OAuthServer, sessions: SessionsService, deps:
               metadata: { scope: scopes.join(' '), role: oauthRole(ctx.role, scopes.join(' ')) },
             },
           }))
-          req.log.info(
-            { component: 'oauth', tenant: ctx.tenantId, client: clientId },
-            'OAuth access allowed by the person',
-          )
-          const to = await provider.interactionResult(
-            req.raw,
-            reply.raw,
-            { login: { accountId }, consent: { grantId } },
-            { mergeWithLastSubmission: false },
-          )
-          return reply.header('cache-control', 'no-store').redirect(to, 303)
+          return answer({ login: { accountId }, consent: { grantId } }, 'OAuth access allowed by the person')
         },
       )
     })
