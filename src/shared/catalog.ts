@@ -16,6 +16,7 @@ import {
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
 import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
+import { utcDay } from './today.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import {
   type AuditEntry,
@@ -132,6 +133,8 @@ export interface JsonCatalogSpec<
    * list page holding the same records in the same order, so kept pages stay (ItemCache).
    */
   unlisted: readonly (keyof Item & string)[]
+  /** The queries whose rows also depend on today's date (UTC): their kept pages are kept per day. */
+  daily?: (query: Query) => boolean
 }
 
 export type CatalogService<Item, Create, Update, Query> = {
@@ -438,7 +441,8 @@ export function createJsonReads<
       }
       const view = await itemCache.view(ctx.tenantId, readAt ?? undefined)
       // Sorted by updated_at, every update moves its record: those pages are never kept.
-      const pageKey = ks.column === 'updated_at' ? null : JSON.stringify(query)
+      const pageKey =
+        ks.column === 'updated_at' ? null : `${JSON.stringify(query)}${spec.daily?.(query) ? ` ${utcDay()}` : ''}`
       let page: (PageIds & { body?: PageBody }) | undefined =
         pageKey === null ? undefined : itemCache.getPage(view, type, pageKey)
       // The versions the list query read, when it ran: a kept page and kept items are both current in the view.

@@ -3,11 +3,15 @@ import { LRUCache } from 'lru-cache'
 import { Type } from 'typebox'
 import { anyOf, anyOfValue } from '../../db/any-of.js'
 import type { Database } from '../../db/create-db.js'
+import { utcDay } from '../../shared/today.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** false: this GET is never answered from the read cache (streams, checks of the stored data itself). */
-    readCache?: boolean
+    /**
+     * false: this GET is never answered from the read cache (streams, checks of the stored data itself). `daily`:
+     * for the queries it names the answer also depends on today's date (UTC), which the ETag then carries.
+     */
+    readCache?: boolean | { daily(query: unknown): boolean }
   }
   interface FastifyRequest {
     readCacheMiss: { key: string; etag: string } | null
@@ -93,7 +97,9 @@ export function installReadCache(
     headsOfTurn(req.ctx.tenantId, (err, head) => (err ? done(err) : head === undefined ? shared() : answer(head)))
   }
   const answerAt = (req: FastifyRequest, reply: FastifyReply, head: Head, done: (err?: Error) => void) => {
-    const etag = etagOf(head)
+    const { readCache } = req.routeOptions.config
+    const daily = typeof readCache === 'object' && readCache.daily(req.query)
+    const etag = daily ? `${etagOf(head).slice(0, -1)}-${utcDay().replaceAll('-', '')}"` : etagOf(head)
     reply.header('cache-control', 'private, no-cache')
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)

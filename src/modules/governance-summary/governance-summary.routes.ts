@@ -17,6 +17,7 @@ export function governanceSummaryRoutes(summary: GovernanceSummaryService): Fast
           querystring: GovernanceSummaryQuery,
           response: { 200: GovernanceSummary },
         },
+        config: { readCache: { daily: (query) => (query as { as_of?: string }).as_of === undefined } },
       },
       async (req) => summary.get(req.ctx, req.query),
     )

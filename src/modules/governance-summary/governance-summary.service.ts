@@ -6,6 +6,7 @@ import type { EvidenceRequirement } from '../policy-controls/policy-controls.sch
 import { progress, type StoredAnswers } from '../questionnaires/questionnaire-answers.js'
 import type { Section } from '../questionnaires/questionnaires.schemas.js'
 import * as repo from './governance-summary.repo.js'
+import { utcDay } from '../../shared/today.js'
 import type { GovernanceSummary, GovernanceSummaryQuery } from './governance-summary.schemas.js'
 
 export type GovernanceSummaryService = ReturnType<typeof createGovernanceSummaryService>
@@ -19,7 +20,7 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
 
   return {
     async get(ctx: Ctx, query: GovernanceSummaryQuery = {}): Promise<GovernanceSummary> {
-      const asOf = query.as_of ?? new Date().toISOString().slice(0, 10)
+      const asOf = query.as_of ?? utcDay()
       const [risk, stages, controls, overdue, overdueUseCases, byAssignee, answers, required, links] =
         await Promise.all([
           repo.countUseCasesByRiskLevel(db, ctx.tenantId),

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { created, jsonText, noContent } from '../../http/responses.js'
 import { IdParam } from '../../shared/schemas.js'
 import { UseCase, UseCaseCreate, UseCaseListQuery, UseCasePage, UseCaseUpdate } from './use-cases.schemas.js'
-import type { UseCasesService } from './use-cases.service.js'
+import { overdueListed, type UseCasesService } from './use-cases.service.js'
 
 const tags = ['use cases']
 
@@ -19,6 +19,7 @@ export function useCaseRoutes(useCases: UseCasesService): FastifyPluginAsyncType
           querystring: UseCaseListQuery,
           response: { 200: UseCasePage },
         },
+        config: { readCache: { daily: (query) => overdueListed(query as UseCaseListQuery) } },
       },
       async (req, reply) => jsonText(reply, await useCases.listJson(req.ctx, req.query, req.readAt)),
     )

@@ -25,6 +25,7 @@ import { removeAssociations } from '../../shared/links.repo.js'
 import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
 import { answerOnCreate, replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
+import { utcDay } from '../../shared/today.js'
 import type { UseCase, UseCaseCreate, UseCaseListQuery, UseCaseUpdate } from './use-cases.schemas.js'
 
 /** Controls still to do, as the governance summary counts them (its module reads use cases, so not imported). */
@@ -37,6 +38,9 @@ const controlsOf = (eb: ExpressionBuilder<Tables, 'use_cases'>) =>
     .select(sql<number>`1`.as('one'))
     .whereRef('c.use_case_id', '=', 'use_cases.id')
     .whereRef('c.tenant_id', '=', 'use_cases.tenant_id')
+
+/** A list filtered by overdue controls changes at midnight (UTC) without a write. */
+export const overdueListed = (query: UseCaseListQuery): boolean => query.overdue_controls !== undefined
 
 export type UseCasesService = ReturnType<typeof createUseCasesService>
 
@@ -68,6 +72,7 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   idPrefix: 'uc',
   governed: 'use_case',
   auditRefs: (row) => ({ useCaseId: row.id }),
+  daily: overdueListed,
   ...NAMED,
   ...fields,
   // A new use case starts in the tenant's start stage, at its first step.
@@ -88,7 +93,7 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
     }
     if (query.overdue_controls !== undefined) {
       // Overdue as the governance summary counts it: open, and due before today (UTC).
-      const today = new Date().toISOString().slice(0, 10)
+      const today = utcDay()
       const overdue = (eb: ExpressionBuilder<Tables, 'use_cases'>) =>
         eb.exists(
           controlsOf(eb)

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { describeEachDialect, startTestApp, type TestApp } from '../../helpers/harness.js'
 import { publishedControl } from '../../helpers/policy.js'
 
@@ -71,6 +71,45 @@ describeEachDialect('use case list filters: stage, step, control status, overdue
     expect(await names('control_status=pending')).toEqual(['Overdue'])
     expect(await names('overdue_controls=true')).toEqual(['Overdue'])
     expect(await names('overdue_controls=false')).toEqual(['Bare', 'Done', 'Moved'])
+  })
+
+  it('answers the overdue list and the summary anew at midnight (UTC), with no write in between', async () => {
+    // Only the clock is faked: the control falls due at midnight, and no write moves the tenant's audit chain.
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-03-09T23:59:00Z') })
+    try {
+      const night = t.as('night', 'write')
+      await publishedControl(t, 'night', 'LOG', { name: 'Logging' })
+      const pack = { key: 'P', name: 'Pack', controls: [{ key: 'LOG' }] }
+      expect((await night({ method: 'POST', url: '/policy_packs', payload: pack })).statusCode).toBe(201)
+      const uc = (await night({ method: 'POST', url: '/use_cases', payload: { name: 'Due on the 9th' } })).json()
+      const applied = { key: 'P', due_date: '2026-03-09' }
+      expect(
+        (await night({ method: 'POST', url: `/use_cases/${uc.id}/policy_packs`, payload: applied })).statusCode,
+      ).toBe(201)
+      const read = (url: string, etag?: string) =>
+        night({ method: 'GET', url, headers: etag ? { 'if-none-match': etag } : {} })
+      const overdue = '/use_cases?overdue_controls=true'
+      for (let i = 0; i < 2; i++) {
+        expect((await read(overdue)).json().items).toEqual([])
+        expect((await read('/governance_summary')).json().overdue_use_cases_total).toBe(0)
+      }
+      const before = [
+        (await read(overdue)).headers.etag as string,
+        (await read('/governance_summary')).headers.etag as string,
+      ]
+
+      vi.setSystemTime(new Date('2026-03-10T00:00:30Z'))
+      const list = await read(overdue, before[0])
+      expect(list.statusCode).toBe(200)
+      expect(list.json().items.map((u: { id: string }) => u.id)).toEqual([uc.id])
+      const summary = await read('/governance_summary', before[1])
+      expect(summary.statusCode).toBe(200)
+      expect(summary.json()).toMatchObject({ as_of: '2026-03-10', overdue_use_cases_total: 1 })
+      // Answers that do not depend on the day keep their ETag.
+      expect((await read('/use_cases')).headers.etag).toMatch(/^"\d+-[0-9a-f]{16}"$/)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('refuses a step or status that does not exist, naming the parameter', async () => {
