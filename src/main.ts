@@ -29,6 +29,7 @@ import { now } from './shared/ids.js'
 import { redactQuery } from './shared/urls.js'
 import { ItemCache } from './shared/item-cache.js'
 import { createMetrics } from './shared/metrics.js'
+import { requestCounters } from './http/plugins/request-counters.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
 
 const require = createRequire(import.meta.url)
@@ -166,6 +167,7 @@ export async function createDeps(
     log,
     metrics: createMetrics(database),
     redis,
+    requestCounters: requestCounters(redis, log),
     revocationListener,
     webhookKey,
     webhookDns,

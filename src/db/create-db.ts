@@ -164,7 +164,7 @@ export const QUERY_TIMEOUT_MS = 2000
  * running query (and so the request, as a 503), never the process as an unhandled 'error' event. A query
  * that times out also drops its connection, so the pool replaces it instead of queueing behind a dead one.
  */
-function resilientClient(pg: typeof pgTypes) {
+function resilientClient(pg: typeof pgTypes, statementNames: StatementNames) {
   return class ResilientClient extends pg.Client {
     constructor(config?: string | pgTypes.ClientConfig) {
       super(config)
@@ -188,7 +188,7 @@ function resilientClient(pg: typeof pgTypes) {
             (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
           // A migration changed the columns of a table a prepared `select *` reads (another instance's, in a rolling
           // deploy): this statement fails once, and the text is prepared anew under another name on its next run.
-          if (name !== undefined && err?.code === FEATURE_NOT_SUPPORTED) statementNames.delete(text as string)
+          if (name !== undefined && err?.code === FEATURE_NOT_SUPPORTED) statementNames.forget(text as string)
         })
       }
       return result
@@ -200,14 +200,8 @@ function resilientClient(pg: typeof pgTypes) {
      * other texts, which bounds what a flood of query shapes can make the server keep.
      */
     private statementName(text: string): string | undefined {
-      const known = statementNames.get(text)
-      if (known === undefined) {
-        statementNames.set(text, RUN_ONCE)
-        return undefined
-      }
-      const name = known === RUN_ONCE ? `aigov_${++statementsNamed}` : known
-      if (known === RUN_ONCE) statementNames.set(text, name)
-      if (this.preparedHere.has(name)) return name
+      const name = statementNames.nameOf(text)
+      if (name === undefined || this.preparedHere.has(name)) return name
       if (this.preparedHere.size >= PREPARED_PER_CONNECTION) return undefined
       this.preparedHere.add(name)
       return name
@@ -221,16 +215,39 @@ const PREPARED_PER_CONNECTION = 200
 /** PostgreSQL's code for "cached plan must not change result type" (among other features it lacks). */
 const FEATURE_NOT_SUPPORTED = '0A000'
 
-/**
- * PostgreSQL statement names by SQL text (RUN_ONCE: run once so far). Every statement with parameters runs prepared from
- * its second run on, parsed and planned once per connection instead of on every run, which is a large share of the
- * database server's CPU under a create storm (design-measurements.md, "Prepared statements"). Kysely binds parameters, never inlines them, so the texts come from a bounded set of query
- * shapes; the LRU bound keeps a flood of shapes from growing the map. A name is never reused for another text (pg
- * refuses a name prepared with a different text on a connection).
- */
-const statementNames = new LRUCache<string, string | typeof RUN_ONCE>({ max: STATEMENT_CACHE_SIZE })
-let statementsNamed = 0
 const RUN_ONCE = 0
+
+/**
+ * A pool's PostgreSQL statement names by SQL text. Every statement with parameters runs prepared from its second run
+ * on, parsed and planned once per connection instead of on every run, which is a large share of the database
+ * server's CPU under a create storm (design-measurements.md, "Prepared statements"). Kysely binds parameters, never
+ * inlines them, so the texts come from a bounded set of query shapes; the LRU bound keeps a flood of shapes from
+ * growing the map. A name is never reused for another text (pg refuses a name prepared with a different text on a
+ * connection).
+ */
+class StatementNames {
+  /** RUN_ONCE: run once so far. */
+  private readonly names = new LRUCache<string, string | typeof RUN_ONCE>({ max: STATEMENT_CACHE_SIZE })
+  private named = 0
+
+  /** The name to run `text` under: none on its first run (a one-off text is not worth a prepared statement). */
+  nameOf(text: string): string | undefined {
+    const known = this.names.get(text)
+    if (known === undefined) {
+      this.names.set(text, RUN_ONCE)
+      return undefined
+    }
+    if (known !== RUN_ONCE) return known
+    const name = `aigov_${++this.named}`
+    this.names.set(text, name)
+    return name
+  }
+
+  /** The text is prepared anew, under another name, on its next run. */
+  forget(text: string): void {
+    this.names.delete(text)
+  }
+}
 
 /**
  * Kysely prepares every query anew; a better-sqlite3 statement can be reused, so the most recent ones are kept
@@ -258,7 +275,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
   const pg = loadPg()
   const poolSize = options.poolSize ?? 10
   const pool = new pg.Pool({
-    Client: resilientClient(pg),
+    Client: resilientClient(pg, new StatementNames()),
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: 2000,

@@ -3,6 +3,7 @@ import type { Config } from '../config.js'
 import type { Database } from '../db/create-db.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
+import type { RequestCounters } from '../http/plugins/request-counters.js'
 import type { WebhookResolver } from '../modules/webhooks/webhook-dns.js'
 import type { ItemCache } from './item-cache.js'
 import type { Metrics } from './metrics.js'
@@ -18,6 +19,8 @@ export interface Deps {
   metrics: Metrics
   /** Present when REDIS_URL is set: shared rate limits, idempotency records, revocation fan-out. */
   redis: RedisClient | undefined
+  /** The request rate limit's counters (in Redis when it answers), one store for every scope that limits requests. */
+  requestCounters: RequestCounters
   /** Encrypts webhook signing secrets at rest (from WEBHOOK_SECRET_KEY, else the JWT secret). */
   webhookKey: Buffer
   /** Webhook targets' name lookups, shared by the checks at save and at send (bounded per tenant, cached). */

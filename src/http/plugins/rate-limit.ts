@@ -1,63 +1,15 @@
-import { createRequire } from 'node:module'
-import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit'
+import rateLimit from '@fastify/rate-limit'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import type { Deps } from '../../shared/deps.js'
 import { routeLabel } from './observability.js'
 import type { Config } from '../../config.js'
-import { type RedisClient, warnAtMostEveryMinute } from '../../shared/redis.js'
+import type { RedisClient } from '../../shared/redis.js'
+import { LocalStore, type RequestCounters, resilientStore, type StoreCtor } from './request-counters.js'
 import { AppError } from '../errors.js'
-
-type Store = FastifyRateLimitStore & { read: FastifyRateLimitStore['incr']; child(routeOptions: unknown): Store }
-type StoreCtor = new (...args: unknown[]) => Store
-
-// The plugin's own stores, so counting works exactly as the plugin documents it.
-const require = createRequire(import.meta.url)
-const RedisStore = require('@fastify/rate-limit/store/RedisStore') as StoreCtor
-const LocalStore = require('@fastify/rate-limit/store/LocalStore') as StoreCtor
 
 const WINDOW_MS = 60_000
 
-/**
- * Counts in Redis when it answers and in this instance's memory when it does not,
- * so an outage loosens limits to per-instance instead of failing requests.
- */
-function resilientStore(redis: RedisClient, log: FastifyBaseLogger, prefix: string): Store {
-  const warn = warnAtMostEveryMinute(log)
-  type Op = 'incr' | 'read'
-  const build = (shared: Store, local: Store): Store => {
-    const fallback =
-      (op: Op): Store['incr'] =>
-      (key, callback, timeWindow, max) => {
-        shared[op](
-          key,
-          (err, result) => {
-            if (!err) return callback(null, result)
-            warn({ err: err.message }, 'rate limit counters fell back to this instance: redis unreachable')
-            local[op](key, callback, timeWindow, max)
-          },
-          timeWindow,
-          max,
-        )
-      }
-    return {
-      incr: fallback('incr'),
-      read: fallback('read'),
-      child: (routeOptions) => build(shared.child(routeOptions), local.child(routeOptions)),
-    }
-  }
-  return build(new RedisStore(false, false, redis, prefix), new LocalStore(false, false, 10_000))
-}
-
-/** One counter store per service (per config): /mcp and the API routes then draw on one budget per API key. */
-const sharedStores = new WeakMap<Config, Store>()
-
-function sharedStore(config: Config, redis: RedisClient | undefined, log: FastifyBaseLogger): StoreCtor {
-  let store = sharedStores.get(config)
-  if (!store) {
-    store = redis ? resilientStore(redis, log, 'aigov:rl:') : new LocalStore(false, false, 10_000)
-    sharedStores.set(config, store)
-  }
-  const instance = store
+function sharedStore(instance: RequestCounters): StoreCtor {
   // The plugin takes a constructor; it gets the one shared store each time.
   return class {
     constructor() {
@@ -75,16 +27,16 @@ const clientAddress = (req: FastifyRequest) => req.ip
  */
 export async function installRateLimit(
   api: FastifyInstance,
-  deps: Pick<Deps, 'config' | 'redis' | 'metrics'>,
+  deps: Pick<Deps, 'config' | 'metrics' | 'requestCounters'>,
 ): Promise<void> {
-  const { config, redis, metrics } = deps
+  const { config, metrics } = deps
   await api.register(rateLimit, {
     onExceeded: (req) => metrics.rateLimitRefusals.inc({ route: routeLabel(req) }),
     max: config.rateLimitPerMinute,
     timeWindow: WINDOW_MS,
     hook: 'onRequest',
     enableDraftSpec: true,
-    store: sharedStore(config, redis, api.log),
+    store: sharedStore(deps.requestCounters),
     keyGenerator: (req) => (req.ctx ? `key:${req.ctx.tenantId}:${req.ctx.actor.id}` : `addr:${clientAddress(req)}`),
     errorResponseBuilder: (_req, context) =>
       limited(context.max, context.ttl, `rate limit of ${context.max} requests per minute exceeded`),
