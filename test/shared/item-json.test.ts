@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import { systemCtx } from '../../src/shared/context.js'
 import { createServices } from '../../src/services.js'
 import { toAuditLog } from '../../src/modules/audit-logs/audit-logs.service.js'
-import { dispatchStatements } from '../../src/modules/webhooks/webhooks.repo.js'
+import { dispatchStatements } from '../../src/modules/webhooks/webhooks.delivery-repo.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 
 // The governed families' GETs send JSON the database renders; their writes, MCP and events render items in

@@ -1,6 +1,6 @@
 // What the dispatcher may do this turn, as pure functions of its state (loop load, counts in hand, time): no
 // database, no network, no clock of its own, so each rule is tested alone (test/modules/webhooks/webhook-schedule.test.ts).
-// Measured reasons for the figures: bench/results/design-measurements.md (webhooks.delivery.ts).
+// Measured reasons for the figures: bench/results/design-measurements.md (Webhook delivery yielding to the API).
 
 /**
  * Turns of the loop (fan out, claim, record successes) start at most this often while events keep coming: one
@@ -45,6 +45,8 @@ export const HELD_PER_ENDPOINT = 2 * PER_ENDPOINT + CLAIM_BATCH
 export const PER_TENANT_SENDS = CONCURRENCY / 2
 /** Deliveries of one tenant in hand at most, by the same rule as HELD_PER_ENDPOINT. */
 export const HELD_PER_TENANT = 2 * PER_TENANT_SENDS + CLAIM_BATCH
+/** A claimed delivery is this instance's for the send timeout and this much more; after a crash another instance takes it over. */
+export const LEASE_MARGIN_MS = 5_000
 const MAX_BACKOFF_MS = 2 * 3600 * 1000
 const FIRST_BACKOFF_MS = 5000
 
@@ -108,6 +110,16 @@ export function claimLimit(budget: number, inHand: number): number {
 /** Whether another send may start: its endpoint, its tenant and the service each below their limit of sends in flight. */
 export function maySend(endpointSending: number, tenantSending: number, sending: number): boolean {
   return endpointSending < PER_ENDPOINT && tenantSending < PER_TENANT_SENDS && sending < CONCURRENCY
+}
+
+/** When a lease taken now runs out: after the longest a send may take, and LEASE_MARGIN_MS. */
+export function leaseUntil(sendTimeoutMs: number, nowMs: number = Date.now()): string {
+  return new Date(nowMs + sendTimeoutMs + LEASE_MARGIN_MS).toISOString()
+}
+
+/** Whether a send started now ends within the lease: if not, another instance could send it too, so it waits for the lease to run out. */
+export function leaseOutlastsSend(leaseUntil: string, sendTimeoutMs: number, nowMs: number = Date.now()): boolean {
+  return Date.parse(leaseUntil) - nowMs >= sendTimeoutMs
 }
 
 /** Exponential from 5 s, capped at 2 h, with full jitter over its upper half so retries of many events spread out. */

@@ -9,6 +9,7 @@ import {
   HELD_PER_ENDPOINT,
   HELD_PER_TENANT,
   IN_HAND,
+  LEASE_MARGIN_MS,
   PER_ENDPOINT,
   PER_TENANT_SENDS,
   QUICK_TURN_MS,
@@ -16,6 +17,8 @@ import {
   backoffMs,
   claimLimit,
   fanOutLimit,
+  leaseOutlastsSend,
+  leaseUntil,
   maySend,
   parseRetryAfter,
   room,
@@ -78,6 +81,15 @@ describe('the webhook scheduler', () => {
     expect(maySend(0, PER_TENANT_SENDS, 0)).toBe(false)
     expect(maySend(0, 0, CONCURRENCY)).toBe(false)
     expect(maySend(PER_ENDPOINT - 1, PER_TENANT_SENDS - 1, CONCURRENCY - 1)).toBe(true)
+  })
+
+  it('leases a delivery for the longest send and a margin, and starts a send only while its lease outlasts it', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    const until = leaseUntil(12_000, now)
+    expect(until).toBe(new Date(now + 12_000 + LEASE_MARGIN_MS).toISOString())
+    expect(leaseOutlastsSend(until, 12_000, now)).toBe(true)
+    expect(leaseOutlastsSend(until, 12_000, now + LEASE_MARGIN_MS)).toBe(true)
+    expect(leaseOutlastsSend(until, 12_000, now + LEASE_MARGIN_MS + 1)).toBe(false)
   })
 
   it('backs off exponentially from 5 s to 2 h, jittered over the upper half', () => {

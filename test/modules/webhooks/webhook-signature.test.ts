@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, it } from 'vitest'
 import { signatureHeader } from '../../../src/modules/webhooks/webhook-signature.js'
@@ -23,6 +23,16 @@ describe('the webhook signature', () => {
     // The key is the base64 of the bytes 0x00..0x1f; the expected value is computed independently by openssl.
     const key = Buffer.from([...Array(32).keys()]).toString('base64')
     expect(signatureHeader('msg_1', '1700000000', '{"a":1}', [`whsec_${key}`])).toBe(EXPECTED)
+  })
+
+  it('is, for each secret, the HMAC-SHA256 that node:crypto computes for a known key, id, timestamp and body', () => {
+    const keys = [Buffer.alloc(32, 7), Buffer.from('another signing key')]
+    const [id, timestamp, body] = ['msg_known', '1712345678', '{"type":"model.updated","name":"Ünïcode ✓"}']
+    const expected = keys
+      .map((key) => `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`, 'utf8').digest('base64')}`)
+      .join(' ')
+    const secrets = keys.map((key) => `whsec_${key.toString('base64')}`)
+    expect(signatureHeader(id, timestamp, body, secrets)).toBe(expected)
   })
 
   it('fails verification when the body, id or timestamp differ, or with another secret', () => {
