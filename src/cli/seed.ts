@@ -46,7 +46,7 @@ export async function seed(
   const seededName = (i: number) => `Seeded use case ${run}-${String(i).padStart(7, '0')}`
 
   const keys = chainKeys(database)
-  await database.transaction(async (tx) => {
+  await database.groupedTransaction(async (tx) => {
     let head = tx.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenant)
     if (database.dialect === 'postgres') head = head.forNoKeyUpdate()
     const chain = await head.executeTakeFirstOrThrow()

@@ -43,13 +43,15 @@ export interface Database {
    */
   readNow<R>(query: CompiledQuery<R>): R[] | undefined
   /**
-   * Runs `work` in one transaction and resolves once it has committed; rolls back and rejects when `work`
-   * throws. Transactions that start in the same turn of the event loop commit together, each in a savepoint of its
-   * own (one that fails is rolled back alone): on SQLite all of them, the write lock taken up front (BEGIN
-   * IMMEDIATE; see groupCommit); on PostgreSQL those of the same `group` (see groupCommitPostgres), the others on a
-   * pooled connection of their own.
+   * The group commit (docs/architecture.md, "The write path and group commit"): runs `work` in a transaction that
+   * may commit together with others, and resolves once it has committed; rolls back and rejects when `work` throws.
+   * Transactions that start in the same turn of the event loop commit together, each in a savepoint of its own (one
+   * that fails is rolled back alone): on SQLite all of them, the write lock taken up front (BEGIN IMMEDIATE; see
+   * groupCommit); on PostgreSQL those of the same `group` (see groupCommitPostgres), the others each in a plain
+   * transaction on a pooled connection of its own. `work` may be run twice (a rerun after another member failed):
+   * it must not act outside the database.
    */
-  transaction<T>(work: (tx: Kysely<Tables>) => Promise<T>, options?: TransactionOptions<T>): Promise<T>
+  groupedTransaction<T>(work: (tx: Kysely<Tables>) => Promise<T>, options?: TransactionOptions<T>): Promise<T>
 }
 
 export type QueryObserver = (durationMs: number, failed: boolean) => void
@@ -152,7 +154,7 @@ function createSqlite(path: string, options: DatabaseOptions): Database {
     observeQueries,
     poolStats: () => undefined,
     readNow,
-    transaction,
+    groupedTransaction: transaction,
   }
 }
 
@@ -301,7 +303,7 @@ function createPostgres(url: string, options: DatabaseOptions): Database {
     observeQueries,
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     readNow: () => undefined,
-    transaction: groupCommitPostgres(db, poolSize),
+    groupedTransaction: groupCommitPostgres(db, poolSize),
   }
 }
 

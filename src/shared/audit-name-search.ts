@@ -111,7 +111,7 @@ export async function indexAllAuditNames(database: Database, tenantId: string): 
       .executeTakeFirstOrThrow()
     if (tenant.audit_names_seq >= tenant.audit_seq) return
     const upTo = Math.min(tenant.audit_seq, tenant.audit_names_seq + INDEX_BATCH)
-    await database.transaction((tx) => indexAuditNames(tx, database.dialect, tenantId, upTo))
+    await database.groupedTransaction((tx) => indexAuditNames(tx, database.dialect, tenantId, upTo))
   }
 }
 
@@ -187,14 +187,14 @@ export class AuditNameIndexer {
     if (this.database.dialect === 'postgres') {
       // One transaction for every tenant behind: their names share one table, and a round costs a few statements.
       const ranges = batches.map(({ tenantId, upTo }, i) => ({ tenantId, from: behind[i].audit_names_seq, upTo }))
-      return this.database.transaction((tx) => addNames(tx, ranges))
+      return this.database.groupedTransaction((tx) => addNames(tx, ranges))
     }
     // SQLite: a transaction per tenant (its own index), all started at once: they commit together (group commit),
     // and a tenant whose indexing fails is rolled back alone, holding up no other tenant.
     await Promise.all(
       batches.map(({ tenantId, upTo }) =>
         this.database
-          .transaction((tx) => indexAuditNames(tx, this.database.dialect, tenantId, upTo))
+          .groupedTransaction((tx) => indexAuditNames(tx, this.database.dialect, tenantId, upTo))
           .catch(this.onError),
       ),
     )

@@ -98,7 +98,7 @@ export async function runRecordedMutation<T>(
     outer.entries.push(...(Array.isArray(audit) ? audit : [audit]))
     return { result, appended: [] }
   }
-  const { result, entries, appended } = await database.transaction(
+  const { result, entries, appended } = await database.groupedTransaction(
     async (tx): Promise<Audited<T>> => {
       if (database.dialect === 'postgres') lockingTransactions.add(tx)
       const { result, audit } = await work(tx)

@@ -40,14 +40,14 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
 
   it('commits transactions of one group started together as one, answering each once another connection sees it', async () => {
     const seenBySecond: number[][] = []
-    const first = database.transaction(
+    const first = database.groupedTransaction(
       async (tx) => {
         await insert(tx, 1)
         return 'first'
       },
       { group: 'acme' },
     )
-    const second = database.transaction(
+    const second = database.groupedTransaction(
       async (tx) => {
         await insert(tx, 2)
         seenBySecond.push(await committedIds())
@@ -65,8 +65,8 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
   it('keeps other groups and ungrouped transactions apart', async () => {
     const seen: number[][] = []
     await Promise.all([
-      database.transaction((tx) => insert(tx, 1), { group: 'acme' }),
-      database.transaction(
+      database.groupedTransaction((tx) => insert(tx, 1), { group: 'acme' }),
+      database.groupedTransaction(
         async (tx) => {
           await insert(tx, 2)
           // Its own transaction, on another connection: it waits for nothing of the others to commit.
@@ -77,28 +77,31 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       ),
     ])
     expect(seen[0]).toContain(1)
-    await Promise.all([database.transaction((tx) => insert(tx, 3)), database.transaction((tx) => insert(tx, 4))])
+    await Promise.all([
+      database.groupedTransaction((tx) => insert(tx, 3)),
+      database.groupedTransaction((tx) => insert(tx, 4)),
+    ])
     expect(await committedIds()).toEqual([1, 2, 3, 4])
   })
 
   it('rolls back a failing member alone: the others commit, it rejects with its own error', async () => {
     const results = await Promise.allSettled([
-      database.transaction((tx) => insert(tx, 1, 'same'), { group: 'acme' }),
-      database.transaction(
+      database.groupedTransaction((tx) => insert(tx, 1, 'same'), { group: 'acme' }),
+      database.groupedTransaction(
         async (tx) => {
           await insert(tx, 2)
           await insert(tx, 3, 'same')
         },
         { group: 'acme' },
       ),
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           await insert(tx, 4)
           throw new Error('changed its mind')
         },
         { group: 'acme' },
       ),
-      database.transaction((tx) => insert(tx, 5), { group: 'acme' }),
+      database.groupedTransaction((tx) => insert(tx, 5), { group: 'acme' }),
     ])
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
     expect((results[1] as PromiseRejectedResult).reason.code).toBe('23505')
@@ -112,15 +115,15 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const seenOnFailure: number[][] = []
     const failing = (id: number, body: string) =>
       database
-        .transaction((tx) => insert(tx, id, body), { group: 'acme' })
+        .groupedTransaction((tx) => insert(tx, id, body), { group: 'acme' })
         .catch(async (err) => {
           seenOnFailure.push(await committedIds())
           throw err
         })
     const results = await Promise.allSettled([
-      database.transaction((tx) => insert(tx, 1, 'one'), { group: 'acme' }),
+      database.groupedTransaction((tx) => insert(tx, 1, 'one'), { group: 'acme' }),
       failing(2, 'one'),
-      database.transaction((tx) => insert(tx, 3, 'three'), { group: 'acme' }),
+      database.groupedTransaction((tx) => insert(tx, 3, 'three'), { group: 'acme' }),
       failing(4, 'three'),
     ])
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected'])
@@ -133,7 +136,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
   it('runs a group once when no member fails; after one fails, the others run once more, each in a savepoint', async () => {
     const runs = new Map<number, number>()
     const member = (id: number, fails = false) =>
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           runs.set(id, (runs.get(id) ?? 0) + 1)
           await insert(tx, id)
@@ -166,7 +169,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       await insert(tx, 100 + ids.length)
     }
     const members = [1, 2, 3].map((id) =>
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           if (id === 2) throw new Error('no')
           await insert(tx, id)
@@ -183,7 +186,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       throw new Error('the audit log is unreachable')
     }
     const results = await Promise.allSettled(
-      [4, 5].map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme', finish: failing })),
+      [4, 5].map((id) => database.groupedTransaction((tx) => insert(tx, id), { group: 'acme', finish: failing })),
     )
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
     expect(await committedIds()).toEqual([1, 3, 102])
@@ -191,7 +194,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
 
   it('commits every member of a burst larger than a group', async () => {
     const ids = Array.from({ length: 150 }, (_, i) => i + 1)
-    await Promise.all(ids.map((id) => database.transaction((tx) => insert(tx, id), { group: 'acme' })))
+    await Promise.all(ids.map((id) => database.groupedTransaction((tx) => insert(tx, id), { group: 'acme' })))
     expect(await committedIds()).toEqual(ids)
   })
 
@@ -206,7 +209,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const started = new Promise<void>((r) => (burstStarted = r))
     const burst = Array.from({ length: 120 }, (_, i) =>
       database
-        .transaction(
+        .groupedTransaction(
           async (tx) => {
             burstStarted()
             await sql`select pg_sleep(0.002)`.execute(tx)
@@ -219,7 +222,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     // The other tenant's write starts once the burst's first member runs (a fixed delay could outlast the burst).
     await started
     const other = database
-      .transaction((tx) => insert(tx, 1000), { group: 'globex' })
+      .groupedTransaction((tx) => insert(tx, 1000), { group: 'globex' })
       .then(() => finished.push('globex'))
     await Promise.all([...burst, other])
     clearInterval(sampler)
@@ -244,7 +247,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     try {
       for (const [i, tenant] of tenants.entries()) {
         writes.push(
-          database.transaction(
+          database.groupedTransaction(
             async (tx) => {
               started.push(tenant)
               await insert(tx, i + 1)
@@ -286,7 +289,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
 
   it('commits every write of twenty tenants writing at once, in turns through the write slots', async () => {
     const writes = Array.from({ length: 600 }, (_, i) =>
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           await sql`select pg_sleep(0.001)`.execute(tx)
           await insert(tx, i + 1)
@@ -302,7 +305,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     // A pool of 2 leaves writes one slot: one tenant's write holds it past the 2 s another waits at most.
     const small = createDatabase(fresh.env.DATABASE_URL, { poolSize: 2 })
     try {
-      const holder = small.transaction(
+      const holder = small.groupedTransaction(
         async (tx) => {
           await insert(tx, 1)
           await new Promise((r) => setTimeout(r, 2300))
@@ -310,11 +313,11 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
         { group: 'holder' },
       )
       await new Promise((r) => setTimeout(r, 50))
-      const waiting = small.transaction((tx) => insert(tx, 100), { group: 'late' })
+      const waiting = small.groupedTransaction((tx) => insert(tx, 100), { group: 'late' })
       await expect(waiting).rejects.toMatchObject({ code: '53300' })
       await holder
       // The tenant that gave up does not keep its place in line: the next write goes through at once.
-      const next = small.transaction((tx) => insert(tx, 200), { group: 'next' })
+      const next = small.groupedTransaction((tx) => insert(tx, 200), { group: 'next' })
       expect(
         await Promise.race([
           next.then(() => 'committed'),
@@ -333,7 +336,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const busy: Promise<unknown>[] = []
     for (let i = 0; i < 2; i++) {
       busy.push(
-        database.transaction(
+        database.groupedTransaction(
           async (tx) => {
             await sql`select pg_sleep(1.2)`.execute(tx)
             await sql`select pg_sleep(1.2)`.execute(tx)
@@ -343,12 +346,12 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       )
       await new Promise((r) => setImmediate(r))
     }
-    const waiting = database.transaction((tx) => insert(tx, 1), { group: 'acme' })
+    const waiting = database.groupedTransaction((tx) => insert(tx, 1), { group: 'acme' })
     await expect(waiting).rejects.toMatchObject({ code: '53300' })
     await Promise.all(busy)
     expect(await committedIds()).toEqual([])
     // Nothing is left waiting: the next write goes through at once.
-    await database.transaction((tx) => insert(tx, 2), { group: 'acme' })
+    await database.groupedTransaction((tx) => insert(tx, 2), { group: 'acme' })
     expect(await committedIds()).toEqual([2])
   }, 15_000)
 
@@ -358,7 +361,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       (await other.query<{ body: string }>('select body from notes where id = $1', [id])).rows[0].body
     const order: string[] = []
     const holder = database
-      .transaction(
+      .groupedTransaction(
         async (tx) => {
           await sql`update notes set body = 'held' where id = 1`.execute(tx)
           await sql`select pg_sleep(0.3)`.execute(tx)
@@ -370,7 +373,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     await new Promise((r) => setImmediate(r))
     let seenBeforeLocking: string | undefined
     const sameRow = database
-      .transaction(
+      .groupedTransaction(
         async (tx) => {
           seenBeforeLocking = await bodyOf(1)
           await sql`update notes set body = body || '+' where id = 1`.execute(tx)
@@ -379,7 +382,7 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
       )
       .then(() => order.push('same row'))
     const otherRow = database
-      .transaction((tx) => sql`update notes set body = 'free' where id = 2`.execute(tx), {
+      .groupedTransaction((tx) => sql`update notes set body = 'free' where id = 2`.execute(tx), {
         group: 'acme',
         locks: ['2'],
       })
@@ -400,14 +403,14 @@ suite(`PostgreSQL group commit${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL 
     const pause = (tx: Kysely<any>) => sql`select pg_sleep(0.2)`.execute(tx)
     // A group whose first member locks one row and holds it while the second member wants the other.
     const crossing = (group: string, first: number, second: number) => [
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           await touch(tx, first, group)
           await pause(tx)
         },
         { group },
       ),
-      database.transaction((tx) => touch(tx, second, group), { group }),
+      database.groupedTransaction((tx) => touch(tx, second, group), { group }),
     ]
     // Group a locks row 1 then wants row 2; group b locks row 2 then wants row 1.
     const a = crossing('a', 1, 2)

@@ -38,11 +38,11 @@ const committedIds = () =>
 
 it('commits transactions started together as one, and answers each once another connection sees it', async () => {
   const seenBySecond: number[][] = []
-  const first = database.transaction(async (tx) => {
+  const first = database.groupedTransaction(async (tx) => {
     await insert(tx, 1)
     return 'first'
   })
-  const second = database.transaction(async (tx) => {
+  const second = database.groupedTransaction(async (tx) => {
     await insert(tx, 2)
     // The first one's row is written but not yet committed: they share one transaction.
     seenBySecond.push(committedIds())
@@ -56,16 +56,16 @@ it('commits transactions started together as one, and answers each once another 
 
 it('rolls back a failing member alone: the others commit, it rejects with its own error', async () => {
   const results = await Promise.allSettled([
-    database.transaction((tx) => insert(tx, 1, 'same')),
-    database.transaction(async (tx) => {
+    database.groupedTransaction((tx) => insert(tx, 1, 'same')),
+    database.groupedTransaction(async (tx) => {
       await insert(tx, 2)
       await insert(tx, 3, 'same')
     }),
-    database.transaction(async (tx) => {
+    database.groupedTransaction(async (tx) => {
       await insert(tx, 4)
       throw new Error('changed its mind')
     }),
-    database.transaction((tx) => insert(tx, 5)),
+    database.groupedTransaction((tx) => insert(tx, 5)),
   ])
   expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled'])
   expect((results[1] as PromiseRejectedResult).reason.code).toBe('SQLITE_CONSTRAINT_UNIQUE')
@@ -76,14 +76,14 @@ it('rolls back a failing member alone: the others commit, it rejects with its ow
 it('answers a failing member only once the others have committed: what made it fail is there for another connection to see', async () => {
   const seenOnFailure: number[][] = []
   const results = await Promise.allSettled([
-    database.transaction((tx) => insert(tx, 1, 'one')),
+    database.groupedTransaction((tx) => insert(tx, 1, 'one')),
     database
-      .transaction((tx) => insert(tx, 2, 'one'))
+      .groupedTransaction((tx) => insert(tx, 2, 'one'))
       .catch((err) => {
         seenOnFailure.push(committedIds())
         throw err
       }),
-    database.transaction((tx) => insert(tx, 3)),
+    database.groupedTransaction((tx) => insert(tx, 3)),
   ])
   expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
   expect(seenOnFailure).toEqual([[1, 3]])
@@ -91,33 +91,33 @@ it('answers a failing member only once the others have committed: what made it f
 
 it('fails every member when one ends the whole transaction, and writes nothing of any of them', async () => {
   const results = await Promise.allSettled([
-    database.transaction((tx) => insert(tx, 1)),
-    database.transaction(async (tx) => {
+    database.groupedTransaction((tx) => insert(tx, 1)),
+    database.groupedTransaction(async (tx) => {
       await insert(tx, 2)
       // What SQLite does by itself on a full disk or an I/O error.
       await sql`rollback`.execute(tx)
       throw new Error('database or disk is full')
     }),
-    database.transaction((tx) => insert(tx, 3)),
+    database.groupedTransaction((tx) => insert(tx, 3)),
   ])
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected'])
   for (const r of results) expect((r as PromiseRejectedResult).reason.message).toBe('database or disk is full')
   expect(committedIds()).toEqual([])
   // The connection is usable afterwards.
-  await database.transaction((tx) => insert(tx, 4))
+  await database.groupedTransaction((tx) => insert(tx, 4))
   expect(committedIds()).toEqual([4])
 })
 
 it('commits a burst larger than one group in several, every member answered', async () => {
   const ids = Array.from({ length: 150 }, (_, i) => i + 1)
-  await Promise.all(ids.map((id) => database.transaction((tx) => insert(tx, id))))
+  await Promise.all(ids.map((id) => database.groupedTransaction((tx) => insert(tx, id))))
   expect(committedIds()).toEqual(ids)
 })
 
 it('waits for a write lock another connection holds without stalling the thread, then commits', async () => {
   const writer = new SQLite(file)
   writer.exec('begin immediate')
-  const committing = database.transaction((tx) => insert(tx, 1))
+  const committing = database.groupedTransaction((tx) => insert(tx, 1))
   // While the lock is held, timers fire and the service's connection still answers reads.
   const ticks: number[] = []
   const started = performance.now()
@@ -159,7 +159,7 @@ it('finishes once with the results of the members that succeeded, before the com
   }
   await Promise.allSettled(
     [1, 2, 3].map((id) =>
-      database.transaction(
+      database.groupedTransaction(
         async (tx) => {
           if (id === 2) throw new Error('no')
           await insert(tx, id)
@@ -177,7 +177,7 @@ it('finishes once with the results of the members that succeeded, before the com
     throw new Error('the audit log is unreachable')
   }
   const results = await Promise.allSettled(
-    [4, 5].map((id) => database.transaction((tx) => insert(tx, id), { finish: failing })),
+    [4, 5].map((id) => database.groupedTransaction((tx) => insert(tx, id), { finish: failing })),
   )
   expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected'])
   expect(committedIds()).toEqual([1, 3, 102])

@@ -44,7 +44,7 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
 
   it('forgets what a member rolled back to its savepoint had written', async () => {
     const { database } = t.deps
-    const count = (tx: Parameters<Parameters<typeof database.transaction>[0]>[0]) =>
+    const count = (tx: Parameters<Parameters<typeof database.groupedTransaction>[0]>[0]) =>
       keptRead(
         tx,
         'custom_fields',
@@ -53,8 +53,8 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
           (await tx.selectFrom('custom_fields').select('id').where('tenant_id', '=', 'acme').execute()).length,
       )
     const results = await Promise.allSettled([
-      database.transaction(count, { group: 'acme' }),
-      database.transaction(
+      database.groupedTransaction(count, { group: 'acme' }),
+      database.groupedTransaction(
         async (tx) => {
           await tx
             .insertInto('custom_fields')
@@ -74,7 +74,7 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
         },
         { group: 'acme' },
       ),
-      database.transaction(count, { group: 'acme' }),
+      database.groupedTransaction(count, { group: 'acme' }),
     ])
     const [first, failed, last] = results
     expect((failed as PromiseRejectedResult).reason.message).toBe(

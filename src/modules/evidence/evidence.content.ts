@@ -97,7 +97,7 @@ export async function writeContent(
   const deadline = Date.now() + timeoutMs
   const upFront = Math.min(Math.max(0, limits.atLeastBytes), maxBytes)
   await repo.ensureUsage(db, tenantId)
-  await database.transaction(async (tx) => {
+  await database.groupedTransaction(async (tx) => {
     await reserve(tx, upFront)
     await repo.insertBlob(tx, {
       id: blobId,
@@ -125,7 +125,7 @@ export async function writeContent(
       if (Date.now() > deadline) throw uploadTimedOut(timeoutMs)
       await limits.charge(data.length)
       const more = Math.max(0, storedBytes + data.length - counted)
-      await database.transaction(async (tx) => {
+      await database.groupedTransaction(async (tx) => {
         await reserve(tx, more)
         if (!(await repo.insertChunk(tx, tenantId, blobId, seq, data, more))) throw uploadTimedOut(timeoutMs)
       })
@@ -150,7 +150,8 @@ export async function writeContent(
     if (filled > 0) await store(chunk.subarray(0, filled))
     if (Date.now() > deadline) throw uploadTimedOut(timeoutMs)
     // A Content-Length that promised more than the file (its multipart framing): the rest goes back.
-    if (counted > size) await database.transaction((tx) => repo.releaseUnused(tx, tenantId, blobId, counted - size))
+    if (counted > size)
+      await database.groupedTransaction((tx) => repo.releaseUnused(tx, tenantId, blobId, counted - size))
     return { blobId, sha256: hash.digest('hex'), size }
   } catch (err) {
     await discardContent(database, tenantId, blobId)
@@ -166,7 +167,7 @@ export async function writeContent(
 }
 
 export async function discardContent(database: Database, tenantId: string, blobId: string): Promise<void> {
-  await database.transaction((tx) => repo.deleteBlob(tx, tenantId, blobId)).catch(() => undefined)
+  await database.groupedTransaction((tx) => repo.deleteBlob(tx, tenantId, blobId)).catch(() => undefined)
 }
 
 /**
@@ -179,7 +180,7 @@ export async function sweepBlob(
   blobId: string,
   olderThan: string,
 ): Promise<boolean> {
-  return database.transaction(async (tx) => {
+  return database.groupedTransaction(async (tx) => {
     let q = tx
       .selectFrom('evidence_blobs')
       .select('id')

@@ -99,7 +99,7 @@ export class WebhookOutbox {
     const succeeded = recorder.takeSuccesses()
     let fresh: Omit<Claimed, 'resources'>[]
     try {
-      fresh = await database.transaction(async (tx) => {
+      fresh = await database.groupedTransaction(async (tx) => {
         await recorder.recordSucceeded(tx, succeeded)
         const fresh: Omit<Claimed, 'resources'>[] = []
         // What is in hand as the fan-out starts, with what it takes on the way: sends that end meanwhile only leave more room.

@@ -632,7 +632,7 @@ describe('audit q on SQLite: each tenant searches its own index', () => {
     await new Promise((r) => setTimeout(r, 300))
     // As if none of it were indexed: no commit of this instance announces it, so the periodic sweep must find it.
     const index = sql.table('fts-backlog:audit_name_search')
-    await t.deps.database.transaction(async (tx) => {
+    await t.deps.database.groupedTransaction(async (tx) => {
       await tx.updateTable('tenants').set({ audit_names_seq: 0 }).where('id', '=', 'fts-backlog').execute()
       await sql`insert into ${index} (${index}) values ('delete-all')`.execute(tx)
     })
