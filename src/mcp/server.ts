@@ -15,8 +15,8 @@ import { problemFields } from '../http/plugins/problems.js'
 import { compileJsonValidator } from '../http/plugins/validation.js'
 import { type Role, roleAllows } from '../shared/context.js'
 import { SERVICE_VERSION } from '../version.js'
-import { type GovernanceBackend, ProblemError } from './backend.js'
-import { TOOLS, type ToolDef, useCaseOverview } from './tools.js'
+import { ProblemError } from './problem-error.js'
+import { type GovernanceBackend, TOOLS, type ToolDef, useCaseOverview } from './tools.js'
 
 /** Who is calling a tool, resolved per MCP request. */
 export interface ToolCaller {
@@ -114,7 +114,7 @@ export function createMcpServer(options: McpServerOptions): Server {
       const needed = neededRole(entry.tool)
       if (caller.role && !roleAllows(caller.role, needed)) throw toolForbidden(entry.tool, caller.role)
       const args = entry.validate(request.params.arguments ?? {})
-      const result = await entry.tool.run(caller.backend, args as never)
+      const result = await entry.tool.run(caller.backend, args)
       return { content: [{ type: 'text', text: json(result) }], structuredContent: result as Record<string, unknown> }
     } catch (err) {
       return toolError(err, entry.tool, caller, options)
@@ -138,7 +138,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.setRequestHandler(ListResourcesRequestSchema, async (request, extra) => {
     const caller = options.caller(extra.authInfo)
     const page = await asMcpError(() =>
-      caller.backend.listUseCases({
+      caller.backend.call('list_use_cases', {
         page_limit: 100,
         ...(request.params?.cursor ? { page_after: request.params.cursor } : {}),
       }),
