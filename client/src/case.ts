@@ -7,11 +7,18 @@ type SnakeKey<S extends string> = S extends `${infer Head}${infer Tail}`
 
 /**
  * Object properties whose values are free-form maps keyed by data (audit `changes` is keyed by wire field
- * names, `metadata` by whatever the writer chose, readiness `checks` by dependency, the summary's `by_step` by workflow step): their keys pass untouched.
+ * names, `metadata` by whatever the writer chose, readiness `checks` by dependency, the summary's `by_step` by workflow
+ * step, the dossier's `workflow_stage_names` by stage id): their keys pass untouched.
  * A test fails when the OpenAPI document declares a map under any other property name.
  */
-export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set(['changes', 'metadata', 'checks', 'by_step'])
-type FreeForm = 'changes' | 'metadata' | 'checks' | 'by_step'
+export const FREE_FORM_PROPERTIES: ReadonlySet<string> = new Set([
+  'changes',
+  'metadata',
+  'checks',
+  'by_step',
+  'workflow_stage_names',
+])
+type FreeForm = 'changes' | 'metadata' | 'checks' | 'by_step' | 'workflow_stage_names'
 
 /** The camelCase view of a wire type. */
 export type Camelize<T> = T extends readonly (infer E)[]

@@ -103,7 +103,12 @@ describe('coverage of the OpenAPI document', () => {
         else visit(value, property)
       }
     }
+    // The routes' schemas name most of theirs by $ref: the components are visited too.
     visit(document.paths, null)
-    expect([...found].filter((name) => !FREE_FORM_PROPERTIES.has(name))).toEqual([])
+    visit((document as { components?: unknown }).components, null)
+    // Not through the case mapping: the configuration JSON Schema (a top-level map) is one of the documents the
+    // client passes with the wire's keys, and a webhook event's `resource` is POSTed to receivers, not fetched.
+    const elsewhere = new Set(['(top level)', 'resource'])
+    expect([...found].filter((name) => !FREE_FORM_PROPERTIES.has(name) && !elsewhere.has(name))).toEqual([])
   })
 })

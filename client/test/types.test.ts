@@ -1,5 +1,5 @@
 // Type-level checks of the camelCase surface (run by `npm run typecheck` through tsconfig.test.json).
-import { describe, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { AuditLog, Client, ClientError, ErrorKind, Page, Result, UseCase } from '../src/index.js'
 import { camelize, snakify } from '../src/index.js'
 
@@ -40,5 +40,13 @@ describe('types', () => {
     expectTypeOf<ClientError['kind']>().toEqualTypeOf<ErrorKind>()
     expectTypeOf(camelize({ a_b: { c_d: 1 } })).toEqualTypeOf<{ aB: { cD: number } }>()
     expectTypeOf(snakify({ aB: [{ cD: 1 }] })).toEqualTypeOf<{ a_b: { c_d: number }[] }>()
+  })
+
+  it('leaves the keys of maps keyed by data as they are (a dossier names stages by id)', () => {
+    const dossier = camelize({
+      workflow_stage_names: { ws_01ab: 'Legal review' },
+      use_case: { risk_category_level: 'high' },
+    })
+    expect(dossier).toEqual({ workflowStageNames: { ws_01ab: 'Legal review' }, useCase: { riskCategoryLevel: 'high' } })
   })
 })
