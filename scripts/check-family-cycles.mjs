@@ -1,16 +1,20 @@
 // Fails when the families of src/modules import each other in a cycle (madge --circular sees files only: a family
-// whose service imports another whose repository imports the first back is a cycle between files that never meet).
+// whose service imports another whose repository imports the first back is a cycle between files that never meet),
+// or when a family imports another's repository instead of what its service exports.
 import madge from 'madge'
 
 const graph = (await madge('src', { fileExtensions: ['ts'], tsConfig: 'tsconfig.json' })).obj()
 const familyOf = (file) => /^modules\/([^/]+)\//.exec(file)?.[1]
+const isRepository = (file) => /[.-]repo\.ts$/.test(file)
 const edges = new Map()
+const intoRepositories = []
 for (const [file, imports] of Object.entries(graph)) {
   const from = familyOf(file)
   if (!from) continue
   for (const target of imports) {
     const to = familyOf(target)
     if (!to || to === from) continue
+    if (isRepository(target)) intoRepositories.push(`${file} -> ${target}`)
     if (!edges.has(from)) edges.set(from, new Map())
     if (!edges.get(from).has(to)) edges.get(from).set(to, `${file} -> ${target}`)
   }
@@ -34,6 +38,9 @@ const visit = (family) => {
   state.set(family, 'done')
 }
 for (const family of [...edges.keys()].sort()) if (!state.has(family)) visit(family)
+
+for (const why of intoRepositories) console.error(`a repository imported by another family (use its service):\n  ${why}`)
+if (intoRepositories.length > 0) process.exit(1)
 
 if (cycles.length === 0) {
   console.log(`no import cycle between the ${new Set([...edges.keys(), ...[...edges.values()].flatMap((m) => [...m.keys()])]).size} families of src/modules`)

@@ -9,6 +9,8 @@ import * as repo from './api-keys.repo.js'
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated, ApiKeyListQuery } from './api-keys.schemas.js'
 import { announceRevocation } from './revocations.js'
 import { generateSecret, hashSecret, secretPrefix } from './secrets.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { findKeyByHash } from './api-keys.repo.js'
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>
 

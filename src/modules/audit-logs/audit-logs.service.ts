@@ -28,6 +28,8 @@ import type {
   AuditVerification,
   AuditVerifyQuery,
 } from './audit-logs.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { auditLogJson } from './audit-logs.repo.js'
 
 export type AuditLogsService = ReturnType<typeof createAuditLogsService>
 

@@ -3,7 +3,7 @@ import type { Ctx, Role } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import { runMutation } from '../../shared/mutation.js'
-import { findKeyByHash } from '../api-keys/api-keys.repo.js'
+import { findKeyByHash } from '../api-keys/api-keys.service.js'
 import { hashSecret } from '../api-keys/secrets.js'
 import type { TokenResponse } from './auth.schemas.js'
 

@@ -24,6 +24,8 @@ import {
 import * as repo from './evidence.repo.js'
 import type { Evidence, EvidenceLinkCreate, EvidenceListQuery, EvidenceUsage } from './evidence.schemas.js'
 import { UploadBudget } from './upload-budget.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { findEvidence, findEvidenceMany } from './evidence.repo.js'
 
 export type EvidenceService = ReturnType<typeof createEvidenceService>
 

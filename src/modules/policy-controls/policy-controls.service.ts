@@ -22,6 +22,8 @@ import type {
   PolicyControlVersionListQuery,
   PolicyControlVersionUpdate,
 } from './policy-controls.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { findBaseByKey, findVersionByKey } from './policy-controls.repo.js'
 
 export type PolicyControlsService = ReturnType<typeof createPolicyControlsService>
 

@@ -7,9 +7,11 @@ import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
-import { findBaseByKey, findVersionByKey } from '../policy-controls/policy-controls.repo.js'
+import { findBaseByKey, findVersionByKey } from '../policy-controls/policy-controls.service.js'
 import * as repo from './policy-packs.repo.js'
 import type { PolicyPack, PolicyPackCreate, PolicyPackListQuery } from './policy-packs.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { findPackByKey, packControls } from './policy-packs.repo.js'
 
 export type PolicyPacksService = ReturnType<typeof createPolicyPacksService>
 

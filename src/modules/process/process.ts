@@ -1,9 +1,9 @@
 import type { FieldError } from '../../http/errors.js'
 import type { Tx } from '../../shared/mutation.js'
 import { missingRequired, type StoredAnswers } from '../questionnaires/questionnaire-answers.js'
-import { attachmentsWithAnswers } from '../questionnaires/questionnaires.repo.js'
+import { attachmentsWithAnswers } from '../questionnaires/questionnaires.service.js'
 import type { Section } from '../questionnaires/questionnaires.schemas.js'
-import { allControls } from '../use-case-policies/use-case-policies.repo.js'
+import { allControls } from '../use-case-policies/use-case-policies.service.js'
 import { controlsWithEvidence } from '../use-case-policies/use-case-policies.service.js'
 
 /** What still blocks a use case's assessment and evidence collection: the gates of the workflow. */

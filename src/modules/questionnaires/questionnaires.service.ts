@@ -7,7 +7,7 @@ import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { nameKey } from '../../shared/search.js'
-import { findEvidenceMany } from '../evidence/evidence.repo.js'
+import { findEvidenceMany } from '../evidence/evidence.service.js'
 import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswers } from './questionnaire-answers.js'
 import * as repo from './questionnaires.repo.js'
 import {
@@ -21,6 +21,8 @@ import {
   type QuestionnaireListQuery,
   type Section,
 } from './questionnaires.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { attachmentsWithAnswers, findQuestionnaireByKey, useCaseQuestionnaireIds } from './questionnaires.repo.js'
 
 export type QuestionnairesService = ReturnType<typeof createQuestionnairesService>
 

@@ -16,6 +16,8 @@ import type {
   RiskScenarioListQuery,
   RiskScenarioUpdate,
 } from './risk-scenarios.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { findRiskScenario, riskTypeIdsOf } from './risk-scenarios.repo.js'
 
 export type RiskScenariosService = ReturnType<typeof createRiskScenariosService>
 

@@ -9,6 +9,8 @@ import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { hashSecret } from '../api-keys/secrets.js'
 import * as repo from './sessions.repo.js'
 import type { Me, Session, SessionListQuery } from './sessions.schemas.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { endSessionsOf } from './sessions.repo.js'
 
 /** The cookie that carries a person's session secret. */
 export const SESSION_COOKIE = 'aigov_session'

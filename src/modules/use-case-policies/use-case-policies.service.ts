@@ -7,7 +7,7 @@ import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, auditedUpdate, diff, findForChange, runMutation, type Tx } from '../../shared/mutation.js'
 import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { findPackByKey, packControls } from '../policy-packs/policy-packs.repo.js'
+import { findPackByKey, packControls } from '../policy-packs/policy-packs.service.js'
 import * as repo from './use-case-policies.repo.js'
 import type {
   AppliedPolicyPack,
@@ -20,8 +20,10 @@ import type {
   UseCaseControlUpdate,
 } from './use-case-policies.schemas.js'
 import type { EvidenceRequirement } from '../policy-controls/policy-controls.schemas.js'
-import { findEvidence, findEvidenceMany } from '../evidence/evidence.repo.js'
+import { findEvidence, findEvidenceMany } from '../evidence/evidence.service.js'
 import { toEvidence } from '../evidence/evidence.service.js'
+// What other families read of this one's records, inside their own transactions: through here, not the repository.
+export { allControls, controlEvidenceLinks } from './use-case-policies.repo.js'
 
 type ControlBase = Omit<UseCaseControl, 'evidence_count' | 'evidence_requirements'>
 

@@ -22,7 +22,7 @@ import {
 } from '../../shared/fields.js'
 import { questionnaireIds } from '../../shared/item-json.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.repo.js'
+import { useCaseQuestionnaireIds } from '../questionnaires/questionnaires.service.js'
 import { answerOnCreate, replaceAttachedQuestionnaires } from '../questionnaires/questionnaires.service.js'
 import { workflowStart } from '../workflow-stages/workflow-stages.service.js'
 import { utcDay } from '../../shared/today.js'

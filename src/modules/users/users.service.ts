@@ -8,7 +8,7 @@ import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
 import { AppError } from '../../http/errors.js'
 import type { Ctx, Role } from '../../shared/context.js'
-import { endSessionsOf } from '../sessions/sessions.repo.js'
+import { endSessionsOf } from '../sessions/sessions.service.js'
 
 /** A person's role is an admin's to give: a write key could otherwise make someone (itself, signed in) an admin. */
 function roleSetBy(ctx: Ctx, role: Role | null | undefined): Role | null | undefined {

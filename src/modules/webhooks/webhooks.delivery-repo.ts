@@ -3,7 +3,7 @@ import { anyOf, anyOfValue } from '../../db/any-of.js'
 import type { Database, DialectName } from '../../db/create-db.js'
 import type { Tables, WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { idFloor, now } from '../../shared/ids.js'
-import { auditLogJson } from '../audit-logs/audit-logs.repo.js'
+import { auditLogJson } from '../audit-logs/audit-logs.service.js'
 
 // The dispatcher's queries (webhooks.delivery.ts and its parts): the log read as an outbox, the fan-out, claims
 // under a lease and the delivery log's retention. Its single-row writes share webhooks.repo.ts with the API's.
