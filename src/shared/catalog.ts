@@ -20,6 +20,7 @@ import { utcDay } from './today.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import {
   type AuditEntry,
+  createdChanges,
   diff,
   forChange,
   forChangeInMutation,
@@ -287,7 +288,7 @@ export function createCatalogService<
             audit: [
               {
                 ...auditOf('created', row as never),
-                changes: { ...diff(blank(created), created, spec.audited), ...valueChanges },
+                changes: { ...createdChanges(created, spec.audited), ...valueChanges },
               },
               ...extra,
             ],
@@ -532,9 +533,4 @@ export function catalogItems<Row, Item extends { id: string }>(
 /** True when every field of a body is a column of the row it writes: then nothing decorate fills in can change. */
 function namesRowFieldsOnly(input: object, columns: object): boolean {
   return Object.keys(input).every((field) => field in columns)
-}
-
-/** The item a create is compared against: every field empty, so the audit lists what the create set. */
-function blank<Item extends object>(item: Item): Item {
-  return Object.fromEntries(Object.entries(item).map(([key, value]) => [key, Array.isArray(value) ? [] : null])) as Item
 }

@@ -438,6 +438,19 @@ export async function auditedUpdate<T extends { updated_at: string }>(
   return { result: { ...update.after, updated_at: updatedAt }, audit: { ...update.audit, changes } }
 }
 
+/** The record a create is compared against: every field empty (null, or [] for a list). */
+export function blank<T extends object>(item: T): T {
+  return Object.fromEntries(Object.entries(item).map(([key, value]) => [key, Array.isArray(value) ? [] : null])) as T
+}
+
+/** What a create's audit record lists: each of `fields` from empty to what was created; null when all are empty. */
+export function createdChanges<T extends object>(
+  created: T,
+  fields: readonly (keyof T & string)[],
+): Record<string, [unknown, unknown]> | null {
+  return diff(blank(created), created, fields)
+}
+
 /** Field-by-field [before, after] for the fields that changed; null when nothing did. */
 export function diff<T extends object>(
   before: T,

@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
@@ -220,10 +220,7 @@ export async function newBase(
     resourceType: 'policy_control_base',
     resourceId: row.id,
     resourceName: key,
-    changes: diff(toBase({ ...row, key: null as unknown as string, name: null as unknown as string }), toBase(row), [
-      'key',
-      'name',
-    ]),
+    changes: createdChanges(toBase(row), ['key', 'name']),
   }
   return { row, audit }
 }
@@ -261,16 +258,6 @@ export async function newVersion(
   }
   await repo.insertVersion(tx, row)
   const created = toVersion(row)
-  const blank = {
-    ...created,
-    key: null,
-    version: null,
-    status: null,
-    name: null,
-    description: null,
-    evidence_requirements: [],
-    risk_type_ids: [],
-  }
   return {
     row,
     audit: {
@@ -278,7 +265,7 @@ export async function newVersion(
       resourceType: 'policy_control_version',
       resourceId: row.id,
       resourceName: versionName(row),
-      changes: diff(blank as unknown as PolicyControlVersion, created, VERSION_FIELDS),
+      changes: createdChanges(created, VERSION_FIELDS),
       metadata: { base_id: base.id },
     },
   }

@@ -6,7 +6,7 @@ import type { Deps } from '../../shared/deps.js'
 import { now } from '../../shared/ids.js'
 import * as links from '../../shared/links.repo.js'
 import { type LinkEnd, type LinkPath, LINK_TABLES, type LinkTable } from '../../shared/links.repo.js'
-import { type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, createdChanges, diff, runMutation, type Tx } from '../../shared/mutation.js'
 import { catalogItems } from '../../shared/catalog.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import type { Model } from '../models/models.schemas.js'
@@ -85,7 +85,7 @@ export function createRelationshipsService(deps: Pick<Deps, 'database'>) {
         let created = false
         if (!existing) {
           created = await links.insertLink(tx, ctx.tenantId, table, ownerId, memberId, now(), given)
-          const changes = diff(Object.fromEntries(Object.keys(given).map((k) => [k, null])), given, Object.keys(given))
+          const changes = createdChanges(given, Object.keys(given))
           if (created) audit = [links.linkAudit(table, 'linked', owner, member, { changes })]
         } else {
           const changes = diff(existing, { ...existing, ...given }, Object.keys(given))

@@ -5,7 +5,7 @@ import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
-import { auditedUpdate, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { fromFlag, nameColumns, presentFields, toFlag, uniqueName } from '../../shared/records.js'
 import { parseJsonList } from '../../shared/schemas.js'
@@ -102,7 +102,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
               resourceType: 'risk_scenario',
               resourceId: row.id,
               resourceName: row.name,
-              changes: diff(blankRiskScenario, created, AUDITED_FIELDS),
+              changes: createdChanges(created, AUDITED_FIELDS),
             },
           }
         }),
@@ -196,17 +196,4 @@ export function toRiskScenario(row: RiskScenarioRow, riskTypeIds: string[]): Ris
     created_at: row.created_at,
     updated_at: row.updated_at,
   }
-}
-
-const blankRiskScenario: RiskScenario = {
-  id: '',
-  name: null as unknown as string,
-  description: null,
-  risk_type_ids: [],
-  domains: [],
-  industries: [],
-  regions: [],
-  archived: null as unknown as boolean,
-  created_at: '',
-  updated_at: '',
 }

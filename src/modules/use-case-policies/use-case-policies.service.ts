@@ -4,7 +4,15 @@ import { conflict, invalid, notFound } from '../../http/errors.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, auditedUpdate, diff, findForChange, runMutation, type Tx } from '../../shared/mutation.js'
+import {
+  auditedUpdate,
+  type AuditEntry,
+  createdChanges,
+  diff,
+  findForChange,
+  runMutation,
+  type Tx,
+} from '../../shared/mutation.js'
 import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.service.js'
@@ -148,7 +156,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
                   resourceId: row.id,
                   resourceName: row.control_key,
                   useCaseId: uc.id,
-                  changes: diff(blankControl, toControl(row), CONTROL_FIELDS),
+                  changes: createdChanges(toControl(row), CONTROL_FIELDS),
                   metadata: { policy_pack: packLabel, control_version: row.control_version },
                 }),
               ),
@@ -507,12 +515,3 @@ async function withAssigneeNames<T extends ControlBase>(db: Tx, tenantId: string
     item.assignee ? { ...item, assignee: { ...item.assignee, name: names.get(item.assignee.owner_id) ?? '' } } : item,
   )
 }
-
-const blankControl = {
-  status: null,
-  notes: null,
-  due_date: null,
-  assignee: null,
-  policy_pack_key: null,
-  policy_pack_version: null,
-} as unknown as ControlBase

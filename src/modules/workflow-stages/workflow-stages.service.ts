@@ -4,7 +4,7 @@ import { type AppError, conflict, invalid, notFound } from '../../http/errors.js
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { auditedUpdate, type AuditEntry, diff, runMutation, type Tx } from '../../shared/mutation.js'
+import { auditedUpdate, type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
@@ -88,7 +88,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
             const created = toWorkflowStage(row)
             return {
               result: created,
-              audit: stageAudit('workflow_stage.created', row, diff(blankStage, created, AUDITED_FIELDS)),
+              audit: stageAudit('workflow_stage.created', row, createdChanges(created, AUDITED_FIELDS)),
             }
           },
           [repo.STAGES_LOCK],
@@ -197,18 +197,6 @@ export function toWorkflowStage(row: WorkflowStageRow): WorkflowStage {
   }
 }
 
-const blankStage: WorkflowStage = {
-  id: '',
-  name: null as unknown as string,
-  description: null,
-  type: null as unknown as WorkflowStage['type'],
-  position: null as unknown as number,
-  assessment_required: null as unknown as boolean,
-  evidence_collection_required: null as unknown as boolean,
-  created_at: '',
-  updated_at: '',
-}
-
 /** The system-managed stages every tenant has. The end stage requires no steps: arriving there is `clear`, and final. */
 const SYSTEM_STAGES = [
   {
@@ -249,7 +237,7 @@ export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntr
     if (stage.type === 'start') await repo.makeRoomAt(tx, ctx.tenantId, 0, row.id, at)
     else row.position = ((await repo.maxPosition(tx, ctx.tenantId)) ?? 0) + 1
     await repo.insertStage(tx, row)
-    audit.push(stageAudit('workflow_stage.created', row, diff(blankStage, toWorkflowStage(row), AUDITED_FIELDS)))
+    audit.push(stageAudit('workflow_stage.created', row, createdChanges(toWorkflowStage(row), AUDITED_FIELDS)))
   }
   const start = (await repo.findSystemStage(tx, ctx.tenantId, 'start'))!
   const step = firstStep(start)
