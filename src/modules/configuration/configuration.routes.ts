@@ -64,12 +64,17 @@ export function configurationRoutes(
   configuration: ConfigurationService,
   bundleMaxBytes: number,
 ): FastifyPluginAsyncTypebox {
+  /** Each bundle request's body stream, from its parser to its handler. */
+  const bundles = new WeakMap<FastifyRequest, Readable>()
   /** Runs `work` on the spooled bundle of the request, removing the spool afterwards. */
   const withBundle = async <T>(
     req: FastifyRequest,
     work: (archive: Awaited<ReturnType<typeof spool>>) => Promise<T>,
   ) => {
-    const archive = await spool(req.body as Readable, bundleMaxBytes)
+    const body = bundles.get(req)
+    if (!body)
+      throw new AppError('validation_failed', 'the bundle is empty', [{ field: '(body)', message: 'is empty' }])
+    const archive = await spool(body, bundleMaxBytes)
     try {
       return await work(archive)
     } finally {
@@ -78,8 +83,12 @@ export function configurationRoutes(
   }
 
   return async (app) => {
-    // A bundle stays a stream: it is spooled to disk under its own limit, never held in memory.
-    app.addContentTypeParser(BUNDLE_TYPE, (_req, payload, done) => done(null, payload))
+    // A bundle stays a stream, spooled to disk under its own limit, never held in memory; it is kept beside the
+    // request, not as its body, which the hooks of every route walk (text checks, idempotency fingerprints).
+    app.addContentTypeParser(BUNDLE_TYPE, (req, payload, done) => {
+      bundles.set(req, payload)
+      done(null, undefined)
+    })
     // YAML bodies arrive as text: the document keeps their lines and columns for its errors.
     app.addContentTypeParser(YAML_TYPES, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) =>
       done(null, (body as string).trim() === '' ? undefined : body),

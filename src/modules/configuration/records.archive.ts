@@ -119,7 +119,7 @@ export interface Spooled {
 export interface ArchiveEntry {
   name: string
   meaning: EntryName
-  stream: Readable & AsyncIterable<Buffer>
+  stream: AsyncIterable<Buffer>
 }
 
 /** Each entry of the archive at `path`, in order; an entry not read is skipped. A malformed archive is a 422. */
@@ -135,15 +135,26 @@ export async function* readEntries(path: string): AsyncGenerator<ArchiveEntry> {
         entry.resume()
         throw one(entry.header.name, meaning)
       }
-      yield { name: entry.header.name, meaning, stream: entry as unknown as Readable & AsyncIterable<Buffer> }
+      yield { name: entry.header.name, meaning, stream: entryBytes(entry as unknown as AsyncIterable<Buffer>) }
       entry.resume()
     }
   } catch (err) {
-    if (err instanceof AppError) throw err
-    throw one('(body)', `is not a tar archive: ${(err as Error).message}`)
+    throw notTar(err)
   } finally {
     source.destroy()
     extract.destroy()
+  }
+}
+
+const notTar = (err: unknown) =>
+  err instanceof AppError ? err : one('(body)', `is not a tar archive: ${(err as Error).message}`)
+
+/** An entry's bytes; a broken archive (cut short, say) fails its reader with a 422, as it fails the listing. */
+async function* entryBytes(entry: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of entry) yield chunk
+  } catch (err) {
+    throw notTar(err)
   }
 }
 
@@ -280,6 +291,23 @@ export async function* recordsOf<T>(path: string, kind: RecordKind): AsyncGenera
       yield { record: checked as T, at: `${entry.name}:${line}` }
     }
   }
+}
+
+/** The records of one kind as recordsOf reads them, `size` at a time (to look them up in the tenant together). */
+export async function* recordBatches<T>(
+  path: string,
+  kind: RecordKind,
+  size: number,
+): AsyncGenerator<{ record: T; at: string }[]> {
+  let batch: { record: T; at: string }[] = []
+  for await (const item of recordsOf<T>(path, kind)) {
+    batch.push(item)
+    if (batch.length >= size) {
+      yield batch
+      batch = []
+    }
+  }
+  if (batch.length > 0) yield batch
 }
 
 async function readText(stream: AsyncIterable<Buffer>, maxBytes: number, name: string): Promise<string> {

@@ -113,6 +113,21 @@ export function findNamed<T extends 'use_cases' | 'models' | 'vendors'>(
   >
 }
 
+/** The rows of named records by their names, compared as names are. */
+export function findNamedMany<T extends 'use_cases' | 'models' | 'vendors'>(
+  db: Db,
+  tenantId: string,
+  table: T,
+  names: string[],
+) {
+  return db
+    .selectFrom(table as 'vendors')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('name_key', 'in', [...new Set(names.map(nameKey))])
+    .execute() as unknown as Promise<(T extends 'use_cases' ? UseCaseRow : T extends 'models' ? ModelRow : VendorRow)[]>
+}
+
 export async function renderVendors(db: Db, tenantId: string, rows: VendorRow[]): Promise<VendorRecord[]> {
   const items = (await catalogItems(vendorCatalog, db, tenantId, rows)) as unknown as Obj[]
   const who = await owners(db, tenantId, items)

@@ -16,12 +16,13 @@ import type { RelationshipsService } from '../relationships/relationships.servic
 import type { UseCasePoliciesService } from '../use-case-policies/use-case-policies.service.js'
 import type { UseCasesService } from '../use-cases/use-cases.service.js'
 import type { VendorsService } from '../vendors/vendors.service.js'
-import { DOCUMENT_ENTRY, recordsOf } from './records.archive.js'
+import { DOCUMENT_ENTRY, recordBatches } from './records.archive.js'
 import {
   blobPage,
   evidencePage,
   findEvidenceByKey,
   findNamed,
+  findNamedMany,
   namedPage,
   renderEvidence,
   renderModels,
@@ -42,6 +43,9 @@ import {
 
 type Obj = Record<string, unknown>
 type AnyRecord = VendorRecord | ModelRecord | EvidenceRecord | UseCaseRecord
+
+/** The answers a use case's create takes at most (UseCaseCreate's `questions`). */
+const CREATE_ANSWERS = 1000
 
 /** The record changes a plan lists; the summary counts them all. */
 export const PLAN_LISTED_CHANGES = 1000
@@ -92,15 +96,48 @@ function render(db: Tx, tenantId: string, kind: RecordKind, rows: never[]): Prom
   return renderUseCases(db, tenantId, rows)
 }
 
-/** The tenant's record of this kind with the record's natural key, rendered; undefined when it has none. */
-async function tenantRecord(db: Tx, tenantId: string, kind: RecordKind, record: AnyRecord) {
+type Had = { id: string; record: AnyRecord }
+
+/** The tenant's records of this kind with the natural keys of `records`, rendered, by natural key. */
+async function tenantRecordsFor(db: Tx, tenantId: string, kind: RecordKind, records: AnyRecord[]) {
+  const found = new Map<string, Had>()
   if (kind === 'evidence') {
-    const row = await findEvidenceByKey(db, tenantId, record as EvidenceRecord)
-    return row ? { id: row.id, record: renderEvidence(row) as AnyRecord } : undefined
+    for (const record of records) {
+      const row = await findEvidenceByKey(db, tenantId, record as EvidenceRecord)
+      if (row) found.set(lookupKey(kind, record), { id: row.id, record: renderEvidence(row) })
+    }
+    return found
   }
-  const row = await findNamed(db, tenantId, kind, (record as VendorRecord).name)
-  if (!row) return undefined
-  return { id: row.id, record: (await render(db, tenantId, kind, [row as never]))[0] }
+  const rows = await findNamedMany(
+    db,
+    tenantId,
+    kind,
+    records.map((r) => (r as VendorRecord).name),
+  )
+  const rendered = await render(db, tenantId, kind, rows as never[])
+  rows.forEach((row, i) => {
+    found.set(lookupKey(kind, rendered[i]), { id: row.id, record: rendered[i] })
+  })
+  return found
+}
+
+/** Records of a kind looked up in the tenant at a time. */
+const LOOKUP_BATCH = 100
+
+const lookupKey = (kind: RecordKind, record: AnyRecord) =>
+  kind === 'evidence' ? (record as EvidenceRecord).key : nameKey((record as VendorRecord).name)
+
+/** Each record of a kind in the bundle, with the tenant's record of its natural key (looked up a batch at a time). */
+async function* withTenantRecords(db: Tx, tenantId: string, path: string, kind: RecordKind) {
+  for await (const batch of recordBatches<AnyRecord>(path, kind, LOOKUP_BATCH)) {
+    const had = await tenantRecordsFor(
+      db,
+      tenantId,
+      kind,
+      batch.map((b) => b.record),
+    )
+    for (const { record, at } of batch) yield { record, at, had: had.get(lookupKey(kind, record)) }
+  }
 }
 
 /** The top-level fields whose values differ. */
@@ -162,8 +199,7 @@ export async function planRecords(db: Tx, tenantId: string, path: string, files:
   const summary = { create: 0, update: 0, unchanged: 0, files }
   const changes: RecordChange[] = []
   for (const kind of RECORD_KINDS) {
-    for await (const { record } of recordsOf<AnyRecord>(path, kind)) {
-      const had = await tenantRecord(db, tenantId, kind, record)
+    for await (const { record, had } of withTenantRecords(db, tenantId, path, kind)) {
       const key = naturalKey(kind, record)
       const fields = had ? changedFields(had.record as Obj, record as Obj) : []
       const action = !had ? 'create' : fields.length > 0 ? 'update' : 'unchanged'
@@ -192,8 +228,7 @@ export async function applyRecords(
   const lookups = await referenceMaps(tx, ctx.tenantId)
   const ref = lookups.refs
   for (const kind of RECORD_KINDS) {
-    for await (const { record, at } of recordsOf<AnyRecord>(path, kind)) {
-      const had = await tenantRecord(tx, ctx.tenantId, kind, record)
+    for await (const { record, at, had } of withTenantRecords(tx, ctx.tenantId, path, kind)) {
       if (had && changedFields(had.record as Obj, record as Obj).length === 0) continue
       try {
         if (kind === 'evidence') await applyEvidence(s, tx, ctx, record as EvidenceRecord, files)
@@ -352,20 +387,7 @@ async function applyUseCase(
     ...plain,
     ...governedInput(ref, record, at),
   }
-  let id: string
-  if (had) {
-    id = had.id
-    await s.useCases.update(ctx, id, input as never)
-    for (const q of newlyAttached) await s.questionnaires.attach(ctx, 'use_case', id, { key: q.questionnaire })
-  } else {
-    id = (
-      await s.useCases.create(ctx, { ...input, questionnaire_ids: questionnaires.map((q) => q.questionnaire) } as never)
-    ).id
-  }
-  for (const q of questionnaires) {
-    if (q.answers.length === 0) continue
-    const was = before?.questionnaires.find((b) => b.questionnaire === q.questionnaire)
-    if (was && JSON.stringify(was.answers) === JSON.stringify(q.answers)) continue
+  const answersOf = async (q: UseCaseRecord['questionnaires'][number]) => {
     const answers = []
     for (const a of q.answers) {
       answers.push({
@@ -375,7 +397,30 @@ async function applyUseCase(
         evidence_ids: await evidenceIds(a.evidence, `${at}/questionnaires/${q.questionnaire}`),
       })
     }
-    await s.questionnaires.answer(ctx, 'use_case', id, q.questionnaire.split('+')[0], { answers } as never)
+    return answers
+  }
+  // A new use case takes its answers in its create, as bulk imports send them, when they fit its limit.
+  const answeredOnCreate = !had && questionnaires.reduce((n, q) => n + q.answers.length, 0) <= CREATE_ANSWERS
+  let id: string
+  if (had) {
+    id = had.id
+    await s.useCases.update(ctx, id, input as never)
+    for (const q of newlyAttached) await s.questionnaires.attach(ctx, 'use_case', id, { key: q.questionnaire })
+  } else {
+    const questions = []
+    if (answeredOnCreate)
+      for (const q of questionnaires)
+        for (const answer of await answersOf(q)) questions.push({ questionnaire_id: q.questionnaire, ...answer })
+    const create = { ...input, questionnaire_ids: questionnaires.map((q) => q.questionnaire), questions }
+    id = (await s.useCases.create(ctx, create as never)).id
+  }
+  for (const q of answeredOnCreate ? [] : questionnaires) {
+    if (q.answers.length === 0) continue
+    const was = before?.questionnaires.find((b) => b.questionnaire === q.questionnaire)
+    if (was && JSON.stringify(was.answers) === JSON.stringify(q.answers)) continue
+    await s.questionnaires.answer(ctx, 'use_case', id, q.questionnaire.split('+')[0], {
+      answers: await answersOf(q),
+    } as never)
   }
   const had2 = {
     models: new Set(before?.models.map(nameKey) ?? []),

@@ -102,6 +102,32 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
     },
   })
 
+  /** The evidence record of a file whose content is stored as `blobId`. */
+  const fileRow = (
+    ctx: Ctx,
+    file: { fileName: string; contentType: string; title: string | null },
+    content: { size: number; sha256: string; blobId: string },
+  ): EvidenceRow => {
+    const at = now()
+    const title = file.title ?? file.fileName
+    return {
+      id: newId('ev'),
+      tenant_id: ctx.tenantId,
+      kind: 'file',
+      title,
+      search_key: searchKey(title, file.fileName),
+      url: null,
+      file_name: file.fileName,
+      content_type: file.contentType,
+      size: content.size,
+      sha256: content.sha256,
+      blob_id: content.blobId,
+      created_by: ctx.actor.id,
+      created_at: at,
+      updated_at: at,
+    }
+  }
+
   /** Registers uploaded content: the tenant's existing blob with the same sha256 if there is one, else this one. */
   async function adopt(
     ctx: Ctx,
@@ -118,24 +144,7 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       } else if (!(await repo.completeBlob(tx, ctx.tenantId, stored.blobId, stored.sha256))) {
         throw uploadTimedOut(config.evidenceUploadTimeoutMs)
       }
-      const at = now()
-      const title = file.title ?? file.fileName
-      const row: EvidenceRow = {
-        id: newId('ev'),
-        tenant_id: ctx.tenantId,
-        kind: 'file',
-        title,
-        search_key: searchKey(title, file.fileName),
-        url: null,
-        file_name: file.fileName,
-        content_type: file.contentType,
-        size: stored.size,
-        sha256: stored.sha256,
-        blob_id: blobId,
-        created_by: ctx.actor.id,
-        created_at: at,
-        updated_at: at,
-      }
+      const row = fileRow(ctx, file, { size: stored.size, sha256: stored.sha256, blobId })
       await repo.insertEvidence(tx, row)
       return created(row, { deduplicated: existing !== undefined })
     })
@@ -371,24 +380,8 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
             throw invalid('sha256', `no file files/${file.sha256} in the bundle or the tenant`)
           blobId = file.blobId
         }
-        const at = now()
-        const title = file.title ?? file.fileName
-        const row: EvidenceRow = {
-          id: newId('ev'),
-          tenant_id: ctx.tenantId,
-          kind: 'file',
-          title,
-          search_key: searchKey(title, file.fileName),
-          url: null,
-          file_name: file.fileName,
-          content_type: file.contentType,
-          size: existing ? Number(existing.size) : file.size,
-          sha256: file.sha256,
-          blob_id: blobId,
-          created_by: ctx.actor.id,
-          created_at: at,
-          updated_at: at,
-        }
+        const size = existing ? Number(existing.size) : file.size
+        const row = fileRow(ctx, file, { size, sha256: file.sha256, blobId })
         await repo.insertEvidence(tx, row)
         return created(row, { imported: true })
       })

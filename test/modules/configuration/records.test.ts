@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import * as tar from 'tar-stream'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { archive, entries, fileEntry, tenantCounts } from '../../helpers/bundles.js'
 import { multipart } from '../../helpers/governance.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../../helpers/harness.js'
 
@@ -8,30 +8,6 @@ type Call = ReturnType<TestApp['as']>
 const USE_CASES = Number(process.env.RECORDS_TEST_USE_CASES ?? 1000)
 const FILES = Number(process.env.RECORDS_TEST_FILES ?? 20)
 const tarType = { 'content-type': 'application/x-tar' }
-
-/** A tar archive of these entries (name → content). */
-async function archive(entries: [string, Buffer | string, Partial<tar.Headers>?][]): Promise<Buffer> {
-  const pack = tar.pack()
-  for (const [name, data, header] of entries)
-    pack.entry({ name, ...header }, typeof data === 'string' ? Buffer.from(data) : data)
-  pack.finalize()
-  const chunks: Buffer[] = []
-  for await (const chunk of pack) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
-
-/** The entries of an archive, read whole (test-sized). */
-async function entries(data: Buffer): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>()
-  const extract = tar.extract()
-  extract.end(data)
-  for await (const entry of extract) {
-    const parts: Buffer[] = []
-    for await (const chunk of entry) parts.push(chunk as Buffer)
-    out.set(entry.header.name, Buffer.concat(parts))
-  }
-  return out
-}
 
 /** Every record of a bundle by kind and natural key, and every file's sha256. */
 const recordsOf = (files: Map<string, Buffer>) => {
@@ -97,7 +73,8 @@ describeEachDialect('configuration bundles with records', (dialect) => {
       expect(res.statusCode, res.body).toBe(201)
       evidence.push(res.json().id)
     }
-    for (let i = 0; i < USE_CASES; i++) {
+    // In batches: a tenant's writes that arrive together commit together, which keeps the setup short.
+    const seedUseCase = async (i: number) => {
       const uc = await ok(source, '/use_cases', {
         name: `Use case ${String(i).padStart(4, '0')}`,
         description: `Case ${i}`,
@@ -129,6 +106,8 @@ describeEachDialect('configuration bundles with records', (dialect) => {
         expect(link.statusCode, link.body).toBeLessThan(300)
       }
     }
+    for (let i = 0; i < USE_CASES; i += 25)
+      await Promise.all(Array.from({ length: Math.min(25, USE_CASES - i) }, (_, j) => seedUseCase(i + j)))
     const res = await source({ method: 'GET', url: '/configuration?include=records' })
     expect(res.statusCode, res.body.slice(0, 500)).toBe(200)
     expect(res.headers['content-type']).toContain('application/x-tar')
@@ -169,83 +148,107 @@ describeEachDialect('configuration bundles with records', (dialect) => {
     expect(again.json().records.summary).toMatchObject({ create: 0, update: 0, unchanged: want.records.size })
   }, 240_000)
 
-  it('refuses bad bundles with 422 naming the problem, and applies nothing', async () => {
+  it('refuses bad bundles with 422 naming the problem, and applies nothing, keeping no stored file', async () => {
     const target = t.as('bad', 'admin')
-    const blobCount = async () => (await t.deps.database.db.selectFrom('evidence_blobs').select('id').execute()).length
-    const blobsBefore = await blobCount()
+    // Each bundle would create a risk type, a vendor and evidence with its file, were it not refused.
     const doc = 'apiVersion: aigov/v1\nrisk_types: [{ name: Never }]\n'
     const data = Buffer.from('evidence bytes')
-    const sha = createHash('sha256').update(data).digest('hex')
-    const cases: [string, Buffer, RegExp][] = [
-      [
-        'dot-dot',
-        await archive([
-          ['configuration.yaml', doc],
-          ['../etc/passwd', 'x'],
-        ]),
-        /outside the archive/,
-      ],
-      [
-        'absolute',
-        await archive([
-          ['configuration.yaml', doc],
-          ['/etc/passwd', 'x'],
-        ]),
-        /absolute/,
-      ],
-      [
-        'sha',
-        await archive([
-          ['configuration.yaml', doc],
-          [`files/${'0'.repeat(64)}`, data],
-        ]),
-        /sha256/,
-      ],
+    const [filePath] = fileEntry(data)
+    const sha = filePath.slice('files/'.length)
+    const vendor = (name: string, owner: object | null = null) =>
+      `${JSON.stringify({ name, description: null, website: null, status: 'active', owner, custom_fields: {} })}\n`
+    const evidence = `${JSON.stringify({
+      key: `${sha} Report`,
+      kind: 'file',
+      title: 'Report',
+      url: null,
+      file_name: 'r.txt',
+      content_type: 'text/plain',
+      size: data.length,
+      sha256: sha,
+    })}\n`
+    const good: [string, Buffer | string][] = [
+      ['configuration.yaml', doc],
+      ['records/vendors/000001.ndjson', vendor('Never Vendor')],
+      fileEntry(data),
+      ['records/evidence/000001.ndjson', evidence],
+    ]
+    const cases: [string, Buffer, RegExp, string[]?][] = [
+      ['dot-dot', await archive([...good, ['../etc/passwd', 'x']]), /outside the archive/],
+      ['dot-dot inside', await archive([...good, ['records/../../x', 'x']]), /outside the archive/],
+      ['absolute', await archive([...good, ['/etc/passwd', 'x']]), /absolute/],
+      ['sha', await archive([...good, [`files/${'0'.repeat(64)}`, data]]), /sha256/],
       [
         'files',
-        await archive([
-          ['configuration.yaml', doc],
-          ...Array.from({ length: 31 }, (_, i): [string, Buffer] => {
-            const d = Buffer.from(`f${i}`)
-            return [`files/${createHash('sha256').update(d).digest('hex')}`, d]
-          }),
-        ]),
+        await archive([...good, ...Array.from({ length: 30 }, (_, i) => fileEntry(Buffer.from(`f${i}`)))]),
         /CONFIGURATION_BUNDLE_MAX_FILES/,
       ],
       [
         'line',
-        await archive([
-          ['configuration.yaml', doc],
-          [
-            'records/vendors/000001.ndjson',
-            `${JSON.stringify({ name: 'V', description: null, website: null, status: 'active', owner: null, custom_fields: {} })}\n{"name": 3}\n`,
-          ],
-        ]),
-        /records\/vendors\/000001\.ndjson:2/,
+        await archive([...good, ['records/vendors/000002.ndjson', `${vendor('V')}{"name": 3}\n`]]),
+        /records\/vendors\/000002\.ndjson:2/,
       ],
+      ['symlink', await archive([...good, ['files/x', '', { type: 'symlink', linkname: '/etc' }]]), /plain files/],
       [
-        'symlink',
-        await archive([
-          ['configuration.yaml', doc],
-          ['files/x', '', { type: 'symlink', linkname: '/etc' }],
-        ]),
+        'hard link',
+        await archive([...good, ['records/x', '', { type: 'link', linkname: 'configuration.yaml' }]]),
         /plain files/,
       ],
+      [
+        'unknown owner (found inside the transaction, after the file is stored)',
+        await archive([...good, ['records/vendors/000002.ndjson', vendor('Owned', { email: 'nobody@example.com' })]]),
+        /nobody@example\.com/,
+        // A plan reads the records' keys, not their references: only the apply meets the missing user.
+        ['/configuration/apply'],
+      ],
       ['not tar', Buffer.from('hello, this is not a tar archive at all'.repeat(20)), /tar|bundle/],
-      ['no document', await archive([[`files/${sha}`, data]]), /configuration\.yaml/],
+      ['no document', await archive(good.slice(1)), /configuration\.yaml/],
     ]
-    for (const [what, body, message] of cases) {
-      for (const url of ['/configuration/plan', '/configuration/apply']) {
+    await target({ method: 'GET', url: '/risk_types' })
+    const before = await tenantCounts(t.deps.database, 'bad')
+    for (const [what, body, message, urls = ['/configuration/plan', '/configuration/apply']] of cases) {
+      for (const url of urls) {
         const res = await target({ method: 'POST', url, payload: body, headers: tarType })
         expect(res.statusCode, `${what} ${url}: ${res.body}`).toBe(422)
+        expect(res.headers['content-type']).toContain('application/problem+json')
         expect(JSON.stringify(res.json()), what).toMatch(message)
       }
+      expect(await tenantCounts(t.deps.database, 'bad'), what).toEqual(before)
     }
-    const types = (await target({ method: 'GET', url: '/risk_types?q=Never' })).json().items
-    expect(types).toEqual([])
-    expect(await blobCount()).toBe(blobsBefore)
+    // The same bundle without the fault applies: the cases above were refused for their fault alone.
+    const applied = await target({
+      method: 'POST',
+      url: '/configuration/apply',
+      payload: await archive(good),
+      headers: tarType,
+    })
+    expect(applied.statusCode, applied.body).toBe(200)
+    expect((await tenantCounts(t.deps.database, 'bad')).vendors).toBe(before.vendors + 1)
+
     const reader = t.as('bad', 'read')
     const refused = await reader({ method: 'POST', url: '/configuration/apply', payload: bundle, headers: tarType })
     expect(refused.statusCode).toBe(403)
   }, 120_000)
+
+  it('refuses a bundle over CONFIGURATION_BUNDLE_MAX_MB with 413, and applies nothing', async () => {
+    const small = await startTestApp(dialect, { CONFIGURATION_BUNDLE_MAX_MB: '1' })
+    try {
+      const target = small.as('big', 'admin')
+      await target({ method: 'GET', url: '/risk_types' })
+      const before = await tenantCounts(small.deps.database, 'big')
+      const body = await archive([
+        ['configuration.yaml', 'apiVersion: aigov/v1\nrisk_types: [{ name: Never }]\n'],
+        fileEntry(Buffer.alloc(1024 * 1024 + 1, 7)),
+      ])
+      for (const url of ['/configuration/plan', '/configuration/apply']) {
+        const res = await target({ method: 'POST', url, payload: body, headers: tarType })
+        expect(res.statusCode, res.body).toBe(413)
+        expect(res.json()).toMatchObject({ code: 'payload_too_large' })
+        expect(res.json().detail).toMatch(/CONFIGURATION_BUNDLE_MAX_MB/)
+      }
+      expect(await tenantCounts(small.deps.database, 'big')).toEqual(before)
+    } finally {
+      await small.close()
+    }
+  }, 60_000)
 })
