@@ -165,7 +165,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
         await records.register(dossierRoutes(services.dossier))
       })
       await api.register(governanceSummaryRoutes(services.governanceSummary))
-      await api.register(configurationRoutes(services.configuration))
+      await api.register(configurationRoutes(services.configuration, deps.config.configurationBundleMaxBytes))
     },
     { prefix: API_PREFIX },
   )

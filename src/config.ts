@@ -24,6 +24,10 @@ export type Config = Readonly<{
   readCacheBytes: number
   /** Memory for use cases, models and vendors kept rendered across writes (ItemCache), bytes; 0 turns it off. */
   recordCacheBytes: number
+  /** The largest configuration bundle (document, records and files), bytes. */
+  configurationBundleMaxBytes: number
+  /** Evidence files a configuration bundle may hold. */
+  configurationBundleMaxFiles: number
   /** The largest evidence file, bytes. */
   evidenceMaxBytes: number
   /** Evidence content one tenant may store, bytes (a deduplicated file counts once). */
@@ -152,6 +156,8 @@ export function loadConfig(env: Env = process.env): Config {
     readCacheBytes: integer(env, 'SERVICE_READ_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     recordCacheBytes: integer(env, 'SERVICE_RECORD_CACHE_MB', 16, 0, 4096) * 1024 * 1024,
     evidenceMaxBytes,
+    configurationBundleMaxBytes: integer(env, 'CONFIGURATION_BUNDLE_MAX_MB', 2048, 1, 1024 * 1024) * 1024 * 1024,
+    configurationBundleMaxFiles: integer(env, 'CONFIGURATION_BUNDLE_MAX_FILES', 100_000, 1, 10_000_000),
     evidenceTenantQuotaBytes: integer(env, 'EVIDENCE_TENANT_QUOTA_MB', 1024, 1, 1024 * 1024) * 1024 * 1024,
     evidenceUploadBytesPerMinute,
     // At most the 15 s in which the server takes any request whole (REQUEST_TIMEOUT_MS): it cannot lengthen that.

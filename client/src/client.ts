@@ -138,6 +138,17 @@ function namespaces(core: Core) {
         call('planConfiguration', [], { body: document, query }, o),
       apply: (document: Body<'applyConfiguration'>, query?: Query<'applyConfiguration'>, o?: O) =>
         call('applyConfiguration', [], { body: document, query }, o),
+      /** The bundle (`include=records`): a tar of the document, the records as NDJSON and the evidence files, as a stream. */
+      exportBundle: (o?: O) =>
+        call('exportConfiguration', [], { query: { include: 'records' }, stream: true }, o) as unknown as Promise<
+          Result<ReadableStream<Uint8Array>>
+        >,
+      /** The plan of a bundle (its document's changes and its records'); a stream is sent once, not retried. */
+      planBundle: (bundle: Bundle, query?: Query<'planConfiguration'>, o?: O) =>
+        call('planConfiguration', [], { raw: bundleBody(bundle), query }, o),
+      /** Applies a bundle in one transaction (admin); with `planId`, only if nothing changed since that plan. */
+      applyBundle: (bundle: Bundle, query?: Query<'applyConfiguration'>, o?: O) =>
+        call('applyConfiguration', [], { raw: bundleBody(bundle), query }, o),
     },
     system: {
       get: (o?: O) => call('getSystem', [], {}, o),
@@ -565,4 +576,14 @@ function multipartUpload(
     fileName,
   )
   return { body: form }
+}
+
+/** A configuration bundle to send: bytes, a Blob (a file), or a stream (sent once, never retried). */
+export type Bundle = Blob | ReadableStream<Uint8Array> | Uint8Array
+
+const BUNDLE_TYPE = 'application/x-tar'
+
+function bundleBody(bundle: Bundle): { body: Blob | ReadableStream<Uint8Array>; contentType: string } {
+  const body = bundle instanceof Uint8Array ? new Blob([bundle as Uint8Array<ArrayBuffer>]) : bundle
+  return { body, contentType: BUNDLE_TYPE }
 }

@@ -41,6 +41,8 @@ export interface CallInput<K extends OperationId> {
   body?: Body<K>
   /** A body sent as is instead of JSON (multipart uploads); a stream is sent once, never retried. */
   raw?: { body: FormData | Blob | ReadableStream<Uint8Array>; contentType?: string }
+  /** Answer the 2xx body as a byte stream, whatever the operation usually answers (a bundle instead of JSON). */
+  stream?: true
 }
 
 type Sent = { response: Response; text: string; error?: undefined } | { error: ClientError; aborted: boolean }
@@ -123,8 +125,9 @@ export function createCore(options: CoreOptions): Core {
     input: CallInput<K> = {},
     call: CallOptions = {},
   ): Promise<Result<Data<K>>> {
-    const spec: OperationSpec | undefined = OPERATIONS[operationId]
-    if (!spec) throw new TypeError(`unknown operationId ${String(operationId)}`)
+    const declared: OperationSpec | undefined = OPERATIONS[operationId]
+    if (!declared) throw new TypeError(`unknown operationId ${String(operationId)}`)
+    const spec: OperationSpec = input.stream ? { ...declared, response: 'stream' } : declared
     const url = baseUrl + (spec.root ? '' : API_PREFIX) + fillPath(spec.path, pathArgs) + queryString(input.query)
     const headers: Record<string, string> = {
       accept: 'application/json, application/problem+json',

@@ -1,4 +1,11 @@
-export { type Client, type ClientOptions, createClient, type SessionOptions, type UploadMeta } from './client.js'
+export {
+  type Bundle,
+  type Client,
+  type ClientOptions,
+  createClient,
+  type SessionOptions,
+  type UploadMeta,
+} from './client.js'
 export type { CallOptions } from './core.js'
 export {
   type ClientError,

@@ -1,7 +1,13 @@
+import { createWriteStream, openAsBlob } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { createClient, type Result } from '@aigov/client'
 import { AppError } from '../http/errors.js'
 import { SOURCE_HEADER } from '../http/plugins/auth.js'
-import { parsedJson } from '../modules/configuration/configuration.document.js'
+import { type ParsedDocument, parsedJson } from '../modules/configuration/configuration.document.js'
 import type { ConfigurationPlan } from '../modules/configuration/configuration.schemas.js'
 import { createServices } from '../services.js'
 import { systemCtx } from '../shared/context.js'
@@ -9,6 +15,10 @@ import type { Deps } from '../shared/deps.js'
 
 type Applied = ConfigurationPlan & { applied: number }
 type Document = Record<string, unknown>
+/** What a plan or an apply is given: a document (as parsed, for YAML's lines), or a bundle (a tar archive) in a file. */
+export type Payload =
+  | { document: Document; parsed?: ParsedDocument; bundle?: undefined }
+  | { bundle: string; document?: undefined }
 
 /** One end of a copy: a tenant of the database the CLI opens, or of a running service over HTTP. */
 export interface ConfigurationSide {
@@ -16,9 +26,19 @@ export interface ConfigurationSide {
   label: string
   /** The tenant's configuration document (its JSON form). */
   export(): Promise<Document>
-  plan(document: Document, prune: boolean): Promise<ConfigurationPlan>
-  apply(document: Document, prune: boolean, planId: string): Promise<Applied>
+  /** The tenant's bundle (document, records, evidence files) as a stream of tar bytes. */
+  exportBundle(): Promise<AsyncIterable<Uint8Array>>
+  plan(payload: Payload, prune: boolean): Promise<ConfigurationPlan>
+  apply(payload: Payload, prune: boolean, planId: string): Promise<Applied>
 }
+
+/** Whether applying the plan would change anything, records included. */
+export const hasChanges = (plan: ConfigurationPlan) =>
+  plan.summary.create + plan.summary.update + plan.summary.delete > 0 ||
+  (plan.records !== undefined && plan.records.summary.create + plan.records.summary.update > 0)
+
+/** A bundle file as the service reads a spooled request: the caller's file, left where it is. */
+const spooled = (path: string) => ({ path, bytes: 0, remove: async () => undefined })
 
 /** Said when the target changed between the plan shown and the apply (409): nothing was applied. */
 export class StalePlanError extends Error {}
@@ -33,10 +53,16 @@ export function localSide(deps: Deps, tenant: string): ConfigurationSide {
   return {
     label,
     export: async () => JSON.parse(await configuration.export(ctx, 'json')),
-    plan: (document, prune) => configuration.plan(ctx, parsedJson(document), prune),
-    apply: async (document, prune, planId) => {
+    exportBundle: () => configuration.exportBundle(ctx),
+    plan: (payload, prune) =>
+      payload.bundle !== undefined
+        ? configuration.planBundle(ctx, spooled(payload.bundle), prune)
+        : configuration.plan(ctx, payload.parsed ?? parsedJson(payload.document), prune),
+    apply: async (payload, prune, planId) => {
       try {
-        return await configuration.apply(ctx, parsedJson(document), { prune, planId })
+        return payload.bundle !== undefined
+          ? await configuration.applyBundle(ctx, spooled(payload.bundle), { prune, planId })
+          : await configuration.apply(ctx, payload.parsed ?? parsedJson(payload.document), { prune, planId })
       } catch (err) {
         if (err instanceof AppError && err.code === 'conflict') throw new StalePlanError(staleMessage(label))
         throw err
@@ -70,31 +96,58 @@ export function remoteSide(baseUrl: string, tenant: string, apiKey: string): Con
   return {
     label,
     export: () => data('the export', client.configuration.export()),
-    plan: (document, prune) => data('the plan', client.configuration.plan(document as never, { prune })),
-    apply: (document, prune, planId) =>
-      data('the apply', client.configuration.apply(document as never, { prune, planId })),
+    exportBundle: async () =>
+      Readable.fromWeb(
+        (await data('the export', client.configuration.exportBundle())) as never,
+      ) as AsyncIterable<Uint8Array>,
+    plan: async (payload, prune) =>
+      payload.bundle !== undefined
+        ? data('the plan', client.configuration.planBundle(await openAsBlob(payload.bundle), { prune }))
+        : data('the plan', client.configuration.plan(payload.document as never, { prune })),
+    apply: async (payload, prune, planId) =>
+      payload.bundle !== undefined
+        ? data('the apply', client.configuration.applyBundle(await openAsBlob(payload.bundle), { prune, planId }))
+        : data('the apply', client.configuration.apply(payload.document as never, { prune, planId })),
   }
 }
 
 /**
- * Copies the source's configuration onto the target: plans it, shows the plan, asks (`confirm`), applies exactly
- * that plan. Returns the number of changes applied (0 when there was nothing to do or the answer was no).
+ * Copies the source's configuration (with `records`, its bundle, kept in a private temporary file meanwhile) onto
+ * the target: plans it, shows the plan, asks (`confirm`), applies exactly that plan. Returns the number of changes
+ * applied (0 when there was nothing to do or the answer was no).
  */
 export async function copyConfiguration(
   source: ConfigurationSide,
   target: ConfigurationSide,
   options: {
+    records?: boolean
     prune: boolean
     show: (plan: ConfigurationPlan) => void
     confirm: () => Promise<boolean>
     say: (line: string) => void
   },
 ): Promise<number> {
-  const document = await source.export()
-  const plan = await target.plan(document, options.prune)
+  if (!options.records) return planAndApply(source, target, { document: await source.export() }, options)
+  const dir = await mkdtemp(join(tmpdir(), 'aigov-copy-'))
+  try {
+    const bundle = join(dir, 'bundle.tar')
+    await pipeline(await source.exportBundle(), createWriteStream(bundle, { mode: 0o600 }))
+    return await planAndApply(source, target, { bundle }, options)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+async function planAndApply(
+  source: ConfigurationSide,
+  target: ConfigurationSide,
+  payload: Payload,
+  options: Parameters<typeof copyConfiguration>[2],
+): Promise<number> {
+  const plan = await target.plan(payload, options.prune)
   options.say(`copying the configuration of ${source.label} to ${target.label}`)
   options.show(plan)
-  if (plan.summary.create + plan.summary.update + plan.summary.delete === 0) {
+  if (!hasChanges(plan)) {
     options.say(`${target.label} already has this configuration; nothing to apply`)
     return 0
   }
@@ -102,7 +155,7 @@ export async function copyConfiguration(
     options.say('nothing applied')
     return 0
   }
-  const applied = await target.apply(document, options.prune, plan.plan_id)
+  const applied = await target.apply(payload, options.prune, plan.plan_id)
   options.say(`applied ${applied.applied} change${applied.applied === 1 ? '' : 's'} to ${target.label}`)
   return applied.applied
 }

@@ -5,8 +5,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { sql } from 'kysely'
 import { ConfigError, type Config, loadConfig } from '../config.js'
 import { seed } from './seed.js'
-import { copyConfiguration, localSide, remoteSide } from './config-copy.js'
-import { readFileSync } from 'node:fs'
+import { copyConfiguration, hasChanges, localSide, type Payload, remoteSide } from './config-copy.js'
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
+import { pipeline } from 'node:stream/promises'
 import { createInterface } from 'node:readline/promises'
 import { createServices } from '../services.js'
 import { parsedJson, parseYaml } from '../modules/configuration/configuration.document.js'
@@ -311,37 +312,43 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   'config export': {
-    usage: 'aigov config export --tenant <tenant> [--format yaml|json]',
-    summary: "Print a tenant's configuration as code (canonical YAML by default, or JSON).",
-    options: { tenant: { type: 'string' }, format: { type: 'string' } },
+    usage: 'aigov config export --tenant <tenant> [--format yaml|json] [--include records]',
+    summary:
+      "Print a tenant's configuration as code (canonical YAML by default, or JSON); with --include records, write the bundle (a tar of the document, the records and the evidence files) instead.",
+    options: { tenant: { type: 'string' }, format: { type: 'string' }, include: { type: 'string' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
         const tenant = required(args.values, 'tenant')
+        const records = includesRecords(args.values)
         await requireTenant(deps, tenant)
+        const configuration = createServices(deps).configuration
+        const ctx = systemCtx(tenant, 'cli')
+        if (records) {
+          if (process.stdout.isTTY) throw new UsageError('the bundle is a tar archive: redirect it to a file (> t.tar)')
+          await pipeline(await configuration.exportBundle(ctx), process.stdout)
+          return
+        }
         const format = args.values.format === 'json' ? 'json' : 'yaml'
-        process.stdout.write(await createServices(deps).configuration.export(systemCtx(tenant, 'cli'), format))
+        process.stdout.write(await configuration.export(ctx, format))
       }),
   },
   'config plan': {
-    usage: 'aigov config plan --tenant <tenant> --file <document.yaml|json> [--prune]',
-    summary: 'Show what applying a configuration document to a tenant would change (create, update, delete).',
+    usage: 'aigov config plan --tenant <tenant> --file <document.yaml|json|bundle.tar> [--prune]',
+    summary:
+      'Show what applying a configuration document (or a bundle with records) to a tenant would change (create, update, delete).',
     options: { tenant: { type: 'string' }, file: { type: 'string' }, prune: { type: 'boolean' } },
     run: (args, config) =>
       withDeps(config, async (deps) => {
         const tenant = required(args.values, 'tenant')
         await requireTenant(deps, tenant)
-        const plan = await createServices(deps).configuration.plan(
-          systemCtx(tenant, 'cli'),
-          readDocument(required(args.values, 'file')),
-          args.values.prune === true,
-        )
-        printPlan(plan)
+        const side = localSide(deps, tenant)
+        printPlan(await side.plan(readPayload(required(args.values, 'file')), args.values.prune === true))
       }),
   },
   'config apply': {
-    usage: 'aigov config apply --tenant <tenant> --file <document.yaml|json> [--prune] [--yes]',
+    usage: 'aigov config apply --tenant <tenant> --file <document.yaml|json|bundle.tar> [--prune] [--yes]',
     summary:
-      'Apply a configuration document to a tenant in one transaction, after showing its plan (asks unless --yes).',
+      'Apply a configuration document (or a bundle with records) to a tenant in one transaction, after showing its plan (asks unless --yes).',
     options: {
       tenant: { type: 'string' },
       file: { type: 'string' },
@@ -352,25 +359,25 @@ const COMMANDS: Record<string, Command> = {
       withDeps(config, async (deps) => {
         const tenant = required(args.values, 'tenant')
         await requireTenant(deps, tenant)
-        const ctx = systemCtx(tenant, 'cli')
-        const configuration = createServices(deps).configuration
-        const file = required(args.values, 'file')
+        const side = localSide(deps, tenant)
+        const payload = readPayload(required(args.values, 'file'))
         const prune = args.values.prune === true
-        const plan = await configuration.plan(ctx, readDocument(file), prune)
+        const plan = await side.plan(payload, prune)
         printPlan(plan)
-        if (plan.summary.create + plan.summary.update + plan.summary.delete === 0) return
+        if (!hasChanges(plan)) return
         if (args.values.yes !== true && !(await confirm('Apply these changes?'))) {
           out('nothing applied')
           return
         }
-        const applied = await configuration.apply(ctx, readDocument(file), { prune, planId: plan.plan_id })
+        const applied = await side.apply(payload, prune, plan.plan_id)
         out(`applied ${applied.applied} change${applied.applied === 1 ? '' : 's'} to ${tenant}`)
       }),
   },
   'config copy': {
-    usage: 'aigov config copy --from <tenant> --to <tenant> [--from-url URL] [--to-url URL] [--prune] [--yes]',
+    usage:
+      'aigov config copy --from <tenant> --to <tenant> [--from-url URL] [--to-url URL] [--include records] [--prune] [--yes]',
     summary:
-      "Copy a tenant's configuration onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key <key> or SERVICE_FROM_API_KEY, --to-key <key> or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
+      "Copy a tenant's configuration (with --include records, its use cases, models, vendors and evidence too) onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key <key> or SERVICE_FROM_API_KEY, --to-key <key> or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
     options: {
       from: { type: 'string' },
       to: { type: 'string' },
@@ -378,10 +385,12 @@ const COMMANDS: Record<string, Command> = {
       'from-key': { type: 'string' },
       'to-url': { type: 'string' },
       'to-key': { type: 'string' },
+      include: { type: 'string' },
       prune: { type: 'boolean' },
       yes: { type: 'boolean' },
     },
     run: async (args, config) => {
+      const records = includesRecords(args.values)
       const from = required(args.values, 'from')
       const to = required(args.values, 'to')
       const end = (side: 'from' | 'to', tenant: string) => {
@@ -410,6 +419,7 @@ const COMMANDS: Record<string, Command> = {
         const source = remoteSource ?? (await local(from))
         const target = remoteTarget ?? (await local(to))
         await copyConfiguration(source, target, {
+          records,
           prune: args.values.prune === true,
           show: printPlan,
           confirm: () => (args.values.yes === true ? Promise.resolve(true) : confirm('Apply these changes?')),
@@ -497,9 +507,31 @@ async function backupSqlite(config: Config, target: string): Promise<number> {
 }
 
 /** A configuration document from a file: YAML (which JSON also is), with lines and columns for its errors. */
-function readDocument(file: string) {
+/** What --file names: a bundle (a tar archive, read from the file as it is applied), or a document. */
+function readPayload(file: string): Payload {
+  if (isTarFile(file)) return { bundle: file }
   const text = readFileSync(file, 'utf8')
-  return file.endsWith('.json') ? parsedJson(JSON.parse(text)) : parseYaml(text)
+  const parsed = file.endsWith('.json') ? parsedJson(JSON.parse(text)) : parseYaml(text)
+  return { document: parsed.value as Record<string, unknown>, parsed }
+}
+
+/** A tar archive says so at byte 257 of its first header (ustar). */
+function isTarFile(file: string): boolean {
+  const head = Buffer.alloc(262)
+  const fd = openSync(file, 'r')
+  try {
+    readSync(fd, head, 0, head.length, 0)
+  } finally {
+    closeSync(fd)
+  }
+  return head.subarray(257, 262).toString('latin1') === 'ustar'
+}
+
+/** --include: only `records` (the bundle) is known. */
+function includesRecords(values: Record<string, unknown>): boolean {
+  if (values.include === undefined) return false
+  if (values.include !== 'records') throw new UsageError('--include takes one value: records')
+  return true
 }
 
 const paint = (code: number, text: string) => (process.stdout.isTTY ? `\x1b[${code}m${text}\x1b[0m` : text)
@@ -519,8 +551,20 @@ function printPlan(plan: ConfigurationPlan): void {
       out(paint(colour, `    ${field}: ${shown}`))
     }
   }
+  const records = plan.records
+  for (const change of records?.changes ?? []) {
+    const [sign, colour] = SIGNS[change.action]
+    out(paint(colour, `${sign} ${change.kind} ${change.key}${change.fields ? `  (${change.fields.join(', ')})` : ''}`))
+  }
   const { create, update, delete: deleted, unchanged } = plan.summary
   out(`plan ${plan.plan_id}: ${create} to create, ${update} to update, ${deleted} to delete, ${unchanged} unchanged`)
+  if (records) {
+    const r = records.summary
+    const unlisted = r.create + r.update - records.changes.length
+    out(
+      `records: ${r.create} to create, ${r.update} to update, ${r.unchanged} unchanged, ${r.files} files${unlisted > 0 ? ` (${unlisted} changes not listed)` : ''}`,
+    )
+  }
 }
 
 async function confirm(question: string): Promise<boolean> {

@@ -195,8 +195,9 @@ async function appendAudit(
     // still is the head, else the head as it is (locked), to append at as below.
     const rows = chainOn(keys, entries, known)
     const next = headAfter(rows)
+    const [first, ...rest] = statementChunks(rows)
     const parameters = [
-      ...rows.flatMap(auditValues),
+      ...first.flatMap(auditValues),
       tenantId,
       known.audit_seq,
       known.audit_head,
@@ -204,9 +205,11 @@ async function appendAudit(
       next.audit_head,
     ]
     const [found] = (
-      await tx.executeQuery<Head & { moved: boolean }>({ ...statements.appendIfHead(rows.length), parameters })
+      await tx.executeQuery<Head & { moved: boolean }>({ ...statements.appendIfHead(first.length), parameters })
     ).rows
     if (found?.moved) {
+      // The head is locked and already moved to the last record: the rest only need their inserts.
+      await appendChunks(tx, statements, rest, [next.audit_seq, next.audit_head, tenantId])
       statements.heads!.set(tenantId, next)
       return rows
     }
@@ -220,12 +223,9 @@ async function appendAudit(
   const head = [next.audit_seq, next.audit_head, tenantId]
   // The names' index takes the records once they have committed (AuditNameIndexer), not here.
   if (database.dialect === 'postgres') {
-    // One round trip for the records and the new head: the tenant row is locked until commit, and every round trip
-    // under that lock is a wait for every other writer of the tenant.
-    await tx.executeQuery({
-      ...statements.appendWithHead(rows.length),
-      parameters: [...rows.flatMap(auditValues), ...head],
-    })
+    // One round trip for the records and the new head (one per APPEND_ROWS records): the tenant row is locked until
+    // commit, and every round trip under that lock is a wait for every other writer of the tenant.
+    await appendChunks(tx, statements, statementChunks(rows), head)
     statements.heads!.set(tenantId, next)
     return rows
   }
@@ -237,6 +237,27 @@ async function appendAudit(
 interface Head {
   audit_seq: number
   audit_head: string
+}
+
+/**
+ * Records one PostgreSQL statement appends at most: the protocol counts a statement's parameters in 16 bits, and an
+ * apply that joins many changes in one mutation (a configuration bundle) appends thousands.
+ */
+const APPEND_ROWS = 1000
+
+const statementChunks = (rows: AuditLogRow[]): AuditLogRow[][] => {
+  const chunks: AuditLogRow[][] = []
+  for (let at = 0; at < rows.length; at += APPEND_ROWS) chunks.push(rows.slice(at, at + APPEND_ROWS))
+  return chunks
+}
+
+/** PostgreSQL: appends each chunk with the head set to `head` (seq, hash, tenant), one statement a chunk. */
+async function appendChunks(tx: Tx, statements: AuditStatements, chunks: AuditLogRow[][], head: unknown[]) {
+  for (const chunk of chunks)
+    await tx.executeQuery({
+      ...statements.appendWithHead(chunk.length),
+      parameters: [...chunk.flatMap(auditValues), ...head],
+    })
 }
 
 /** The entries' records, chained on from `head`. */

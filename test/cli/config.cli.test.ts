@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { recordLines } from '../helpers/bundles.js'
 import { describeEachDialect, freshDatabase, PREFIX, type TestDatabase } from '../helpers/harness.js'
 import { CLI, runCli, type ServiceProcess, startServiceProcess } from '../helpers/process.js'
 
@@ -156,6 +157,50 @@ describeEachDialect('aigov config plan, apply and copy within one database', (di
     )
   }, 60_000)
 
+  it('exports a bundle with --include records, plans and applies the .tar, and copies records', async () => {
+    ok(runCli(['seed', '--use-cases', '5', '--tenant', 'records'], env))
+    const bundleOf = (tenant: string, path: string) => {
+      const fd = openSync(path, 'w')
+      try {
+        const res = spawnSync(process.execPath, [CLI, 'config', 'export', '--tenant', tenant, '--include', 'records'], {
+          env: { PATH: process.env.PATH, ...env },
+          stdio: ['ignore', fd, 'pipe'],
+          encoding: 'utf8',
+        })
+        expect(res.status, res.stderr).toBe(0)
+      } finally {
+        closeSync(fd)
+      }
+      return path
+    }
+    const source = bundleOf('records', join(dir, 't.tar'))
+    expect(readFileSync(source).subarray(257, 262).toString('latin1')).toBe('ustar')
+    ok(runCli(['tenants', 'create', 'records-copy'], env))
+    const plan = ok(runCli(['config', 'plan', '--tenant', 'records-copy', '--file', source], env))
+    expect(plan).toMatch(/^\+ use_cases /m)
+    expect(plan).toMatch(/^records: 5 to create, 0 to update, 0 unchanged, 0 files$/m)
+    expect(ok(runCli(['config', 'apply', '--tenant', 'records-copy', '--file', source, '--yes'], env))).toMatch(
+      /^applied \d+ changes to records-copy$/m,
+    )
+    const records = (path: string) => recordLines(readFileSync(path))
+    const copied = await records(bundleOf('records-copy', join(dir, 'copy.tar')))
+    expect(copied.length).toBe(5)
+    expect(copied).toEqual(await records(source))
+    expect(ok(runCli(['config', 'plan', '--tenant', 'records-copy', '--file', source], env))).toMatch(
+      /^records: 0 to create, 0 to update, 5 unchanged, 0 files$/m,
+    )
+
+    ok(runCli(['tenants', 'create', 'records-copy2'], env))
+    const copy = ok(
+      runCli(['config', 'copy', '--from', 'records', '--to', 'records-copy2', '--include', 'records', '--yes'], env),
+    )
+    expect(copy).toMatch(/^records: 5 to create/m)
+    expect(await records(bundleOf('records-copy2', join(dir, 'copy2.tar')))).toEqual(await records(source))
+    const refused = runCli(['config', 'export', '--tenant', 'records', '--include', 'everything'], env)
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toContain('--include takes one value: records')
+  }, 120_000)
+
   it('--prune passes through: what the source lacks is deleted only when asked', () => {
     const extra = join(dir, 'extra.yaml')
     writeFileSync(extra, 'apiVersion: aigov/v1\nworkflow_stages:\n  - name: Only in prod\n')
@@ -221,6 +266,7 @@ describeEachDialect('aigov config copy between two running services', (dialect) 
   let b: ServiceProcess
   let dir: string
   let keyA: string
+  let keyRecords: string
   const keysB: Record<string, string> = {}
 
   beforeAll(async () => {
@@ -232,7 +278,9 @@ describeEachDialect('aigov config copy between two running services', (dialect) 
     envA = { ...dbA.env, ...ENV }
     envB = { ...dbB.env, ...ENV }
     keyA = prepareTenant(envA, 'sandbox', file, true)
-    for (const tenant of ['prod', 'mixed', 'stale']) keysB[tenant] = prepareTenant(envB, tenant, file, false)
+    for (const tenant of ['prod', 'mixed', 'stale', 'bundle']) keysB[tenant] = prepareTenant(envB, tenant, file, false)
+    keyRecords = prepareTenant(envA, 'records', file, false)
+    ok(runCli(['seed', '--use-cases', '3', '--tenant', 'records'], envA))
     a = await startServiceProcess(envA)
     b = await startServiceProcess(envB)
   }, 180_000)
@@ -266,6 +314,39 @@ describeEachDialect('aigov config copy between two running services', (dialect) 
     ).access_token
     const served = await fetch(`${b.baseUrl}${PREFIX}/configuration`, { headers: { authorization: `Bearer ${token}` } })
     expect(await served.text()).toBe(source)
+  }, 120_000)
+
+  it('copies records between two services with --include records (the bundle through both clients)', async () => {
+    const copy = (...more: string[]) =>
+      runCliAsync(
+        [
+          'config',
+          'copy',
+          '--from',
+          'records',
+          '--to',
+          'bundle',
+          '--from-url',
+          a.baseUrl,
+          '--to-url',
+          b.baseUrl,
+        ].concat(['--include', 'records'], more),
+        {
+          SERVICE_FROM_API_KEY: keyRecords,
+          SERVICE_TO_API_KEY: keysB.bundle,
+          DATABASE_URL: 'sqlite:/nonexistent/x.db',
+        },
+      )
+    // Off a terminal without --yes: the plan is shown, nothing applied.
+    const shown = await copy()
+    expect(shown.code).toBe(2)
+    expect(shown.stdout).toMatch(/^records: 3 to create, 0 to update, 0 unchanged, 0 files$/m)
+    const copied = await copy('--yes')
+    expect(copied.code, copied.stderr).toBe(0)
+    expect(copied.stdout).toMatch(/^applied \d+ changes to tenant bundle at /m)
+    const again = await copy('--yes')
+    expect(again.stdout).toMatch(/^records: 0 to create, 0 to update, 3 unchanged, 0 files$/m)
+    expect(again.stdout).toContain('already has this configuration; nothing to apply')
   }, 120_000)
 
   it('copies a local tenant to a service and a service tenant to a local one', async () => {

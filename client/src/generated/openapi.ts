@@ -2423,6 +2423,26 @@ export interface components {
                 delete: number;
             };
             changes: components["schemas"]["PlanChange"][];
+            /** @description What applying the bundle does to its records; present when the body was a bundle. */
+            records?: {
+                summary: {
+                    create: number;
+                    update: number;
+                    unchanged: number;
+                    /** @description Evidence files in the bundle. */
+                    files: number;
+                };
+                /** @description The records created or updated (unchanged ones are counted). */
+                changes: {
+                    /** @enum {unknown} */
+                    kind: "vendors" | "models" | "evidence" | "use_cases";
+                    key: string;
+                    /** @enum {unknown} */
+                    action: "create" | "update";
+                    /** @description The top-level fields an update changes. */
+                    fields?: string[];
+                }[];
+            };
         };
         /**
          * AI governance tenant configuration
@@ -2486,6 +2506,26 @@ export interface components {
                 delete: number;
             };
             changes: components["schemas"]["PlanChange"][];
+            /** @description What applying the bundle does to its records; present when the body was a bundle. */
+            records?: {
+                summary: {
+                    create: number;
+                    update: number;
+                    unchanged: number;
+                    /** @description Evidence files in the bundle. */
+                    files: number;
+                };
+                /** @description The records created or updated (unchanged ones are counted). */
+                changes: {
+                    /** @enum {unknown} */
+                    kind: "vendors" | "models" | "evidence" | "use_cases";
+                    key: string;
+                    /** @enum {unknown} */
+                    action: "create" | "update";
+                    /** @description The top-level fields an update changes. */
+                    fields?: string[];
+                }[];
+            };
         };
         ConfigurationQuery: {
             /**
@@ -2904,6 +2944,13 @@ export interface components {
             /** @description The largest file one upload may carry (EVIDENCE_MAX_MB), bytes. */
             max_file_bytes: number;
             upload_budget: components["schemas"]["EvidenceUploadBudget"];
+        };
+        ExportQuery: {
+            /**
+             * @description Answer a bundle (`application/x-tar`): the document, the records as NDJSON and the evidence files.
+             * @enum {string}
+             */
+            include?: "records";
         };
         FieldChange: {
             /** @description Absent on a create. */
@@ -22301,14 +22348,17 @@ export interface operations {
     };
     exportConfiguration: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Answer a bundle (`application/x-tar`): the document, the records as NDJSON and the evidence files. */
+                include?: "records";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The configuration document. */
+            /** @description The configuration document, or with `include=records` the bundle. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -22316,6 +22366,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConfigurationDocument"];
                     "application/yaml": string;
+                    "application/x-tar": string;
                 };
             };
             /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
@@ -22532,6 +22583,7 @@ export interface operations {
                  */
                 "application/json": components["schemas"]["ConfigurationDocument"];
                 "application/yaml": string;
+                "application/x-tar": string;
             };
         };
         responses: {
@@ -22694,6 +22746,7 @@ export interface operations {
                  */
                 "application/json": components["schemas"]["ConfigurationDocument"];
                 "application/yaml": string;
+                "application/x-tar": string;
             };
         };
         responses: {

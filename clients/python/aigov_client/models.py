@@ -476,12 +476,43 @@ class ConfigTeam(_ConfigTeamRequired, total=False):
     members: List[str]
 
 
-class ConfigurationApplied(TypedDict):
+class _ConfigurationAppliedRequired(TypedDict):
     plan_id: str
     #: Changes made (creates, updates, deletes).
     applied: int
     summary: ConfigurationAppliedSummary
     changes: List[PlanChange]
+
+
+class ConfigurationApplied(_ConfigurationAppliedRequired, total=False):
+    #: What applying the bundle does to its records; present when the body was a bundle.
+    records: ConfigurationAppliedRecords
+
+
+class ConfigurationAppliedRecords(TypedDict):
+    """What applying the bundle does to its records; present when the body was a bundle."""
+    summary: ConfigurationAppliedRecordsSummary
+    #: The records created or updated (unchanged ones are counted).
+    changes: List[ConfigurationAppliedRecordsChangesItem]
+
+
+class _ConfigurationAppliedRecordsChangesItemRequired(TypedDict):
+    kind: Literal["vendors", "models", "evidence", "use_cases"]
+    key: str
+    action: Literal["create", "update"]
+
+
+class ConfigurationAppliedRecordsChangesItem(_ConfigurationAppliedRecordsChangesItemRequired, total=False):
+    #: The top-level fields an update changes.
+    fields: List[str]
+
+
+class ConfigurationAppliedRecordsSummary(TypedDict):
+    create: int
+    update: int
+    unchanged: int
+    #: Evidence files in the bundle.
+    files: int
 
 
 class ConfigurationAppliedSummary(TypedDict):
@@ -509,10 +540,15 @@ class ConfigurationDocument(_ConfigurationDocumentRequired, total=False):
     webhook_endpoints: List[ConfigWebhookEndpoint]
 
 
-class ConfigurationPlan(TypedDict):
+class _ConfigurationPlanRequired(TypedDict):
     plan_id: str
     summary: ConfigurationAppliedSummary
     changes: List[PlanChange]
+
+
+class ConfigurationPlan(_ConfigurationPlanRequired, total=False):
+    #: What applying the bundle does to its records; present when the body was a bundle.
+    records: ConfigurationAppliedRecords
 
 
 class ConfigurationQuery(TypedDict, total=False):
@@ -836,6 +872,11 @@ class EvidenceUsage(TypedDict):
     #: The largest file one upload may carry (EVIDENCE_MAX_MB), bytes.
     max_file_bytes: int
     upload_budget: EvidenceUploadBudget
+
+
+class ExportQuery(TypedDict, total=False):
+    #: Answer a bundle (`application/x-tar`): the document, the records as NDJSON and the evidence files.
+    include: Literal["records"]
 
 
 class FieldChange(TypedDict, total=False):

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
+import type { Readable } from 'node:stream'
 import { BODY_LIMIT } from '../../http/plugins/body-parsers.js'
 import { AppError } from '../../http/errors.js'
 import { NoQuery } from '../../shared/schemas.js'
@@ -11,7 +12,9 @@ import {
   ConfigurationDocument,
   ConfigurationPlan,
   ConfigurationQuery,
+  ExportQuery,
 } from './configuration.schemas.js'
+import { BUNDLE_TYPE, spool } from './records.archive.js'
 import type { ConfigurationService } from './configuration.service.js'
 
 const tags = ['configuration']
@@ -23,8 +26,18 @@ const documentBody = {
   content: {
     'application/json': { schema: ConfigurationDocument },
     'application/yaml': { schema: { type: 'string' } },
+    [BUNDLE_TYPE]: {
+      schema: {
+        type: 'string',
+        format: 'binary',
+        description:
+          'A bundle as `GET /configuration?include=records` answers it: configuration.yaml, records/<kind>/*.ndjson, files/<sha256>.',
+      },
+    },
   },
 }
+
+const isBundle = (req: FastifyRequest) => (req.headers['content-type'] ?? '').startsWith(BUNDLE_TYPE)
 
 /** The JSON Schema of the document, as published (draft 2020-12). */
 export const CONFIGURATION_SCHEMA = {
@@ -47,8 +60,35 @@ const documentOf = (req: FastifyRequest) => {
   return typeof req.body === 'string' ? parseYaml(req.body) : parsedJson(req.body)
 }
 
-export function configurationRoutes(configuration: ConfigurationService): FastifyPluginAsyncTypebox {
+export function configurationRoutes(
+  configuration: ConfigurationService,
+  bundleMaxBytes: number,
+): FastifyPluginAsyncTypebox {
+  /** Each bundle request's body stream, from its parser to its handler. */
+  const bundles = new WeakMap<FastifyRequest, Readable>()
+  /** Runs `work` on the spooled bundle of the request, removing the spool afterwards. */
+  const withBundle = async <T>(
+    req: FastifyRequest,
+    work: (archive: Awaited<ReturnType<typeof spool>>) => Promise<T>,
+  ) => {
+    const body = bundles.get(req)
+    if (!body)
+      throw new AppError('validation_failed', 'the bundle is empty', [{ field: '(body)', message: 'is empty' }])
+    const archive = await spool(body, bundleMaxBytes)
+    try {
+      return await work(archive)
+    } finally {
+      await archive.remove()
+    }
+  }
+
   return async (app) => {
+    // A bundle stays a stream, spooled to disk under its own limit, never held in memory; it is kept beside the
+    // request, not as its body, which the hooks of every route walk (text checks, idempotency fingerprints).
+    app.addContentTypeParser(BUNDLE_TYPE, (req, payload, done) => {
+      bundles.set(req, payload)
+      done(null, undefined)
+    })
     // YAML bodies arrive as text: the document keeps their lines and columns for its errors.
     app.addContentTypeParser(YAML_TYPES, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) =>
       done(null, (body as string).trim() === '' ? undefined : body),
@@ -63,19 +103,26 @@ export function configurationRoutes(configuration: ConfigurationService): Fastif
           description:
             'Workflow stages, risk types and scenarios, custom fields, policy controls with their versions, policy packs, questionnaires, users, teams with their members and webhook endpoints (without secrets), matched by natural keys, never ids. Canonical: the same configuration gives the same bytes. JSON, or YAML with `Accept: application/yaml`.',
           tags,
-          querystring: NoQuery,
+          querystring: ExportQuery,
           response: {
             200: {
-              description: 'The configuration document.',
+              description: 'The configuration document, or with `include=records` the bundle.',
               content: {
                 'application/json': { schema: ConfigurationDocument },
                 'application/yaml': { schema: { type: 'string' } },
+                [BUNDLE_TYPE]: { schema: { type: 'string', format: 'binary' } },
               },
             },
           },
         },
       },
       async (req, reply) => {
+        if (req.query.include === 'records') {
+          return reply
+            .type(BUNDLE_TYPE)
+            .header('content-disposition', 'attachment; filename="configuration.tar"')
+            .send((await configuration.exportBundle(req.ctx)) as never)
+        }
         const yaml = wantsYaml(req)
         const text = await configuration.export(req.ctx, yaml ? 'yaml' : 'json')
         return reply.type(yaml ? 'application/yaml; charset=utf-8' : 'application/json; charset=utf-8').send(text)
@@ -112,7 +159,10 @@ export function configurationRoutes(configuration: ConfigurationService): Fastif
           response: { 200: ConfigurationPlan },
         },
       },
-      async (req) => configuration.plan(req.ctx, documentOf(req), req.query.prune ?? false),
+      async (req) =>
+        isBundle(req)
+          ? withBundle(req, (archive) => configuration.planBundle(req.ctx, archive, req.query.prune ?? false))
+          : configuration.plan(req.ctx, documentOf(req), req.query.prune ?? false),
     )
 
     app.post(
@@ -131,8 +181,12 @@ export function configurationRoutes(configuration: ConfigurationService): Fastif
           response: { 200: ConfigurationApplied },
         },
       },
-      async (req) =>
-        configuration.apply(req.ctx, documentOf(req), { prune: req.query.prune ?? false, planId: req.query.plan_id }),
+      async (req) => {
+        const options = { prune: req.query.prune ?? false, planId: req.query.plan_id }
+        return isBundle(req)
+          ? withBundle(req, (archive) => configuration.applyBundle(req.ctx, archive, options))
+          : configuration.apply(req.ctx, documentOf(req), options)
+      },
     )
   }
 }

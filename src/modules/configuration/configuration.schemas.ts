@@ -1,3 +1,4 @@
+import { RecordsPlan } from './records.schemas.js'
 import { type Static, Type } from 'typebox'
 import { Key, Name } from '../../shared/schemas.js'
 import { CustomFieldCreate } from '../custom-fields/custom-fields.schemas.js'
@@ -183,6 +184,18 @@ export const ConfigurationQuery = Type.Object(
   strict,
 )
 
+export const ExportQuery = Type.Object(
+  {
+    include: Type.Optional(
+      Type.Literal('records', {
+        description:
+          'Answer a bundle (`application/x-tar`): the document, the records as NDJSON and the evidence files.',
+      }),
+    ),
+  },
+  strict,
+)
+
 export const ApplyQuery = Type.Object(
   {
     prune: Type.Optional(Type.Boolean({ default: false })),
@@ -224,6 +237,7 @@ export const ConfigurationPlan = Type.Object({
     delete: Type.Integer(),
   }),
   changes: Type.Array(PlanChange),
+  records: Type.Optional(RecordsPlan),
 })
 export type ConfigurationPlan = Static<typeof ConfigurationPlan>
 
@@ -232,5 +246,6 @@ export const ConfigurationApplied = Type.Object({
   applied: Type.Integer({ description: 'Changes made (creates, updates, deletes).' }),
   summary: ConfigurationPlan.properties.summary,
   changes: Type.Array(PlanChange),
+  records: Type.Optional(RecordsPlan),
 })
 export type ConfigurationApplied = Static<typeof ConfigurationApplied>

@@ -33,12 +33,24 @@ import {
 } from './configuration.model.js'
 import { readConfiguration, type ConfigurationRows } from './configuration.repo.js'
 import type { ConfigurationPlan, PlanChange } from './configuration.schemas.js'
+import { checkBundle, type Spooled } from './records.archive.js'
+import {
+  applyRecords,
+  exportBundle,
+  planRecords,
+  type RecordServices,
+  recordsFingerprint,
+  type StoredFiles,
+} from './records.service.js'
+import { parseYaml } from './configuration.document.js'
+import { createHash } from 'node:crypto'
+import type { Readable } from 'node:stream'
 
 export type ConfigurationService = ReturnType<typeof createConfigurationService>
 type Obj = Record<string, unknown>
 
 /** The families' services an apply goes through (the same objects the routes call). */
-export interface Services {
+export interface Services extends RecordServices {
   riskTypes: RiskTypesService
   riskScenarios: RiskScenariosService
   workflowStages: WorkflowStagesService
@@ -55,8 +67,16 @@ export interface Services {
  * Configuration as code: export a tenant's configuration as a canonical document, plan a document against it,
  * apply it in one transaction through the families' own services (their checks, their audit records).
  */
-export function createConfigurationService(deps: Pick<Deps, 'database'>, services: Services) {
-  const { database } = deps
+export function createConfigurationService(deps: Pick<Deps, 'database' | 'config'>, services: Services) {
+  const { database, config } = deps
+  const bundleLimits = {
+    maxBytes: config.configurationBundleMaxBytes,
+    maxFiles: config.configurationBundleMaxFiles,
+    maxDocumentBytes: 1024 * 1024,
+  }
+  /** A bundle's plan_id: the document's plan, the tenant's records and the archive's bytes together. */
+  const bundlePlanId = (documentPlan: string, fingerprint: string, archive: string) =>
+    `plan_${createHash('sha256').update(documentPlan).update('\0').update(fingerprint).update('\0').update(archive).digest('base64url').slice(0, 43)}`
 
   const current = async (db: Tx, tenantId: string) => {
     const rows = await readConfiguration(db, tenantId)
@@ -90,6 +110,82 @@ export function createConfigurationService(deps: Pick<Deps, 'database'>, service
     async export(ctx: Ctx, format: 'json' | 'yaml' = 'json'): Promise<string> {
       const { doc } = await current(database.db, ctx.tenantId)
       return format === 'yaml' ? canonicalYaml(doc) : canonicalJson(doc)
+    },
+
+    /** The bundle: the document (YAML), the records as NDJSON and the evidence files, streamed as read. */
+    async exportBundle(ctx: Ctx): Promise<Readable> {
+      const { doc } = await current(database.db, ctx.tenantId)
+      return exportBundle(database, ctx.tenantId, canonicalYaml(doc))
+    },
+
+    /** The plan of a bundle: its document's, and its records' (create, update, unchanged). */
+    async planBundle(ctx: Ctx, archive: Spooled, prune = false): Promise<ConfigurationPlan> {
+      const checked = await checkBundle(archive.path, bundleLimits)
+      const { doc } = await current(database.db, ctx.tenantId)
+      const plan = planOf(doc, prepare(parseYaml(checked.document), doc), prune)
+      const records = await planRecords(database.db, ctx.tenantId, archive.path, checked.files)
+      const fingerprint = await recordsFingerprint(database.db, ctx.tenantId)
+      return { ...plan, plan_id: bundlePlanId(plan.plan_id, fingerprint, await fileHash(archive.path)), records }
+    },
+
+    /**
+     * Applies a bundle, all or nothing: its files are stored first (each checked against its sha256), then the
+     * document and the records go in one transaction; on any error the stored files go too.
+     */
+    async applyBundle(
+      ctx: Ctx,
+      archive: Spooled,
+      options: { prune?: boolean; planId?: string } = {},
+    ): Promise<ConfigurationPlan & { applied: number }> {
+      const prune = options.prune ?? false
+      const files: StoredFiles = new Map()
+      try {
+        const checked = await checkBundle(archive.path, bundleLimits, async (sha256, stream) => {
+          const stored = await services.evidence.storeImported(ctx, stream)
+          files.set(sha256, { blobId: stored.blobId, size: stored.size, adopted: false })
+          if (stored.sha256 !== sha256) await services.evidence.discardImported(ctx, stored.blobId)
+        })
+        const parsed = parseYaml(checked.document)
+        const digest = await fileHash(archive.path)
+        const result = await runEnclosingMutation(database, ctx, async (tx) => {
+          const { rows, doc } = await current(tx, ctx.tenantId)
+          const desired = prepare(parsed, doc)
+          const plan = planOf(doc, desired, prune)
+          const records = await planRecords(tx, ctx.tenantId, archive.path, checked.files)
+          const fingerprint = await recordsFingerprint(tx, ctx.tenantId)
+          const planId = bundlePlanId(plan.plan_id, fingerprint, digest)
+          if (options.planId !== undefined && options.planId !== planId) {
+            throw conflict('the tenant (or the bundle) changed since this plan was made; plan again and review it')
+          }
+          await applyPlan(services, tx, ctx, rows, desired, plan.changes)
+          await applyRecords(services, tx, ctx, archive.path, files)
+          const applied =
+            plan.changes.filter((c) => c.action !== 'unchanged').length +
+            records.summary.create +
+            records.summary.update
+          return {
+            result: { ...plan, plan_id: planId, records, applied },
+            summary: (entries) => ({
+              action: 'configuration.applied',
+              resourceType: 'configuration',
+              resourceId: null,
+              resourceName: ctx.tenantId,
+              metadata: {
+                plan_id: planId,
+                ...plan.summary,
+                records: entries.length,
+                prune,
+                bundle: { create: records.summary.create, update: records.summary.update, files: checked.files },
+              },
+            }),
+          }
+        })
+        for (const file of files.values()) if (!file.adopted) await services.evidence.discardImported(ctx, file.blobId)
+        return result
+      } catch (err) {
+        for (const file of files.values()) await services.evidence.discardImported(ctx, file.blobId)
+        throw err
+      }
     },
 
     async exportDocument(ctx: Ctx): Promise<Canonical> {
@@ -132,6 +228,13 @@ export function createConfigurationService(deps: Pick<Deps, 'database'>, service
       })
     },
   }
+}
+
+async function fileHash(path: string): Promise<string> {
+  const { createReadStream } = await import('node:fs')
+  const hash = createHash('sha256')
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
+  return hash.digest('hex')
 }
 
 /** Carries out a plan's changes through the families' services, section by section, in the plan's order. */

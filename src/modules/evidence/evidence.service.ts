@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream'
+import { Readable } from 'node:stream'
 import { isUniqueViolation } from '../../db/create-db.js'
 import type { EvidenceRow } from '../../db/tables.js'
 import { AppError, invalid, notFound } from '../../http/errors.js'
@@ -104,6 +104,32 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
     },
   })
 
+  /** The evidence record of a file whose content is stored as `blobId`. */
+  const fileRow = (
+    ctx: Ctx,
+    file: { fileName: string; contentType: string; title: string | null },
+    content: { size: number; sha256: string; blobId: string },
+  ): EvidenceRow => {
+    const at = now()
+    const title = file.title ?? file.fileName
+    return {
+      id: newId('ev'),
+      tenant_id: ctx.tenantId,
+      kind: 'file',
+      title,
+      search_key: searchKey(title, file.fileName),
+      url: null,
+      file_name: file.fileName,
+      content_type: file.contentType,
+      size: content.size,
+      sha256: content.sha256,
+      blob_id: content.blobId,
+      created_by: ctx.actor.id,
+      created_at: at,
+      updated_at: at,
+    }
+  }
+
   /** Registers uploaded content: the tenant's existing blob with the same sha256 if there is one, else this one. */
   async function adopt(
     ctx: Ctx,
@@ -120,24 +146,7 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       } else if (!(await repo.completeBlob(tx, ctx.tenantId, stored.blobId, stored.sha256))) {
         throw uploadTimedOut(config.evidenceUploadTimeoutMs)
       }
-      const at = now()
-      const title = file.title ?? file.fileName
-      const row: EvidenceRow = {
-        id: newId('ev'),
-        tenant_id: ctx.tenantId,
-        kind: 'file',
-        title,
-        search_key: searchKey(title, file.fileName),
-        url: null,
-        file_name: file.fileName,
-        content_type: file.contentType,
-        size: stored.size,
-        sha256: stored.sha256,
-        blob_id: blobId,
-        created_by: ctx.actor.id,
-        created_at: at,
-        updated_at: at,
-      }
+      const row = fileRow(ctx, file, { size: stored.size, sha256: stored.sha256, blobId })
       await repo.insertEvidence(tx, row)
       return created(row, { deduplicated: existing !== undefined })
     })
@@ -328,6 +337,56 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
         size,
         body: readContent(db, ctx.tenantId, blob, start, Math.max(end, -1)),
       }
+    },
+
+    /**
+     * Stores a file a configuration bundle brings, through the chunked storage uploads use (the tenant's quota and
+     * the file limit hold; the key's per-minute budget does not, a bundle being bounded by its own limit). The blob
+     * stays unadopted until `importFile` names it; the caller discards it otherwise.
+     */
+    async storeImported(ctx: Ctx, source: AsyncIterable<Buffer>): Promise<StoredContent> {
+      return writeContent(
+        database,
+        {
+          tenantId: ctx.tenantId,
+          maxBytes,
+          quotaBytes,
+          timeoutMs: config.evidenceUploadTimeoutMs,
+          atLeastBytes: 0,
+          charge: async () => undefined,
+        },
+        Readable.from(source) as Readable & AsyncIterable<Buffer>,
+      )
+    },
+
+    discardImported: (ctx: Ctx, blobId: string) => discardContent(database, ctx.tenantId, blobId),
+
+    /** Evidence for content a bundle brought (its stored blob) or the tenant already holds (by sha256). */
+    async importFile(
+      _tx: Tx,
+      ctx: Ctx,
+      file: {
+        sha256: string
+        blobId: string | null
+        size: number
+        fileName: string
+        contentType: string
+        title: string | null
+      },
+    ): Promise<Evidence> {
+      return runMutation(database, ctx, async (tx) => {
+        const existing = await repo.findBlobBySha(tx, ctx.tenantId, file.sha256)
+        let blobId = existing?.id
+        if (!blobId) {
+          if (!file.blobId || !(await repo.completeBlob(tx, ctx.tenantId, file.blobId, file.sha256)))
+            throw invalid('sha256', `no file files/${file.sha256} in the bundle or the tenant`)
+          blobId = file.blobId
+        }
+        const size = existing ? Number(existing.size) : file.size
+        const row = fileRow(ctx, file, { size, sha256: file.sha256, blobId })
+        await repo.insertEvidence(tx, row)
+        return created(row, { imported: true })
+      })
     },
 
     async assertExists(tx: Tx, ctx: Ctx, ids: string[], field: string): Promise<void> {

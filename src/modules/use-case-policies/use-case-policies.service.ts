@@ -389,7 +389,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
     },
 
     async updateControl(ctx: Ctx, useCaseId: string, id: string, input: UseCaseControlUpdate): Promise<UseCaseControl> {
-      await runMutation(
+      return runMutation(
         database,
         ctx,
         async (tx) => {
@@ -405,7 +405,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             toControl(current),
             toControl({ ...current, ...changes }),
           ])
-          return auditedUpdate(
+          const outcome = await auditedUpdate(
             {
               before,
               after,
@@ -422,10 +422,12 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
               await repo.updateControl(tx, ctx.tenantId, id, { ...changes, updated_at: updatedAt })
             },
           )
+          // Read back in the same transaction: inside an enclosing mutation (a configuration apply) nothing is committed yet.
+          const row = await repo.findControl(tx, ctx.tenantId, useCaseId, id)
+          return { result: (await controlsWithEvidence(tx, ctx.tenantId, [row!]))[0], audit: outcome.audit }
         },
         [useCaseId],
       )
-      return getControl(ctx, useCaseId, id)
     },
   }
 }

@@ -148,6 +148,39 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     }
   })
 
+  it('appends the thousands of records of one mutation (as an apply joins them) on one chain', async () => {
+    const bulk = 3500
+    await t.token('bulk', 'write')
+    const before = (await auditRows('bulk')).length
+    for (let round = 0; round < 2; round++) {
+      await runMutation(t.deps.database, systemCtx('bulk'), async () => ({
+        result: null,
+        audit: Array.from({ length: bulk }, (_, i) => ({
+          action: 'use_case.updated',
+          resourceType: 'use_case',
+          resourceId: `uc_bulk_${round}_${i}`,
+        })),
+      }))
+    }
+    const rows = await auditRows('bulk')
+    expect(rows.length).toBe(before + 2 * bulk)
+    expect(rows.map((r) => Number(r.seq))).toEqual(rows.map((_r, i) => i + 1))
+    let prev = '0'.repeat(64)
+    for (const row of rows) {
+      expect(row.prev_hash).toBe(prev)
+      const { hash, ...rest } = row
+      expect(auditHash(rest, t.deps.database.audit!)).toBe(hash)
+      prev = hash
+    }
+    const tenant = await t.deps.database.db
+      .selectFrom('tenants')
+      .select(['audit_seq', 'audit_head'])
+      .where('id', '=', 'bulk')
+      .executeTakeFirstOrThrow()
+    expect(Number(tenant.audit_seq)).toBe(rows.length)
+    expect(tenant.audit_head).toBe(prev)
+  }, 60_000)
+
   it('offers no route that changes or deletes audit records', async () => {
     const admin = t.as('chain', 'admin')
     const [first] = (await admin({ method: 'GET', url: '/audit_logs' })).json().items
