@@ -374,8 +374,7 @@ const COMMANDS: Record<string, Command> = {
       }),
   },
   'config copy': {
-    usage:
-      'aigov config copy --from <tenant> --to <tenant> [--from-url URL] [--to-url URL] [--include records] [--prune] [--yes]',
+    usage: 'aigov config copy --from <tenant> --to <tenant> [--include records] [--prune] [--yes]',
     summary:
       "Copy a tenant's configuration (with --include records, its use cases, models, vendors and evidence too) onto another tenant: shows the plan, asks unless --yes, applies exactly that plan (if the target changed meanwhile, nothing is applied and the exit code is 1). A tenant is one of the database this command opens (DATABASE_URL), or, with --from-url or --to-url, one of a running service, reached with an API key of that tenant: --from-key <key> or SERVICE_FROM_API_KEY, --to-key <key> or SERVICE_TO_API_KEY (the target's key needs the admin role). --prune deletes what the source does not have.",
     options: {
