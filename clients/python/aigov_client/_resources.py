@@ -431,13 +431,13 @@ class ConfigurationResource:
         self._args = args
         self.schema = ConfigurationSchemaResource(transport, args)
 
-    def export(self, *, include: Optional[Literal["records"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
+    def export(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
         """Export the tenant's configuration as code."""
-        return cast("ConfigurationDocument", self._t.call("exportConfiguration", (), query={"include": include}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("ConfigurationDocument", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    def export_yaml(self, *, include: Optional[Literal["records"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+    def export_yaml(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
         """Export the tenant's configuration as code, as application/yaml text."""
-        return cast("str", self._t.call("exportConfiguration", (), query={"include": include}, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
+        return cast("str", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
 
     def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""
@@ -1779,13 +1779,13 @@ class AsyncConfigurationResource:
         self._args = args
         self.schema = AsyncConfigurationSchemaResource(transport, args)
 
-    async def export(self, *, include: Optional[Literal["records"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
+    async def export(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> ConfigurationDocument:
         """Export the tenant's configuration as code."""
-        return cast("ConfigurationDocument", await self._t.call("exportConfiguration", (), query={"include": include}, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
+        return cast("ConfigurationDocument", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, headers, None, None)))
 
-    async def export_yaml(self, *, include: Optional[Literal["records"]] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
+    async def export_yaml(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> str:
         """Export the tenant's configuration as code, as application/yaml text."""
-        return cast("str", await self._t.call("exportConfiguration", (), query={"include": include}, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
+        return cast("str", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
 
     async def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""

@@ -233,7 +233,9 @@ function operations(document, models) {
             !op.security.some((req) => Object.keys(req).some((name) => bearerSchemes.has(name)))),
         idempotencyKey: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
         notModified: '304' in responses,
-        query: params.filter((p) => p.in === 'query'),
+        // `include=records` turns the document into a tar archive, which these methods would parse as one: bundles are
+        // the TypeScript client's and the CLI's, not yet this client's.
+        query: params.filter((p) => p.in === 'query' && !(p.name === 'include' && 'application/x-tar' in media)),
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
         response,
         pageItems,
