@@ -83,11 +83,12 @@ export function installReadCache(
 
   // A 304 only for what would be a 200: from a cached 200 of this very URL at this head, else once the route has
   // validated the request and found its record (onSend), so a current ETag reveals nothing about other URLs.
-  const answerFromCache = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+  type Daily = ((query: unknown) => boolean) | undefined
+  const answerFromCache = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void, daily: Daily) => {
     // Called back outside the hook: a throw must reach the request, not the event loop.
     const answer = (head: Head) => {
       try {
-        answerAt(req, reply, head, done)
+        answerAt(req, reply, head, done, daily)
       } catch (err) {
         done(err as Error)
       }
@@ -96,10 +97,14 @@ export function installReadCache(
     if (!headsOfTurn) return shared()
     headsOfTurn(req.ctx.tenantId, (err, head) => (err ? done(err) : head === undefined ? shared() : answer(head)))
   }
-  const answerAt = (req: FastifyRequest, reply: FastifyReply, head: Head, done: (err?: Error) => void) => {
-    const { readCache } = req.routeOptions.config
-    const daily = typeof readCache === 'object' && readCache.daily(req.query)
-    const etag = daily ? `${etagOf(head).slice(0, -1)}-${utcDay().replaceAll('-', '')}"` : etagOf(head)
+  const answerAt = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    head: Head,
+    done: (err?: Error) => void,
+    daily: Daily,
+  ) => {
+    const etag = daily?.(req.query) ? `${etagOf(head).slice(0, -1)}-${utcDay().replaceAll('-', '')}"` : etagOf(head)
     reply.header('cache-control', 'private, no-cache')
     const key = `${req.ctx.tenantId} ${req.url}`
     const cached = cache?.get(key)
@@ -127,7 +132,12 @@ export function installReadCache(
     // A route's own hook, after the rate limiter's (also per route): a cached answer still counts against
     // the limit, and authentication (a scope hook) has run before either.
     const hooks = route.onRequest
-    route.onRequest = [...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]), answerFromCache]
+    // The route's `daily` is read here once, not from req.routeOptions (a new object on every call) per request.
+    const { readCache } = route.config ?? {}
+    const daily = typeof readCache === 'object' ? readCache.daily : undefined
+    const hook = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) =>
+      answerFromCache(req, reply, done, daily)
+    route.onRequest = [...(hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]), hook]
   })
 
   scope.addHook('onSend', (req, reply, payload, done) => {
