@@ -50,7 +50,8 @@ import { AuditFeed } from './modules/events/events.feed.js'
 import { webhookRoutes } from './modules/webhooks/webhooks.routes.js'
 import { configurationRoutes } from './modules/configuration/configuration.routes.js'
 import { type CommitFeed, type ResourceResolver, WebhookDispatcher } from './modules/webhooks/webhooks.delivery.js'
-import { createDatabase, type Database } from './db/create-db.js'
+import { createDatabase } from './db/create-db.js'
+import type { AuditedDatabase } from './shared/audit-append.js'
 import { AuditNameIndexer } from './shared/audit-name-search.js'
 import type { OAuthServer } from './modules/oauth/oauth.server.js'
 import type { Ctx } from './shared/context.js'
@@ -225,7 +226,7 @@ function webhookDelivery(deps: Deps, feed: CommitFeed): { start(): void; stop():
  * table on every turn (PostgreSQL's CPU per event doubled within a minute of a `*` subscriber on new tables, where
  * autovacuum had not analyzed them), so they are planned on every run.
  */
-function deliveryPool(deps: Deps): Database {
+function deliveryPool(deps: Deps): AuditedDatabase {
   const own = createDatabase(deps.config.databaseUrl, {
     poolSize: 4,
     planEveryRun: true,

@@ -23,6 +23,7 @@ import { tenantProvisioners } from './modules/tenants/tenant-provisioners.js'
 import { createTenantsService } from './modules/tenants/tenants.service.js'
 import { ensureSystemStages } from './modules/workflow-stages/workflow-stages.service.js'
 import { systemCtx } from './shared/context.js'
+import { AuditAppender, withAudit } from './shared/audit-append.js'
 import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
@@ -126,7 +127,7 @@ const LEGACY_PROOFS_MIGRATION = '2026-12-01T11-audit-legacy-proofs'
 export async function migrateAndSeal(config: Config, database: Database): Promise<string[]> {
   const applied = await migrateToLatest(database)
   if (applied.includes(LEGACY_PROOFS_MIGRATION)) {
-    const keys = database.audit ?? auditKeys(config, await signingSecret(config, database))
+    const keys = auditKeys(config, await signingSecret(config, database))
     await sealLegacyProofs(database.db, keys)
   }
   return applied
@@ -145,11 +146,11 @@ export async function waitUntilDatabaseAnswers(
 export async function createDeps(
   config: Config,
   log: FastifyBaseLogger,
-  database = openDatabase(config, log),
+  opened = openDatabase(config, log),
 ): Promise<Deps> {
-  const secret = await signingSecret(config, database)
+  const secret = await signingSecret(config, opened)
   const tokens = new TokenService(secret, config.tokenTtlSeconds)
-  database.audit = auditKeys(config, secret)
+  const database = withAudit(opened, new AuditAppender(opened, auditKeys(config, secret)))
   const webhookKey = webhookEncryptionKey(config.webhookSecretKey ?? secret)
   // Tenants created before workflow stages came with the tenant get theirs (one query when none is missing).
   await ensureSystemStages(database)
@@ -246,7 +247,7 @@ export async function startService(config: Config, options: { bootstrap?: boolea
   await migrate(config, log)
   const database = openDatabase(config, log)
   const deps = await createDeps(config, log, database)
-  if (!database.audit?.independentOfDatabase) {
+  if (!deps.database.audit.keys.independentOfDatabase) {
     log.warn(
       'audit chain keys derive from a secret stored in the database: set SERVICE_JWT_SECRET or AUDIT_CHAIN_KEY so a database writer cannot rewrite audit history undetected',
     )

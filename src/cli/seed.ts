@@ -1,12 +1,11 @@
 import { sql } from 'kysely'
-import type { Database } from '../db/create-db.js'
+import type { AuditedDatabase } from '../shared/audit-append.js'
 import type { AuditLogRow, UseCaseRow } from '../db/tables.js'
 import { createTenantsService, type TenantProvisioner } from '../modules/tenants/tenants.service.js'
 import { workflowStart } from '../modules/workflow-stages/workflow-stages.service.js'
 import { backdatedId } from '../shared/ids.js'
 import { auditHash } from '../shared/audit-chain.js'
 import { indexAllAuditNames } from '../shared/audit-name-search.js'
-import { chainKeys } from '../shared/mutation.js'
 
 export interface SeedOptions {
   tenant: string
@@ -25,7 +24,7 @@ const RISK_LEVELS = ['high', 'medium', 'low', 'none']
  * /audit_logs/verify still holds afterwards.
  */
 export async function seed(
-  database: Database,
+  database: AuditedDatabase,
   provisioners: TenantProvisioner[],
   options: SeedOptions,
 ): Promise<{ useCases: number; auditLogs: number }> {
@@ -45,7 +44,7 @@ export async function seed(
   const run = Date.now().toString(36)
   const seededName = (i: number) => `Seeded use case ${run}-${String(i).padStart(7, '0')}`
 
-  const keys = chainKeys(database)
+  const keys = database.audit.keys
   await database.groupedTransaction(async (tx) => {
     let head = tx.selectFrom('tenants').select(['audit_seq', 'audit_head']).where('id', '=', tenant)
     if (database.dialect === 'postgres') head = head.forNoKeyUpdate()

@@ -12,7 +12,6 @@ import type { TransactionOptions } from './group-members.js'
 import { groupCommitPostgres } from './postgres-group-commit.js'
 import { groupCommit } from './sqlite-group-commit.js'
 import type { AuditLogRow, Tables } from './tables.js'
-import type { AuditKeys } from '../shared/audit-chain.js'
 
 export type DialectName = 'sqlite' | 'postgres'
 export type { TransactionOptions }
@@ -20,8 +19,6 @@ export type { TransactionOptions }
 export interface Database {
   db: Kysely<Tables>
   dialect: DialectName
-  /** The keys audit records are chained and checkpoints signed with; set at start by createDeps. */
-  audit?: AuditKeys
   /**
    * Emits 'audit' with the tenant id and the records appended after a mutation that wrote audit records commits (the
    * audit feed passes it on to event streams and webhook delivery; the kept records move on), and 'webhookEndpoints'

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import { anyOf, anyOfValue } from '../db/any-of.js'
 import type { Database, DialectName } from '../db/create-db.js'
+import type { AuditedDatabase } from './audit-append.js'
 import { forgetReads } from '../db/kept-reads.js'
 import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
@@ -161,7 +162,7 @@ export function createCatalogService<
   Update extends object,
   Query extends CatalogQuery,
 >(
-  database: Database,
+  database: AuditedDatabase,
   spec: CatalogSpec<Row, Item, Create, Update, Query>,
   itemCache: ItemCache | null = null,
 ): CatalogService<Item, Create, Update, Query> {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
-import type { Database } from '../db/create-db.js'
+import type { AuditedDatabase } from './audit-append.js'
 import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
 import type { RequestCounters } from '../http/plugins/request-counters.js'
@@ -12,7 +12,8 @@ import type { RedisClient } from './redis.js'
 /** What the modules are built from; made once in main (or a test) and handed to buildApp. */
 export interface Deps {
   config: Config
-  database: Database
+  /** The database, with the audit appender its mutations write through. */
+  database: AuditedDatabase
   tokens: TokenService
   keyStatus: KeyStatusCache
   log: FastifyBaseLogger

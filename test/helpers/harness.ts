@@ -106,7 +106,7 @@ export async function startTestApp(dialect: DialectName, env: Record<string, str
   const deps = await createDeps(config, log, db)
   const app = await buildApp(deps)
   await app.ready()
-  const tenants = createTenantsService(db, tenantProvisioners(config))
+  const tenants = createTenantsService(deps.database, tenantProvisioners(config))
   const tokens = new Map<string, string>()
 
   const apiKey = async (tenant = 'acme', role: Role = 'admin') => {

@@ -14,7 +14,7 @@ import {
   legacyProofValid,
   signCheckpoint,
 } from '../../shared/audit-chain.js'
-import { chainKeys, GENESIS_HASH } from '../../shared/mutation.js'
+import { GENESIS_HASH } from '../../shared/mutation.js'
 import { itemText, pageBody } from '../../shared/item-json.js'
 import { type Keyset, keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './audit-logs.repo.js'
@@ -113,7 +113,7 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
      * checkpoint kept earlier, also proves the record at its sequence still has its head hash: nothing up to it changed.
      */
     async verify(ctx: Ctx, query: AuditVerifyQuery = {}): Promise<AuditVerification> {
-      const keys = chainKeys(deps.database)
+      const keys = deps.database.audit.keys
       const checkpoint = query.checkpoint === undefined ? undefined : readCheckpoint(query.checkpoint, ctx, keys)
       let checked = 0
       let unkeyed = 0
@@ -201,7 +201,7 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
      * the chain key, so a head reset in the database is never certified.
      */
     async checkpoint(ctx: Ctx): Promise<AuditCheckpoint> {
-      const keys = chainKeys(deps.database)
+      const keys = deps.database.audit.keys
       const head = await repo.auditChainHead(db, ctx.tenantId)
       if (!head) throw notFound('tenant', ctx.tenantId)
       if (head.audit_seq > 0) {
@@ -228,7 +228,7 @@ export function createAuditLogsService(deps: Pick<Deps, 'database'>) {
     },
 
     publicKey(): AuditPublicKey {
-      const { signing } = chainKeys(deps.database)
+      const { signing } = deps.database.audit.keys
       return {
         algorithm: 'Ed25519',
         key_id: signing.keyId,

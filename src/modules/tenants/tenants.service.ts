@@ -1,4 +1,4 @@
-import type { Database } from '../../db/create-db.js'
+import type { AuditedDatabase } from '../../shared/audit-append.js'
 import { isUniqueViolation } from '../../db/create-db.js'
 import { AppError } from '../../http/errors.js'
 import { TENANT_PATTERN } from '../../config.js'
@@ -6,7 +6,7 @@ import { createAuditNameSearch } from '../../shared/audit-name-search.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import { now } from '../../shared/ids.js'
 import { legacyProof } from '../../shared/audit-chain.js'
-import { type AuditEntry, chainKeys, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, GENESIS_HASH, runMutation, type Tx } from '../../shared/mutation.js'
 import { provisionSystemStages } from '../workflow-stages/workflow-stages.service.js'
 
 export interface Tenant {
@@ -20,7 +20,7 @@ export type TenantProvisioner = (tx: Tx, ctx: Ctx) => Promise<AuditEntry[] | und
 /** Run for every tenant, whoever creates it (bootstrap, CLI, tests): a tenant without them is not usable. */
 const BUILT_IN_PROVISIONERS: TenantProvisioner[] = [provisionSystemStages]
 
-export function createTenantsService(database: Database, provisioners: TenantProvisioner[] = []) {
+export function createTenantsService(database: AuditedDatabase, provisioners: TenantProvisioner[] = []) {
   const { db } = database
 
   async function create(id: string, source: Ctx['source'] = 'system'): Promise<Tenant> {
@@ -42,7 +42,7 @@ export function createTenantsService(database: Database, provisioners: TenantPro
         // A new tenant's chain is keyed from its first record: proven here, so an unkeyed rewrite of it fails verify.
         await tx
           .insertInto('audit_legacy_proofs')
-          .values({ tenant_id: id, legacy_seq: null, ...legacyProof(id, null, chainKeys(database)) })
+          .values({ tenant_id: id, legacy_seq: null, ...legacyProof(id, null, database.audit.keys) })
           .execute()
         await createAuditNameSearch(tx, database.dialect, id)
         const audit: AuditEntry[] = [

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module'
 import type pgTypes from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createDatabase, type Database } from '../../../src/db/create-db.js'
+import { createDatabase } from '../../../src/db/create-db.js'
+import { AuditAppender, type AuditedDatabase, withAudit } from '../../../src/shared/audit-append.js'
 import { systemCtx } from '../../../src/shared/context.js'
 import { runMutation } from '../../../src/shared/mutation.js'
 import { POSTGRES_URL, startTestApp, type TestApp } from '../../helpers/harness.js'
@@ -11,13 +12,13 @@ import { POSTGRES_URL, startTestApp, type TestApp } from '../../helpers/harness.
 const suite = POSTGRES_URL ? describe : describe.skip
 suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? '' : ' — skipped: DATABASE_URL does not point at PostgreSQL'}`, () => {
   let t: TestApp
-  let other: Database
+  let other: AuditedDatabase
 
   beforeAll(async () => {
     t = await startTestApp('postgres')
     // Another process's connections, writing under the same chain key.
-    other = createDatabase(t.config.databaseUrl)
-    other.audit = t.deps.database.audit
+    const own = createDatabase(t.config.databaseUrl)
+    other = withAudit(own, new AuditAppender(own, t.deps.database.audit.keys))
   })
   afterAll(async () => {
     await other?.close()

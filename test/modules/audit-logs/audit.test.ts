@@ -142,8 +142,8 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     for (const row of rows) {
       expect(row.prev_hash).toBe(prev)
       const { hash, ...rest } = row
-      expect(rest.chain_key_id).toBe(t.deps.database.audit!.chain.id)
-      expect(auditHash(rest, t.deps.database.audit!)).toBe(hash)
+      expect(rest.chain_key_id).toBe(t.deps.database.audit.keys.chain.id)
+      expect(auditHash(rest, t.deps.database.audit.keys)).toBe(hash)
       prev = hash
     }
   })
@@ -169,7 +169,7 @@ describeEachDialect('audit log: one record per mutation, in its transaction', (d
     for (const row of rows) {
       expect(row.prev_hash).toBe(prev)
       const { hash, ...rest } = row
-      expect(auditHash(rest, t.deps.database.audit!)).toBe(hash)
+      expect(auditHash(rest, t.deps.database.audit.keys)).toBe(hash)
       prev = hash
     }
     const tenant = await t.deps.database.db
