@@ -3,7 +3,7 @@ import { type CompiledQuery, sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Database, DialectName } from '../db/create-db.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
-import { type AuditKeys, auditHash } from './audit-chain.js'
+import { type AuditKeys, auditHash, HASHED_FIELDS } from './audit-chain.js'
 import type { Ctx } from './context.js'
 import { newId } from './ids.js'
 
@@ -184,30 +184,8 @@ const headAfter = (rows: AuditLogRow[]): Head => ({
   audit_head: rows[rows.length - 1].hash,
 })
 
-const AUDIT_COLUMNS = [
-  'id',
-  'tenant_id',
-  'seq',
-  'created_at',
-  'action',
-  'resource_type',
-  'resource_id',
-  'resource_name',
-  'sub_object_type',
-  'sub_object_id',
-  'sub_object_name',
-  'use_case_id',
-  'actor_type',
-  'actor_id',
-  'actor_name',
-  'source',
-  'request_id',
-  'changes',
-  'metadata',
-  'prev_hash',
-  'hash',
-  'chain_key_id',
-] as const satisfies readonly (keyof AuditLogRow)[]
+/** The insert's columns: what the hash covers, in its order, then the hash and the key it was made with. */
+const AUDIT_COLUMNS = [...HASHED_FIELDS, 'hash', 'chain_key_id'] as const satisfies readonly (keyof AuditLogRow)[]
 
 /** A record's values in the order of AUDIT_COLUMNS, the order its insert was compiled with. */
 const auditValues = (row: AuditLogRow) => AUDIT_COLUMNS.map((column) => row[column])

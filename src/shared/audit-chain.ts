@@ -71,7 +71,8 @@ export function auditKeys(config: Config, fallbackSecret: string): AuditKeys {
 
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex')
 
-const HASHED_FIELDS = [
+/** The fields a record's hash covers, in the fixed order it reads them (never to be reordered). */
+export const HASHED_FIELDS = [
   'id',
   'tenant_id',
   'seq',

@@ -21,8 +21,8 @@ import { utcDay } from './today.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import {
   type AuditEntry,
+  auditedUpdate,
   createdChanges,
-  diff,
   forChange,
   forChangeInMutation,
   type MutationOutcome,
@@ -321,30 +321,40 @@ export function createCatalogService<
             const after = await afterUpdate(current, columns, before, input, () =>
               decorate(tx, ctx.tenantId, [spec.toItem({ ...current, ...columns })]),
             )
-            const changes = { ...diff(before, after, spec.audited), ...valueChanges }
-            // Nothing of the record itself changed: no update record, no new updated_at.
-            if (Object.keys(changes).length === 0) return { result: { item: after }, audit: extra }
-            const updatedAt = now()
-            const update = (tx as AnyDb)
-              .updateTable(spec.table)
-              .set({ ...columns, updated_at: updatedAt })
-              .where(tenant, '=', ctx.tenantId)
-              .where('id', '=', id)
-            // The last write of the change: what it returns is the record as committed.
-            const rendered =
-              mark && itemSql
-                ? {
-                    id,
-                    updatedAt,
-                    text: itemText(
-                      ((await update.returning(itemSql).executeTakeFirstOrThrow()) as { item: string }).item,
-                    ),
-                  }
-                : (await update.execute(), undefined)
-            forgetReads(tx, spec.table)
+            type Stamped = Item & { updated_at: string }
+            const outcome = await auditedUpdate(
+              {
+                before: before as Stamped,
+                after: after as Stamped,
+                fields: spec.audited as readonly (keyof Stamped & string)[],
+                audit: auditOf('updated', after as never),
+                alsoChanged: valueChanges,
+              },
+              async (updatedAt: string) => {
+                const update = (tx as AnyDb)
+                  .updateTable(spec.table)
+                  .set({ ...columns, updated_at: updatedAt })
+                  .where(tenant, '=', ctx.tenantId)
+                  .where('id', '=', id)
+                // The last write of the change: what it returns is the record as committed.
+                const rendered: RenderedRow | undefined =
+                  mark && itemSql
+                    ? {
+                        id,
+                        updatedAt,
+                        text: itemText(
+                          ((await update.returning(itemSql).executeTakeFirstOrThrow()) as { item: string }).item,
+                        ),
+                      }
+                    : (await update.execute(), undefined)
+                forgetReads(tx, spec.table)
+                return rendered
+              },
+            )
+            // Nothing of the record itself changed: no update record, no new updated_at (the other records stay).
             return {
-              result: { item: { ...after, updated_at: updatedAt }, rendered },
-              audit: [{ ...auditOf('updated', after as never), changes }, ...extra],
+              result: { item: outcome.result, rendered: outcome.written },
+              audit: [...[outcome.audit].flat(), ...extra],
             }
           },
           [id],

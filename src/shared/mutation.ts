@@ -123,19 +123,26 @@ export async function runEnclosingMutation<T>(
 }
 
 /**
- * The PATCH step every family shares: compare `before` and `after` on the audited fields; when something
- * changed, `write` it with a fresh updated_at and return the audit entry describing it; when nothing did,
- * write and audit nothing.
+ * The PATCH step every family shares, the catalog's included: compare `before` and `after` on the audited fields
+ * (plus `alsoChanged`, changes kept outside the record such as custom field values); when something changed,
+ * `write` it with a fresh updated_at and return the audit entry describing it and what `write` returned; when
+ * nothing did, write and audit nothing.
  */
-export async function auditedUpdate<T extends { updated_at: string }>(
-  update: { before: T; after: T; fields: readonly (keyof T & string)[]; audit: Omit<AuditEntry, 'changes'> },
-  write: (updatedAt: string, changes: Record<string, [unknown, unknown]>) => Promise<void>,
-): Promise<MutationOutcome<T>> {
-  const changes = diff(update.before, update.after, update.fields)
-  if (!changes) return { result: update.before, audit: [] }
+export async function auditedUpdate<T extends { updated_at: string }, W = void>(
+  update: {
+    before: T
+    after: T
+    fields: readonly (keyof T & string)[]
+    audit: Omit<AuditEntry, 'changes'>
+    alsoChanged?: Record<string, [unknown, unknown]>
+  },
+  write: (updatedAt: string, changes: Record<string, [unknown, unknown]>) => Promise<W>,
+): Promise<MutationOutcome<T> & { written?: W }> {
+  const changes = { ...diff(update.before, update.after, update.fields), ...update.alsoChanged }
+  if (Object.keys(changes).length === 0) return { result: update.before, audit: [] }
   const updatedAt = now()
-  await write(updatedAt, changes)
-  return { result: { ...update.after, updated_at: updatedAt }, audit: { ...update.audit, changes } }
+  const written = await write(updatedAt, changes)
+  return { result: { ...update.after, updated_at: updatedAt }, audit: { ...update.audit, changes }, written }
 }
 
 /** The record a create is compared against: every field empty (null, or [] for a list). */
