@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 
 /**
  * Audit queries by action, newest first, read the tenant's log by time and skipped every record of other actions:
- * with a million revisions newer than the creates asked for, 575 ms for a page. By action, then time, they seek.
+ * a page took as long as the records of other actions newer than it (design-measurements.md, "Migrations"). By
+ * action, then time, they seek.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

@@ -4,7 +4,7 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
  * PostgreSQL: the audit primary key becomes (tenant_id, id), replacing the index on id alone and the now duplicate
  * (tenant_id, id) one. Every query names its tenant, but the index on id alone still offered the planner the
  * tenant's records in id order with any filter applied row by row; it took that for `action = use_case.updated`
- * (half the records, so a page looked 100 rows away) and skipped 1 000 000 creates first: 342 ms. Indexes led by
+ * (half the records, so a page looked 100 rows away) and skipped every create first. Indexes led by
  * the tenant leave it the (tenant_id, action, id) one. SQLite chose well already and keeps its table as it is.
  */
 export async function up(db: Kysely<any>): Promise<void> {

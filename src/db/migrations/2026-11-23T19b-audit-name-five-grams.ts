@@ -6,8 +6,8 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
  * ("... -0000017") are each in tens of thousands of records, so no few of them narrow a search; 5-character
  * pieces of the same names are in a few hundred at most, and GIN walks the rarest one it is given.
  * Without a pending list (fastupdate off, as 2026-11-23T19c makes the trigram index): that list is shared by all
- * tenants and read whole by every search, so another tenant's recent writes slowed one tenant's search (4 -> 40 ms
- * after 20 000 of them); each record's pieces go straight into the index instead.
+ * tenants and read whole by every search, so another tenant's recent writes slowed one tenant's search; each
+ * record's pieces go straight into the index instead.
  * SQLite's FTS5 index already answers 5-character phrases (see nameSearchCandidates).
  */
 export async function up(db: Kysely<any>): Promise<void> {

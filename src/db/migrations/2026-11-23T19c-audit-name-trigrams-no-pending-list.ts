@@ -3,8 +3,8 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
 /**
  * PostgreSQL: the trigram index behind audit `q` (2026-11-23T13b) without GIN's pending list. New entries waited
  * there, for all tenants together, and every search read the whole list: a search's time grew with what other
- * tenants had written lately (a rare name 4 -> 40 ms after another tenant's 20 000 records, on the 5-character
- * index). Entries now go straight into the tenant's keys; an audit append costs about 0.1 ms more.
+ * tenants had written lately. Entries now go straight into the tenant's keys, at a small cost to each append
+ * (design-measurements.md, "Migrations").
  * The entries already pending are moved into the index here, since turning the option off leaves them.
  */
 export async function up(db: Kysely<any>): Promise<void> {

@@ -3,8 +3,8 @@ import { type Kysely, sql, SqliteAdapter } from 'kysely'
 /**
  * PostgreSQL: the two functions behind the audit name indexes (2026-11-23T13b, 2026-11-23T19b), written in
  * PL/pgSQL instead of SQL. Every audit record appended calls both, and a SQL function that cannot be inlined (theirs
- * aggregate) is planned again on each statement that calls it: about 100 µs of the server's CPU per record, most of
- * what they cost. PL/pgSQL keeps its plan for the session.
+ * aggregate) is planned again on each statement that calls it, most of what they cost. PL/pgSQL keeps its plan
+ * for the session.
  * Each name gives the same set of keys as before, which is what the indexes hold and `@>` tests, so the indexes stay
  * valid as they are. The keys are no longer made distinct: GIN removes a value's duplicate keys itself.
  */
