@@ -13,7 +13,7 @@ import { installCors } from './http/plugins/cors.js'
 import { installHtmlSecurity } from './http/plugins/html-security.js'
 import { installObservability } from './http/plugins/observability.js'
 import { installIdempotency } from './http/plugins/idempotency.js'
-import { installReadCache } from './http/plugins/read-cache.js'
+import { installReadCache } from './read-model/index.js'
 import { idempotencyStore } from './shared/idempotency.js'
 import { installTextChecks, installValidators } from './http/plugins/validation.js'
 import { installSerializers } from './http/plugins/serialization.js'
@@ -143,7 +143,7 @@ export async function buildApp(deps: Deps): Promise<FastifyInstance> {
       )
       // The tenant's records: their GET answers depend only on those records and the URL (ETags, read cache).
       await api.register(async (records) => {
-        installReadCache(records, deps.database, deps.config.readCacheBytes, (outcome) =>
+        installReadCache(records, deps.database, deps.readModel.answers, (outcome) =>
           deps.metrics.readCache.inc({ outcome }),
         )
         await records.register(useCaseRoutes(services.useCases))

@@ -28,7 +28,7 @@ import { auditKeys } from './shared/audit-chain.js'
 import type { Deps } from './shared/deps.js'
 import { now } from './shared/ids.js'
 import { redactQuery } from './shared/urls.js'
-import { ItemCache } from './shared/item-cache.js'
+import { createReadModel } from './read-model/index.js'
 import { createMetrics } from './shared/metrics.js'
 import { requestCounters } from './http/plugins/request-counters.js'
 import { createRedis, waitUntilReady } from './shared/redis.js'
@@ -158,7 +158,6 @@ export async function createDeps(
   if (redis && !(await waitUntilReady(redis))) log.warn('redis is not reachable yet; starting with per-instance state')
   const keyStatus = new KeyStatusCache(database.db)
   const revocationListener = redis ? listenForRevocations(redis, keyStatus) : undefined
-  const itemCache = config.recordCacheBytes > 0 ? new ItemCache(database, config.recordCacheBytes) : null
   const webhookDns = new WebhookResolver({ servers: config.webhookDnsServers, timeoutMs: config.webhookDnsTimeoutMs })
   return {
     config,
@@ -172,7 +171,10 @@ export async function createDeps(
     revocationListener,
     webhookKey,
     webhookDns,
-    itemCache,
+    readModel: createReadModel(database, {
+      answerBytes: config.readCacheBytes,
+      recordBytes: config.recordCacheBytes,
+    }),
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { dropReads, forgetAllReads, keepReads } from './kept-reads.js'
+import { dropReads, forgetAllReads, keepReads } from '../read-model/kept-reads.js'
 import type { Tables } from './tables.js'
 
 export interface TransactionOptions<T> {

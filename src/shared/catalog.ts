@@ -2,7 +2,6 @@ import { type Kysely, sql } from 'kysely'
 import { anyOf, anyOfValue } from '../db/any-of.js'
 import type { Database, DialectName } from '../db/create-db.js'
 import type { AuditedDatabase } from './audit-append.js'
-import { forgetReads } from '../db/kept-reads.js'
 import type { Tables } from '../db/tables.js'
 import { notFound } from '../http/errors.js'
 import type { Ctx } from './context.js'
@@ -16,7 +15,14 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
-import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
+import {
+  forgetReads,
+  type ItemCache,
+  type ItemView,
+  type PageBody,
+  type PageIds,
+  type RenderedRow,
+} from '../read-model/index.js'
 import { utcDay } from './today.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import {

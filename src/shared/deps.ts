@@ -5,7 +5,7 @@ import type { KeyStatusCache } from '../modules/api-keys/key-status.js'
 import type { TokenService } from '../modules/auth/tokens.js'
 import type { RequestCounters } from '../http/plugins/request-counters.js'
 import type { WebhookResolver } from '../modules/webhooks/webhook-dns.js'
-import type { ItemCache } from './item-cache.js'
+import type { ReadModel } from '../read-model/index.js'
 import type { Metrics } from './metrics.js'
 import type { RedisClient } from './redis.js'
 
@@ -26,8 +26,8 @@ export interface Deps {
   webhookKey: Buffer
   /** Webhook targets' name lookups, shared by the checks at save and at send (bounded per tenant, cached). */
   webhookDns: WebhookResolver
-  /** Governed records' JSON kept across writes (null with SERVICE_RECORD_CACHE_MB=0). */
-  itemCache: ItemCache | null
+  /** What is kept of answers and records so that reads skip work (src/read-model). */
+  readModel: ReadModel
   /** The connection listening for revocations from other instances (with Redis). */
   revocationListener?: RedisClient
 }

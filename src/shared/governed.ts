@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
-import { keptRead } from '../db/kept-reads.js'
+import { keptRead } from '../read-model/index.js'
 import type { CustomFieldRow, Tables } from '../db/tables.js'
 import { AppError, type FieldError, invalidFields } from '../http/errors.js'
 import type { Tx } from './mutation.js'

@@ -36,9 +36,9 @@ export const modelCatalog: JsonCatalogSpec<ModelRow, Model, ModelCreate, ModelUp
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'model', row),
 }
 
-export function createModelsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+export function createModelsService(deps: Pick<Deps, 'database' | 'readModel'>) {
   return {
-    ...createCatalogService(deps.database, modelCatalog, deps.itemCache),
-    ...createJsonReads(deps.database, modelCatalog, deps.itemCache),
+    ...createCatalogService(deps.database, modelCatalog, deps.readModel.records),
+    ...createJsonReads(deps.database, modelCatalog, deps.readModel.records),
   }
 }

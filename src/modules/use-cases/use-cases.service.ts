@@ -131,9 +131,9 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'use_case', row),
 }
 
-export function createUseCasesService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+export function createUseCasesService(deps: Pick<Deps, 'database' | 'readModel'>) {
   return {
-    ...createCatalogService(deps.database, useCaseCatalog, deps.itemCache),
-    ...createJsonReads(deps.database, useCaseCatalog, deps.itemCache),
+    ...createCatalogService(deps.database, useCaseCatalog, deps.readModel.records),
+    ...createJsonReads(deps.database, useCaseCatalog, deps.readModel.records),
   }
 }

@@ -33,9 +33,9 @@ export const vendorCatalog: JsonCatalogSpec<VendorRow, Vendor, VendorCreate, Ven
   beforeDelete: (tx, ctx, row, dialect) => removeAssociations(tx, dialect, ctx.tenantId, 'vendor', row),
 }
 
-export function createVendorsService(deps: Pick<Deps, 'database' | 'itemCache'>) {
+export function createVendorsService(deps: Pick<Deps, 'database' | 'readModel'>) {
   return {
-    ...createCatalogService(deps.database, vendorCatalog, deps.itemCache),
-    ...createJsonReads(deps.database, vendorCatalog, deps.itemCache),
+    ...createCatalogService(deps.database, vendorCatalog, deps.readModel.records),
+    ...createJsonReads(deps.database, vendorCatalog, deps.readModel.records),
   }
 }

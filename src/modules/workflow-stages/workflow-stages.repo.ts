@@ -5,7 +5,7 @@ import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../sh
 import { containsText } from '../../shared/search.js'
 import type { WorkflowStageListQuery } from './workflow-stages.schemas.js'
 import { forChange } from '../../shared/mutation.js'
-import { forgetReads, keptRead } from '../../db/kept-reads.js'
+import { forgetReads, keptRead } from '../../read-model/index.js'
 
 type Db = Kysely<Tables>
 

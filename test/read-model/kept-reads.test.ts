@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createServices } from '../../src/services.js'
-import { forgetReads, keptRead } from '../../src/db/kept-reads.js'
+import { forgetReads, keptRead } from '../../src/read-model/kept-reads.js'
 import { systemCtx } from '../../src/shared/context.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 

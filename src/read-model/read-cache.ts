@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { LRUCache } from 'lru-cache'
+import type { LRUCache } from 'lru-cache'
 import { Type } from 'typebox'
-import { anyOf, anyOfValue } from '../../db/any-of.js'
-import type { Database } from '../../db/create-db.js'
-import { utcDay } from '../../shared/today.js'
+import { anyOf, anyOfValue } from '../db/any-of.js'
+import type { Database } from '../db/create-db.js'
+import { utcDay } from '../shared/today.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -20,11 +20,14 @@ declare module 'fastify' {
   }
 }
 
-interface CachedAnswer {
+export interface CachedAnswer {
   etag: string
   body: Buffer
   contentType: string
 }
+
+/** Rendered answers by tenant and URL (the read model's `answers`). */
+export type AnswerCache = LRUCache<string, CachedAnswer>
 
 const NOT_MODIFIED = Type.Null({ description: 'Not Modified: the `If-None-Match` ETag is still current.' })
 
@@ -46,13 +49,9 @@ export type ReadCacheOutcome = 'hit' | 'not_modified' | 'miss'
 export function installReadCache(
   scope: FastifyInstance,
   database: Database,
-  maxBytes: number,
+  cache: AnswerCache | null,
   observe: (outcome: ReadCacheOutcome) => void,
 ): void {
-  const cache =
-    maxBytes > 0
-      ? new LRUCache<string, CachedAnswer>({ maxSize: maxBytes, sizeCalculation: (a) => a.body.length + a.etag.length })
-      : null
   type Head = { audit_seq: number; audit_head: string }
   const etagOf = (head: Head) => `"${head.audit_seq}-${head.audit_head.slice(0, 16)}"`
   const { db, dialect } = database

@@ -270,7 +270,7 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const [kept, changed, other] = await Promise.all(
       ['Slow read', 'Changed meanwhile', 'Busy neighbour'].map(async (name) => (await post('/vendors', { name })).id),
     )
-    const cache = b.deps.itemCache!
+    const cache = b.deps.readModel.records!
     const head = async () =>
       (
         await b.deps.database.db
@@ -340,7 +340,7 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
     const [id, neighbour] = await Promise.all(
       ['Wanted at once', 'Its neighbour'].map(async (name) => (await post('/vendors', { name })).id),
     )
-    const cache = b.deps.itemCache!
+    const cache = b.deps.readModel.records!
     const view = async () =>
       cache.view(
         'acme',
@@ -405,7 +405,7 @@ describeEachDialect('records kept rendered across writes', (dialect) => {
       .executeTakeFirstOrThrow()
     const queries = vi.spyOn(b.deps.database.db, 'executeQuery')
     try {
-      const views = await Promise.all(Array.from({ length: 5 }, () => b.deps.itemCache!.view('acme', head)))
+      const views = await Promise.all(Array.from({ length: 5 }, () => b.deps.readModel.records!.view('acme', head)))
       expect(queries.mock.calls.filter(([query]) => (query as CompiledQuery).sql.includes('audit_logs'))).toHaveLength(
         1,
       )

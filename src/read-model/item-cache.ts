@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../db/create-db.js'
-import type { ItemText } from './item-json.js'
+import type { ItemText } from '../shared/item-json.js'
 
 /** The families kept rendered: each of their audit records names the one record of theirs it changed. */
 const ITEM_TYPES = new Set(['use_case', 'model', 'vendor'])

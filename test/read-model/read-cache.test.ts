@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readsOfTurn, sharedReads } from '../../src/http/plugins/read-cache.js'
+import { readsOfTurn, sharedReads } from '../../src/read-model/read-cache.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 
 describeEachDialect('ETags and the read cache', (dialect) => {
