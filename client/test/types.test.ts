@@ -22,6 +22,7 @@ describe('types', () => {
           workflowStageStep?: 'assessment' | 'evidence_collection' | 'clear' | 'rejected'
           controlStatus?: 'pending' | 'in_progress' | 'implemented' | 'not_applicable'
           overdueControls?: boolean
+          questionnaireCompletion?: 'complete' | 'incomplete' | 'none'
           createdAfter?: string
           createdBefore?: string
           ownerId?: string

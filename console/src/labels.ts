@@ -13,6 +13,12 @@ export const CONTROL_STATUS_LABEL: Record<string, string> = {
   implemented: 'Done',
   not_applicable: 'Does not apply',
 }
+/** The use case list's questionnaire completion filter, in the words of the dashboard and the registry. */
+export const COMPLETION_LABEL: Record<string, string> = {
+  complete: 'All answered',
+  incomplete: 'Answers missing',
+  none: 'No questionnaire',
+}
 export const MODEL_STATUS_LABEL: Record<string, string> = {
   none: 'Not set',
   in_development: 'In development',

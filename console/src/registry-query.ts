@@ -8,11 +8,12 @@ export interface RegistryQuery {
   owner?: string
   field?: string
   value?: string
-  /** Use cases: workflow stage id, step, a control status, overdue controls ("true"). */
+  /** Use cases: workflow stage id, step, a control status, overdue controls ("true"), questionnaire completion. */
   stage?: string
   step?: string
   control?: string
   overdue?: string
+  questionnaires?: string
   after?: string
 }
 
@@ -28,6 +29,7 @@ const KEYS = [
   'step',
   'control',
   'overdue',
+  'questionnaires',
   'after',
 ] as const
 
@@ -54,6 +56,9 @@ export function withChange(current: RegistryQuery, change: Partial<RegistryQuery
   return text ? `?${text}` : ''
 }
 
+/** The values of the API's questionnaire_completion filter: another in the address is no filter. */
+const COMPLETIONS = new Set(['complete', 'incomplete', 'none'])
+
 /** The list call's query for the API (camelCase, as the client takes it). */
 export function apiQuery(kind: 'use_cases' | 'models' | 'vendors', q: RegistryQuery, pageLimit = 50) {
   return {
@@ -66,6 +71,9 @@ export function apiQuery(kind: 'use_cases' | 'models' | 'vendors', q: RegistryQu
     ...(kind === 'use_cases' && q.control ? { controlStatus: q.control } : {}),
     ...(kind === 'use_cases' && (q.overdue === 'true' || q.overdue === 'false')
       ? { overdueControls: q.overdue === 'true' }
+      : {}),
+    ...(kind === 'use_cases' && q.questionnaires && COMPLETIONS.has(q.questionnaires)
+      ? { questionnaireCompletion: q.questionnaires }
       : {}),
     ...(kind !== 'use_cases' && q.status ? { status: q.status } : {}),
     ...(q.owner ? { ownerId: q.owner } : {}),

@@ -301,4 +301,17 @@ describe('the registry filters of the dashboard links', () => {
     })
     expect(apiQuery('models', q)).not.toHaveProperty('workflowStageId')
   })
+
+  it('keeps questionnaire completion in the address, asks the API for it, and clears it', () => {
+    const q = parseRegistryQuery('questionnaires=incomplete&risk=high')
+    expect(q.questionnaires).toBe('incomplete')
+    expect(apiQuery('use_cases', q)).toMatchObject({ questionnaireCompletion: 'incomplete', riskCategoryLevel: 'high' })
+    expect(apiQuery('vendors', q)).not.toHaveProperty('questionnaireCompletion')
+    expect(withChange(q, { questionnaires: undefined })).toBe('?risk=high')
+    expect(withChange(q, { risk: undefined })).toBe('?questionnaires=incomplete')
+    // A value the API does not know is left out rather than answered with a problem.
+    expect(apiQuery('use_cases', parseRegistryQuery('questionnaires=some'))).not.toHaveProperty(
+      'questionnaireCompletion',
+    )
+  })
 })

@@ -31,6 +31,8 @@ import * as auditLegacyProofs from './migrations/2026-12-01T11-audit-legacy-proo
 import * as peopleSignIn from './migrations/2026-12-02T07-people-sign-in.js'
 import * as sso from './migrations/2026-12-02T08-sso.js'
 import * as oauth from './migrations/2026-12-02T09-oauth.js'
+import * as questionnaireMissingRequired from './migrations/2026-12-02T10-questionnaire-missing-required.js'
+import * as useCaseStageIndex from './migrations/2026-12-02T11-use-case-stage-index.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -65,6 +67,8 @@ const migrations: Record<string, Migration> = {
   '2026-12-02T07-people-sign-in': peopleSignIn,
   '2026-12-02T08-sso': sso,
   '2026-12-02T09-oauth': oauth,
+  '2026-12-02T10-questionnaire-missing-required': questionnaireMissingRequired,
+  '2026-12-02T11-use-case-stage-index': useCaseStageIndex,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -76,6 +76,8 @@ export interface AttachmentRow extends LinkRow {
   questionnaire_id: string
   /** JSON object: question id → stored answer. */
   answers: string
+  /** Required questions without an answer, written with the answers (0: complete). */
+  missing_required: number
 }
 
 export interface EvidenceBlobRow {

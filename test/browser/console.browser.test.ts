@@ -644,7 +644,7 @@ describe.skipIf(!hasBrowser)(
         await context.close()
       }, 120_000)
 
-      it('links the stage, step, control status and overdue figures to the filtered list, and the registry keeps stage and step in the address', async () => {
+      it('links the stage, step, control status, overdue and questionnaire figures to the filtered list, and the registry keeps its filters in the address', async () => {
         const context = await newContext(base)
         const page = await context.newPage()
         await signIn(page)
@@ -674,6 +674,34 @@ describe.skipIf(!hasBrowser)(
         await page.waitForURL(/\/console\/use-cases\?overdue=true/)
         await table.getByRole('link', { name: 'Fraud alerts' }).waitFor()
         expect(await table.locator('tbody tr').count()).toBe(1)
+
+        // Each questionnaire figure lands on the registry filtered to the use cases it counts, and the filter clears.
+        const admin = t.as('acme', 'admin')
+        const summary = (await admin({ method: 'GET', url: '/governance_summary' })).json()
+        for (const [completion, shown] of [
+          ['incomplete', 'Answers missing'],
+          ['complete', 'All answered'],
+          ['none', 'No questionnaire'],
+        ] as const) {
+          const listed = (
+            await admin({ method: 'GET', url: `/use_cases?questionnaire_completion=${completion}&page_limit=100` })
+          ).json().items as { name: string }[]
+          expect(listed.length, completion).toBe(summary.questionnaires.use_cases[completion])
+          await page.goto('/console/dashboard')
+          await page.getByRole('link', { name: `${shown}: ${listed.length}` }).click()
+          await page.waitForURL(new RegExp(`/console/use-cases\\?questionnaires=${completion}$`))
+          await table.waitFor()
+          expect(await page.getByLabel('Questionnaires', { exact: true }).first().inputValue()).toBe(shown)
+          await expect
+            .poll(async () => (await table.locator('tbody tr td:first-child').allTextContents()).sort())
+            .toEqual(listed.map((u) => u.name).sort())
+        }
+        expect(summary.questionnaires.use_cases.incomplete).toBeGreaterThan(0)
+        await expectClean(page, 'registry by questionnaire completion')
+        // The select's clear button (Mantine keeps it out of the accessibility tree: the keyboard deselects instead).
+        await page.getByLabel('Questionnaires', { exact: true }).first().locator('xpath=..').locator('button').click()
+        await page.waitForURL(/\/console\/use-cases$/)
+        expect(await page.getByLabel('Questionnaires', { exact: true }).first().inputValue()).toBe('')
 
         await context.close()
       }, 120_000)

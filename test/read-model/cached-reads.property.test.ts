@@ -271,7 +271,12 @@ describeEachDialect('cached reads equal uncached ones under random writes of eve
       ...values.map((v) => `/${family}?${level}=${v}`),
       `/${family}?owner_id=${w.users[0]}`,
       `/${family}?custom_field_id=${w.fields[0].id}&custom_field_value=gold`,
-      ...(family === 'use_cases' ? [`/use_cases?workflow_stage_id=${w.stages[0]}`] : []),
+      ...(family === 'use_cases'
+        ? [
+            `/use_cases?workflow_stage_id=${w.stages[0]}`,
+            ...['complete', 'incomplete', 'none'].map((c) => `/use_cases?questionnaire_completion=${c}`),
+          ]
+        : []),
     ]
   }
 
@@ -405,7 +410,8 @@ describeEachDialect('cached reads equal uncached ones under random writes of eve
         else
           await write('PUT', `${base}/${key}/answers`, {
             answers: [
-              { question_id: 'decision', value: WORDS[s.value % WORDS.length] },
+              // Every third answer clears a required one: the questionnaire goes from complete to incomplete and back.
+              { question_id: 'decision', value: s.value % 3 === 0 ? null : WORDS[s.value % WORDS.length] },
               { question_id: 'personal_data', value: s.value % 2 === 0 },
               { question_id: 'autonomy', value: ['advisory', 'autonomous'][s.value % 2] },
             ],

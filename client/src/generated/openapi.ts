@@ -3012,7 +3012,12 @@ export interface components {
          *       "questionnaires": {
          *         "attached": 3,
          *         "complete": 1,
-         *         "incomplete": 2
+         *         "incomplete": 2,
+         *         "use_cases": {
+         *           "complete": 1,
+         *           "incomplete": 1,
+         *           "none": 1
+         *         }
          *       },
          *       "overdue_use_cases": [
          *         {
@@ -3080,6 +3085,15 @@ export interface components {
                 /** @description Attachments to use cases whose required questions are all answered. */
                 complete: number;
                 incomplete: number;
+                /** @description Use cases by the completion of their questionnaires: each figure is the length of the use case list filtered by `questionnaire_completion` with that value. */
+                use_cases: {
+                    /** @description Use cases with questionnaires attached, the required questions of each all answered. */
+                    complete: number;
+                    /** @description Use cases with at least one attached questionnaire missing a required answer. */
+                    incomplete: number;
+                    /** @description Use cases with no questionnaire attached. */
+                    none: number;
+                };
             };
             /** @description Use cases with overdue controls: highest risk level first, then most overdue controls. */
             overdue_use_cases: components["schemas"]["OverdueUseCase"][];
@@ -4368,6 +4382,11 @@ export interface components {
             control_status?: "pending" | "in_progress" | "implemented" | "not_applicable";
             /** @description true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without. */
             overdue_controls?: boolean;
+            /**
+             * @description complete: use cases with questionnaires attached, every required question of each answered; incomplete: with at least one attached questionnaire missing a required answer; none: with no questionnaire attached (as the governance summary counts `questionnaires.use_cases`).
+             * @enum {unknown}
+             */
+            questionnaire_completion?: "complete" | "incomplete" | "none";
             /** Format: date-time */
             created_after?: string;
             /** Format: date-time */
@@ -7711,6 +7730,8 @@ export interface operations {
                 control_status?: "pending" | "in_progress" | "implemented" | "not_applicable";
                 /** @description true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without. */
                 overdue_controls?: boolean;
+                /** @description complete: use cases with questionnaires attached, every required question of each answered; incomplete: with at least one attached questionnaire missing a required answer; none: with no questionnaire attached (as the governance summary counts `questionnaires.use_cases`). */
+                questionnaire_completion?: "complete" | "incomplete" | "none";
                 created_after?: string;
                 created_before?: string;
                 /** @description Records owned by this user or team. */

@@ -936,6 +936,18 @@ class GovernanceSummaryQuestionnaires(TypedDict):
     #: Attachments to use cases whose required questions are all answered.
     complete: int
     incomplete: int
+    #: Use cases by the completion of their questionnaires: each figure is the length of the use case list filtered by `questionnaire_completion` with that value.
+    use_cases: GovernanceSummaryQuestionnairesUseCases
+
+
+class GovernanceSummaryQuestionnairesUseCases(TypedDict):
+    """Use cases by the completion of their questionnaires: each figure is the length of the use case list filtered by `questionnaire_completion` with that value."""
+    #: Use cases with questionnaires attached, the required questions of each all answered.
+    complete: int
+    #: Use cases with at least one attached questionnaire missing a required answer.
+    incomplete: int
+    #: Use cases with no questionnaire attached.
+    none: int
 
 
 class GovernanceSummaryUseCases(TypedDict):
@@ -1774,6 +1786,8 @@ class UseCaseListQuery(TypedDict, total=False):
     control_status: Literal["pending", "in_progress", "implemented", "not_applicable"]
     #: true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without.
     overdue_controls: bool
+    #: complete: use cases with questionnaires attached, every required question of each answered; incomplete: with at least one attached questionnaire missing a required answer; none: with no questionnaire attached (as the governance summary counts `questionnaires.use_cases`).
+    questionnaire_completion: Literal["complete", "incomplete", "none"]
     created_after: str
     created_before: str
     #: Records owned by this user or team.

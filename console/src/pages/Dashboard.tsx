@@ -4,7 +4,7 @@ import { Alert, Anchor, Card, Group, Loader, SimpleGrid, Stack, Text, Title } fr
 import { useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, call } from '../api'
-import { CONTROL_STATUS_LABEL, label, RISK_LABEL, STEP_LABEL } from '../labels'
+import { COMPLETION_LABEL, CONTROL_STATUS_LABEL, label, RISK_LABEL, STEP_LABEL } from '../labels'
 
 type Summary = NonNullable<Awaited<ReturnType<typeof api.governanceSummary.get>>['data']>
 
@@ -128,18 +128,26 @@ export default function Dashboard() {
         </Card>
         <Card withBorder>
           <Title order={2} size="h4">
-            Questionnaires
+            Use cases by questionnaire answers
           </Title>
           <DonutChart
             data={[
-              { name: 'Complete', value: q.complete, color: 'green.6' },
-              { name: 'Incomplete', value: q.incomplete, color: 'orange.5' },
+              { name: COMPLETION_LABEL.complete, value: q.useCases.complete, color: 'green.6' },
+              { name: COMPLETION_LABEL.incomplete, value: q.useCases.incomplete, color: 'orange.5' },
+              { name: COMPLETION_LABEL.none, value: q.useCases.none, color: 'gray.4' },
             ].filter((d) => d.value > 0)}
             withTooltip
-            chartLabel={`${q.attached}`}
+            chartLabel={`${summary.useCases.total}`}
           />
+          <Group gap="xs" mt="sm">
+            {(['complete', 'incomplete', 'none'] as const).map((c) => (
+              <Anchor key={c} component={Link} href={`/use-cases?questionnaires=${c}`} size="sm">
+                {COMPLETION_LABEL[c]}: {q.useCases[c]}
+              </Anchor>
+            ))}
+          </Group>
           <Text size="sm">
-            {q.complete} complete, {q.incomplete} incomplete of {q.attached}
+            Of {q.attached} questionnaires attached, {q.complete} are complete and {q.incomplete} miss required answers.
           </Text>
         </Card>
       </SimpleGrid>

@@ -19,6 +19,7 @@ import { useEffect, useState } from 'react'
 import { Link, useLocation, useSearch } from 'wouter'
 import { api, call, problemOf } from '../api'
 import {
+  COMPLETION_LABEL,
   CONTROL_STATUS_LABEL,
   formatDate,
   label,
@@ -180,6 +181,14 @@ export default function Registry({ kind }: { kind: Kind }) {
               value={q.overdue ?? null}
               onChange={(v) => go({ overdue: v ?? undefined })}
               w={170}
+            />
+            <Select
+              label="Questionnaires"
+              clearable
+              data={options(COMPLETION_LABEL)}
+              value={q.questionnaires ?? null}
+              onChange={(v) => go({ questionnaires: v ?? undefined })}
+              w={180}
             />
           </>
         )}

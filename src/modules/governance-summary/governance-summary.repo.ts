@@ -118,14 +118,37 @@ export function listOverdueUseCases(db: Db, tenantId: string, asOf: string, limi
     .execute()
 }
 
-/** Every use-case questionnaire attachment's questions and answers (JSON), for completion counts. */
-export function useCaseQuestionnaireAnswers(db: Db, tenantId: string) {
-  return db
-    .selectFrom('use_case_questionnaires as a')
-    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
-    .where('a.tenant_id', '=', tenantId)
-    .select(['q.sections as sections', 'a.answers as answers'])
-    .execute()
+/**
+ * Questionnaire attachments to use cases, and the use cases carrying any, by completion (the stored count of
+ * required questions unanswered, which the use case list's `questionnaire_completion` filter reads too).
+ */
+export async function countQuestionnaireCompletion(db: Db, tenantId: string) {
+  const perUseCase = db
+    .selectFrom('use_case_questionnaires')
+    .where('tenant_id', '=', tenantId)
+    .select([
+      (eb) => eb.fn.countAll<number>().as('attached'),
+      (eb) => eb.fn.sum<number>(eb.case().when('missing_required', '>', 0).then(1).else(0).end()).as('incomplete'),
+    ])
+    .groupBy('use_case_id')
+  const row = await db
+    .selectFrom(perUseCase.as('p'))
+    .select([
+      (eb) => eb.fn.countAll<number>().as('use_cases'),
+      (eb) => eb.fn.coalesce(eb.fn.sum<number>('p.attached'), sql<number>`0`).as('attached'),
+      (eb) => eb.fn.coalesce(eb.fn.sum<number>('p.incomplete'), sql<number>`0`).as('incomplete'),
+      (eb) =>
+        eb.fn
+          .coalesce(eb.fn.sum<number>(eb.case().when('p.incomplete', '>', 0).then(1).else(0).end()), sql<number>`0`)
+          .as('incomplete_use_cases'),
+    ])
+    .executeTakeFirstOrThrow()
+  return {
+    attached: Number(row.attached),
+    incomplete: Number(row.incomplete),
+    useCases: Number(row.use_cases),
+    incompleteUseCases: Number(row.incomplete_use_cases),
+  }
 }
 
 /** Applicable controls whose version asks for evidence, with the requirements (JSON). */

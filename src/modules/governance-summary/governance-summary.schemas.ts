@@ -84,6 +84,23 @@ export const GovernanceSummary = Type.Object(
           description: 'Attachments to use cases whose required questions are all answered.',
         }),
         incomplete: Count,
+        use_cases: Type.Object(
+          {
+            complete: Type.Integer({
+              minimum: 0,
+              description: 'Use cases with questionnaires attached, the required questions of each all answered.',
+            }),
+            incomplete: Type.Integer({
+              minimum: 0,
+              description: 'Use cases with at least one attached questionnaire missing a required answer.',
+            }),
+            none: Type.Integer({ minimum: 0, description: 'Use cases with no questionnaire attached.' }),
+          },
+          {
+            description:
+              'Use cases by the completion of their questionnaires: each figure is the length of the use case list filtered by `questionnaire_completion` with that value.',
+          },
+        ),
       },
       { description: 'Questionnaires attached to use cases, by completion.' },
     ),
@@ -123,7 +140,7 @@ export const GovernanceSummary = Type.Object(
             { assignee: null, open: 2, overdue: 1 },
           ],
         },
-        questionnaires: { attached: 3, complete: 1, incomplete: 2 },
+        questionnaires: { attached: 3, complete: 1, incomplete: 2, use_cases: { complete: 1, incomplete: 1, none: 1 } },
         overdue_use_cases: [
           {
             id: 'uc_01jd3k8m9v4q2w6e8r0t2y4u6i',

@@ -3,8 +3,6 @@ import type { Deps } from '../../shared/deps.js'
 import { ownerNames, ownerOf } from '../../shared/governed.js'
 import type { UseCase } from '../use-cases/use-cases.schemas.js'
 import type { EvidenceRequirement } from '../policy-controls/policy-controls.schemas.js'
-import { progress, type StoredAnswers } from '../questionnaires/questionnaire-answers.js'
-import type { Section } from '../questionnaires/questionnaires.schemas.js'
 import * as repo from './governance-summary.repo.js'
 import { utcDay } from '../../shared/today.js'
 import type { GovernanceSummary, GovernanceSummaryQuery } from './governance-summary.schemas.js'
@@ -21,7 +19,7 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
   return {
     async get(ctx: Ctx, query: GovernanceSummaryQuery = {}): Promise<GovernanceSummary> {
       const asOf = query.as_of ?? utcDay()
-      const [risk, stages, controls, overdue, overdueUseCases, byAssignee, answers, required, links] =
+      const [risk, stages, controls, overdue, overdueUseCases, byAssignee, completion, required, links] =
         await Promise.all([
           repo.countUseCasesByRiskLevel(db, ctx.tenantId),
           repo.countUseCasesByStage(db, ctx.tenantId),
@@ -29,7 +27,7 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
           repo.countOverdue(db, ctx.tenantId, asOf),
           repo.listOverdueUseCases(db, ctx.tenantId, asOf, query.overdue_limit ?? 50),
           repo.countOpenControlsByAssignee(db, ctx.tenantId, asOf),
-          repo.useCaseQuestionnaireAnswers(db, ctx.tenantId),
+          repo.countQuestionnaireCompletion(db, ctx.tenantId),
           repo.controlsWithRequirements(db, ctx.tenantId),
           repo.evidenceLinks(db, ctx.tenantId),
         ])
@@ -52,9 +50,6 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
             (a.assignee?.owner_id ?? '').localeCompare(b.assignee?.owner_id ?? ''),
         )
 
-      const complete = answers.filter(
-        (a) => progress(JSON.parse(a.sections) as Section[], JSON.parse(a.answers) as StoredAnswers).complete,
-      ).length
       const evidenced = new Set(links.map((l) => `${l.use_case_control_id} ${l.requirement}`))
       const missingEvidence = required.filter((c) =>
         (JSON.parse(c.requirements) as EvidenceRequirement[]).some(
@@ -91,10 +86,11 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
           byStatus[row.status as keyof typeof byStatus] += Number(row.count)
       }
 
+      const useCasesTotal = Object.values(byRisk).reduce((a, b) => a + b, 0)
       return {
         as_of: asOf,
         use_cases: {
-          total: Object.values(byRisk).reduce((a, b) => a + b, 0),
+          total: useCasesTotal,
           by_risk_level: byRisk,
           by_workflow_stage: [...byStage.values()].sort((a, b) => (a.position ?? Infinity) - (b.position ?? Infinity)),
         },
@@ -105,7 +101,17 @@ export function createGovernanceSummaryService(deps: Pick<Deps, 'database'>) {
           missing_evidence: missingEvidence,
           open_by_assignee: openByAssignee,
         },
-        questionnaires: { attached: answers.length, complete, incomplete: answers.length - complete },
+        questionnaires: {
+          attached: completion.attached,
+          complete: completion.attached - completion.incomplete,
+          incomplete: completion.incomplete,
+          use_cases: {
+            complete: completion.useCases - completion.incompleteUseCases,
+            incomplete: completion.incompleteUseCases,
+            // Counted apart from the total read beside it, so never below 0 while writes land in between.
+            none: Math.max(0, useCasesTotal - completion.useCases),
+          },
+        },
         overdue_use_cases: overdueUseCases.map((row) => ({
           id: row.id,
           name: row.name,

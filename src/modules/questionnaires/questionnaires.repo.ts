@@ -2,7 +2,8 @@ import { type Kysely, sql } from 'kysely'
 import type { QuestionnaireRow, Tables } from '../../db/tables.js'
 import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
-import type { QuestionnaireListQuery } from './questionnaires.schemas.js'
+import { progress, type StoredAnswers } from './questionnaire-answers.js'
+import type { QuestionnaireListQuery, Section } from './questionnaires.schemas.js'
 
 type Db = Kysely<Tables>
 
@@ -129,6 +130,12 @@ export function findAttached(
   return attached(db, tenantId, kind, ownerId).where('key', '=', key).executeTakeFirst()
 }
 
+/** Required questions of a version's sections (JSON) that `answers` leaves unanswered. */
+function missingOf(sections: string, answers: StoredAnswers): number {
+  const p = progress(JSON.parse(sections) as Section[], answers)
+  return p.required - p.required_answered
+}
+
 export async function attach(
   db: Db,
   tenantId: string,
@@ -146,6 +153,7 @@ export async function attach(
       questionnaire_id: questionnaire.id,
       created_at: at,
       answers: '{}',
+      missing_required: missingOf(questionnaire.sections, {}),
     } as Tables['use_case_questionnaires'])
     .execute()
 }
@@ -208,10 +216,11 @@ export async function updateAnswers(
   ownerId: string,
   key: string,
   answers: string,
+  missingRequired: number,
 ): Promise<void> {
   await db
     .updateTable(table(kind))
-    .set({ answers })
+    .set({ answers, missing_required: missingRequired })
     .where('tenant_id', '=', tenantId)
     .where(ownerColumn(kind), '=', ownerId)
     .where('questionnaire_key', '=', key)

@@ -162,13 +162,14 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
             `the answers to questionnaire "${row.key}" would hold ${answers.length} characters; one attachment keeps at most ${ANSWERS_MAX_CHARS}`,
           )
         }
-        await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, row.key, answers)
+        const p = progress(JSON.parse(row.sections) as Section[], after)
+        await repo.updateAnswers(tx, ctx.tenantId, kind, ownerId, row.key, answers, p.required - p.required_answered)
         return {
           result: toAnswered({ ...row, answers }),
           audit: {
             ...attachmentAudit('questionnaire.answered', kind, parent, row.id, publicId(row)),
             changes,
-            metadata: { progress: progress(JSON.parse(row.sections) as Section[], after) },
+            metadata: { progress: p },
           },
         }
       })
@@ -410,16 +411,19 @@ export async function answerOnCreate(
   if (errors.length > 0) throw invalidFields(errors)
   const audit: AuditEntry[] = []
   for (const { row, inputs, indices } of groups.values()) {
-    const answers = await mergeAnswers(
-      tx,
-      ctx,
-      JSON.parse(row.sections) as Section[],
-      {},
-      inputs,
-      (j) => `questions/${indices[j]}`,
-    )
+    const sections = JSON.parse(row.sections) as Section[]
+    const answers = await mergeAnswers(tx, ctx, sections, {}, inputs, (j) => `questions/${indices[j]}`)
     if (Object.keys(answers).length === 0) continue
-    await repo.updateAnswers(tx, ctx.tenantId, 'use_case', parent.id, row.key, JSON.stringify(answers))
+    const p = progress(sections, answers)
+    await repo.updateAnswers(
+      tx,
+      ctx.tenantId,
+      'use_case',
+      parent.id,
+      row.key,
+      JSON.stringify(answers),
+      p.required - p.required_answered,
+    )
     const changes = Object.fromEntries(
       Object.entries(answers).map(([id, a]) => [id, [null, { value: a.value, evidence_ids: a.evidence_ids }]]),
     ) as Record<string, [unknown, unknown]>

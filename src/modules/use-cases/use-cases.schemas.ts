@@ -118,6 +118,12 @@ export const UseCaseListQuery = NamedListQuery({
         'true: use cases with an overdue control (open, due before today, as the governance summary counts them); false: those without.',
     }),
   ),
+  questionnaire_completion: Type.Optional(
+    Type.Enum(['complete', 'incomplete', 'none'], {
+      description:
+        'complete: use cases with questionnaires attached, every required question of each answered; incomplete: with at least one attached questionnaire missing a required answer; none: with no questionnaire attached (as the governance summary counts `questionnaires.use_cases`).',
+    }),
+  ),
   created_after: Type.Optional(Type.String({ format: 'date-time' })),
   created_before: Type.Optional(Type.String({ format: 'date-time' })),
   ...governedFilters,

@@ -39,6 +39,14 @@ const controlsOf = (eb: ExpressionBuilder<Tables, 'use_cases'>) =>
     .whereRef('c.use_case_id', '=', 'use_cases.id')
     .whereRef('c.tenant_id', '=', 'use_cases.tenant_id')
 
+/** The questionnaires attached to the use case a list query is at (for the completion filter). */
+const questionnairesOf = (eb: ExpressionBuilder<Tables, 'use_cases'>) =>
+  eb
+    .selectFrom('use_case_questionnaires as a')
+    .select(sql<number>`1`.as('one'))
+    .whereRef('a.use_case_id', '=', 'use_cases.id')
+    .whereRef('a.tenant_id', '=', 'use_cases.tenant_id')
+
 /** A list filtered by overdue controls changes at midnight (UTC) without a write. */
 export const overdueListed = (query: UseCaseListQuery): boolean => query.overdue_controls !== undefined
 
@@ -102,6 +110,19 @@ export const useCaseCatalog: JsonCatalogSpec<UseCaseRow, UseCase, UseCaseCreate,
             .where('c.due_date', '<', today),
         )
       out = out.where((eb) => (query.overdue_controls ? overdue(eb) : eb.not(overdue(eb))))
+    }
+    if (query.questionnaire_completion !== undefined) {
+      // Complete as the governance summary counts it: no attached questionnaire misses a required answer.
+      const incomplete = (eb: ExpressionBuilder<Tables, 'use_cases'>) =>
+        eb.exists(questionnairesOf(eb).where('a.missing_required', '>', 0))
+      const completion = query.questionnaire_completion
+      out = out.where((eb) =>
+        completion === 'none'
+          ? eb.not(eb.exists(questionnairesOf(eb)))
+          : completion === 'incomplete'
+            ? incomplete(eb)
+            : eb.and([eb.exists(questionnairesOf(eb)), eb.not(incomplete(eb))]),
+      )
     }
     if (query.created_after !== undefined)
       out = out.where('created_at', '>', new Date(query.created_after).toISOString())
