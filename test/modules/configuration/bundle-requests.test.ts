@@ -105,4 +105,105 @@ describeEachDialect('configuration bundle requests', (dialect) => {
       expect(names).not.toContain('Idempotent C')
     })
   })
+
+  describe('references of the records', () => {
+    it('plans a bundle naming each reference its records make to nothing (as the document plan does), and applies nothing', async () => {
+      const bundle = await archive([
+        ['configuration.yaml', 'apiVersion: aigov/v1\nusers: [{ email: new@example.com, name: New }]\n'],
+        [
+          'records/vendors/000001.ndjson',
+          vendor('Vendor ok', { owner: { email: 'known@example.com' } }) +
+            vendor('Vendor of a new user', { owner: { email: 'NEW@example.com' } }) +
+            vendor('Vendor of nobody', { owner: { email: 'nobody@example.com' } }) +
+            vendor('Vendor of no team', { owner: { team: 'Ghost team' }, custom_fields: { 'No such field': 'x' } }),
+        ],
+        ['records/models/000001.ndjson', model('Model', { vendors: ['Vendor ok', 'Ghost vendor'] })],
+        [
+          'records/use_cases/000001.ndjson',
+          useCase('Use case', {
+            owner: { email: 'nobody@example.com' },
+            models: ['Model', 'Ghost model'],
+            questionnaires: [
+              {
+                questionnaire: 'AI-USE-CASE-INTAKE+1',
+                answers: [
+                  { question_id: 'business_purpose', section_id: 'purpose', value: 'x', evidence: ['f00 Missing'] },
+                ],
+              },
+              { questionnaire: 'NO-SUCH-QUESTIONNAIRE+1', answers: [] },
+            ],
+            policy_packs: [
+              { pack: 'NIST-AI-RMF', due_date: null },
+              { pack: 'NO-SUCH-PACK+2', due_date: null },
+            ],
+          }),
+        ],
+      ])
+      const before = await tenantCounts(t.deps.database, 'bundles')
+      const plan = await admin({ method: 'POST', url: '/configuration/plan', payload: bundle, headers: tarType })
+      expect(plan.statusCode, plan.body).toBe(422)
+      expect(plan.headers['content-type']).toContain('application/problem+json')
+      const body = plan.json()
+      expect(body.code).toBe('validation_failed')
+      // Each unresolved key once, where it first appears: nobody@example.com owns a vendor and the use case.
+      expect(body.errors.map((e: { field: string; message: string }) => `${e.field} ${e.message}`)).toEqual([
+        'records/vendors/000001.ndjson:3 /owner no user nobody@example.com in the document or the tenant',
+        'records/vendors/000001.ndjson:4 /owner no team "Ghost team" in the document or the tenant',
+        'records/vendors/000001.ndjson:4 /custom_fields/No such field no custom field "No such field" in the document or the tenant',
+        'records/models/000001.ndjson:1 /vendors/1 no vendor "Ghost vendor" in the bundle or the tenant',
+        'records/use_cases/000001.ndjson:1 /models/1 no model "Ghost model" in the bundle or the tenant',
+        'records/use_cases/000001.ndjson:1 /questionnaires/0/answers/0/evidence/0 no evidence "f00 Missing" in the bundle or the tenant',
+        'records/use_cases/000001.ndjson:1 /questionnaires/1/questionnaire no questionnaire NO-SUCH-QUESTIONNAIRE+1 in the document or the tenant',
+        'records/use_cases/000001.ndjson:1 /policy_packs/1/pack no policy pack NO-SUCH-PACK+2 in the document or the tenant',
+      ])
+      expect(body.errors[0]).toEqual({
+        field: 'records/vendors/000001.ndjson:3 /owner',
+        pointer: '/owner',
+        message: 'no user nobody@example.com in the document or the tenant',
+        file: 'records/vendors/000001.ndjson',
+        line: 3,
+      })
+      expect(body.detail).toMatch(/^the bundle's records have 8 unresolved references: /)
+
+      const apply = await admin({ method: 'POST', url: '/configuration/apply', payload: bundle, headers: tarType })
+      expect(apply.statusCode, apply.body).toBe(422)
+      expect(apply.json().errors).toEqual(body.errors)
+      expect(await tenantCounts(t.deps.database, 'bundles')).toEqual(before)
+    })
+
+    it('resolves references against the document and the bundle before the tenant, and plans the rest', async () => {
+      const bundle = await archive([
+        [
+          'configuration.yaml',
+          'apiVersion: aigov/v1\nusers: [{ email: planned@example.com, name: Planned }]\nteams: [{ name: Planned team }]\n',
+        ],
+        [
+          'records/vendors/000001.ndjson',
+          vendor('Planned vendor', { owner: { team: 'planned TEAM' } }) +
+            vendor('Known vendor', { owner: { email: 'known@example.com' } }),
+        ],
+        ['records/models/000001.ndjson', model('Planned model', { vendors: ['Planned vendor'] })],
+        [
+          'records/use_cases/000001.ndjson',
+          useCase('Planned use case', {
+            owner: { email: 'Planned@example.com' },
+            models: ['Planned model'],
+            vendors: ['Known vendor'],
+            questionnaires: [{ questionnaire: 'AI-USE-CASE-INTAKE+1', answers: [] }],
+            policy_packs: [{ pack: 'NIST-AI-RMF', due_date: null }],
+          }),
+        ],
+      ])
+      const plan = await admin({ method: 'POST', url: '/configuration/plan', payload: bundle, headers: tarType })
+      expect(plan.statusCode, plan.body).toBe(200)
+      expect(plan.json().records.summary).toMatchObject({ create: 4, update: 0 })
+      const apply = await admin({
+        method: 'POST',
+        url: `/configuration/apply?plan_id=${plan.json().plan_id}`,
+        payload: bundle,
+        headers: tarType,
+      })
+      expect(apply.statusCode, apply.body).toBe(200)
+    })
+  })
 })
