@@ -308,6 +308,19 @@ export async function* recordsOf<T>(path: string, kind: RecordKind): AsyncGenera
   }
 }
 
+/** Every record of the archive, of every kind, in archive order, in one pass. */
+export async function* allRecords<T>(path: string): AsyncGenerator<{ kind: RecordKind; record: T; at: string }> {
+  for await (const entry of readEntries(path)) {
+    if (entry.meaning.type !== 'records') continue
+    const { kind } = entry.meaning
+    for await (const [line, text] of ndjsonLines(entry.name, entry.stream)) {
+      const checked = checkLine(kind, entry.name, line, text)
+      if (Array.isArray(checked) && isErrors(checked)) throw bundleErrors(checked)
+      yield { kind, record: checked as T, at: `${entry.name}:${line}` }
+    }
+  }
+}
+
 /** The records of one kind as recordsOf reads them, `size` at a time (to look them up in the tenant together). */
 export async function* recordBatches<T>(
   path: string,

@@ -4,16 +4,9 @@ import { emailKey } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import { pointerOf } from './configuration.document.js'
 import { type Canonical, NATURAL_KEYS } from './configuration.model.js'
-import { recordsOf } from './records.archive.js'
+import { allRecords } from './records.archive.js'
 import { evidenceKeyWhere, findNamedMany } from './records.repo.js'
-import {
-  type EvidenceRecord,
-  type ModelRecord,
-  RECORD_KINDS,
-  type RecordOwner,
-  type UseCaseRecord,
-  type VendorRecord,
-} from './records.schemas.js'
+import type { EvidenceRecord, ModelRecord, RecordOwner, UseCaseRecord, VendorRecord } from './records.schemas.js'
 
 type Obj = Record<string, unknown>
 
@@ -91,55 +84,53 @@ export async function checkReferences(
     unresolved.set(id, { field: `${at} ${pointer}`, pointer, message, file, line, order })
   }
 
-  for (const kind of RECORD_KINDS) {
-    for await (const { record, at } of recordsOf<Obj>(path, kind)) {
-      const [file, line] = splitAt(at)
-      const place = (...pointer: (string | number)[]): Place => ({ at, file, line, pointer: pointerOf(...pointer) })
-      const need = (section: Section, key: string, shown: string, where: Place, what: string) => {
-        seq++
-        if (!config[section].has(key))
-          miss(`${section} ${key}`, where, `no ${what} ${shown} in the document or the tenant`, seq)
-      }
-      const link = (linked: Linked, key: string, where: Place) => {
-        const k = linked === 'evidence' ? key : nameKey(key)
-        seq++
-        if (!named[linked].has(k)) named[linked].set(k, { place: where, shown: key, seq })
-      }
-      if (kind === 'evidence') {
-        brought.evidence.add((record as EvidenceRecord).key)
-        continue
-      }
-      const governed = record as VendorRecord | ModelRecord | UseCaseRecord
-      if (kind !== 'use_cases') brought[kind].add(nameKey(governed.name))
-      const owner = governed.owner as RecordOwner
-      if (owner && 'email' in owner) need('users', emailKey(owner.email), owner.email, place('owner'), 'user')
-      else if (owner) need('teams', nameKey(owner.team), `"${owner.team}"`, place('owner'), 'team')
-      for (const name of Object.keys(governed.custom_fields))
-        need('custom_fields', nameKey(name), `"${name}"`, place('custom_fields', name), 'custom field')
-      if (kind === 'models')
-        for (const [i, v] of (record as ModelRecord).vendors.entries()) link('vendors', v, place('vendors', i))
-      if (kind !== 'use_cases') continue
-      const uc = record as UseCaseRecord
-      for (const [i, m] of uc.models.entries()) link('models', m, place('models', i))
-      for (const [i, v] of uc.vendors.entries()) link('vendors', v, place('vendors', i))
-      for (const [i, q] of uc.questionnaires.entries()) {
-        need(
-          'questionnaires',
-          q.questionnaire,
-          q.questionnaire,
-          place('questionnaires', i, 'questionnaire'),
-          'questionnaire',
-        )
-        for (const [j, a] of q.answers.entries())
-          for (const [k, e] of a.evidence.entries())
-            link('evidence', e, place('questionnaires', i, 'answers', j, 'evidence', k))
-      }
-      for (const [i, p] of uc.policy_packs.entries())
-        need('policy_packs', p.pack, p.pack, place('policy_packs', i, 'pack'), 'policy pack')
-      for (const [i, c] of uc.controls.entries()) {
-        need('policy_controls', c.control, c.control, place('controls', i, 'control'), 'policy control')
-        for (const [j, e] of c.evidence.entries()) link('evidence', e.key, place('controls', i, 'evidence', j, 'key'))
-      }
+  for await (const { kind, record, at } of allRecords<Obj>(path)) {
+    const [file, line] = splitAt(at)
+    const place = (...pointer: (string | number)[]): Place => ({ at, file, line, pointer: pointerOf(...pointer) })
+    const need = (section: Section, key: string, shown: string, where: Place, what: string) => {
+      seq++
+      if (!config[section].has(key))
+        miss(`${section} ${key}`, where, `no ${what} ${shown} in the document or the tenant`, seq)
+    }
+    const link = (linked: Linked, key: string, where: Place) => {
+      const k = linked === 'evidence' ? key : nameKey(key)
+      seq++
+      if (!named[linked].has(k)) named[linked].set(k, { place: where, shown: key, seq })
+    }
+    if (kind === 'evidence') {
+      brought.evidence.add((record as EvidenceRecord).key)
+      continue
+    }
+    const governed = record as VendorRecord | ModelRecord | UseCaseRecord
+    if (kind !== 'use_cases') brought[kind].add(nameKey(governed.name))
+    const owner = governed.owner as RecordOwner
+    if (owner && 'email' in owner) need('users', emailKey(owner.email), owner.email, place('owner'), 'user')
+    else if (owner) need('teams', nameKey(owner.team), `"${owner.team}"`, place('owner'), 'team')
+    for (const name of Object.keys(governed.custom_fields))
+      need('custom_fields', nameKey(name), `"${name}"`, place('custom_fields', name), 'custom field')
+    if (kind === 'models')
+      for (const [i, v] of (record as ModelRecord).vendors.entries()) link('vendors', v, place('vendors', i))
+    if (kind !== 'use_cases') continue
+    const uc = record as UseCaseRecord
+    for (const [i, m] of uc.models.entries()) link('models', m, place('models', i))
+    for (const [i, v] of uc.vendors.entries()) link('vendors', v, place('vendors', i))
+    for (const [i, q] of uc.questionnaires.entries()) {
+      need(
+        'questionnaires',
+        q.questionnaire,
+        q.questionnaire,
+        place('questionnaires', i, 'questionnaire'),
+        'questionnaire',
+      )
+      for (const [j, a] of q.answers.entries())
+        for (const [k, e] of a.evidence.entries())
+          link('evidence', e, place('questionnaires', i, 'answers', j, 'evidence', k))
+    }
+    for (const [i, p] of uc.policy_packs.entries())
+      need('policy_packs', p.pack, p.pack, place('policy_packs', i, 'pack'), 'policy pack')
+    for (const [i, c] of uc.controls.entries()) {
+      need('policy_controls', c.control, c.control, place('controls', i, 'control'), 'policy control')
+      for (const [j, e] of c.evidence.entries()) link('evidence', e.key, place('controls', i, 'evidence', j, 'key'))
     }
   }
 

@@ -1,4 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { archive, tenantCounts } from '../../helpers/bundles.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../../helpers/harness.js'
 
@@ -50,13 +53,27 @@ const problem = (body: string) => {
 describeEachDialect('configuration bundle requests', (dialect) => {
   let t: TestApp
   let admin: Call
+  // Bundles spool here while this suite runs: whatever answers a request (a replay, a refusal) leaves nothing behind
+  // once its response is done (the spool is removed on response, which may end just after the answer arrives).
+  const outerTmp = process.env.TMPDIR
+  const spools = mkdtempSync(join(tmpdir(), 'bundle-requests-'))
+  const noSpoolLeft = () =>
+    vi.waitFor(() => expect(readdirSync(spools).filter((n) => n.startsWith('aigov-bundle-'))).toEqual([]), {
+      timeout: 2000,
+    })
 
   beforeAll(async () => {
+    process.env.TMPDIR = spools
     t = await startTestApp(dialect, { SERVICE_STARTER_LIBRARY: 'true' })
     admin = t.as('bundles', 'admin')
     await admin({ method: 'POST', url: '/users', payload: { email: 'known@example.com', name: 'Known' } })
   })
-  afterAll(async () => t?.close())
+  afterAll(async () => {
+    await t?.close()
+    if (outerTmp === undefined) delete process.env.TMPDIR
+    else process.env.TMPDIR = outerTmp
+    rmSync(spools, { recursive: true, force: true })
+  })
 
   describe('Idempotency-Key', () => {
     it('replays the answer to the same key with the same bundle, and refuses it with another bundle as for JSON', async () => {
@@ -81,6 +98,7 @@ describeEachDialect('configuration bundle requests', (dialect) => {
         expect(reused.statusCode, reused.body).toBe(422)
         expect(reused.headers['idempotent-replayed']).toBeUndefined()
         expect(await tenantCounts(t.deps.database, 'bundles')).toEqual(before)
+        await noSpoolLeft()
 
         // The plugin's answer to a JSON body sent again with other content under one key, exactly.
         const jsonKey = `json-${url.slice(15)}`
@@ -169,6 +187,7 @@ describeEachDialect('configuration bundle requests', (dialect) => {
       expect(apply.statusCode, apply.body).toBe(422)
       expect(apply.json().errors).toEqual(body.errors)
       expect(await tenantCounts(t.deps.database, 'bundles')).toEqual(before)
+      await noSpoolLeft()
     })
 
     it('resolves references against the document and the bundle before the tenant, and plans the rest', async () => {
