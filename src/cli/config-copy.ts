@@ -9,6 +9,7 @@ import { AppError } from '../http/errors.js'
 import { SOURCE_HEADER } from '../http/plugins/auth.js'
 import { type ParsedDocument, parsedJson } from '../modules/configuration/configuration.document.js'
 import type { ConfigurationPlan } from '../modules/configuration/configuration.schemas.js'
+import { onDisk } from '../modules/configuration/records.archive.js'
 import { createServices } from '../services.js'
 import { systemCtx } from '../shared/context.js'
 import type { Deps } from '../shared/deps.js'
@@ -37,9 +38,6 @@ export const hasChanges = (plan: ConfigurationPlan) =>
   plan.summary.create + plan.summary.update + plan.summary.delete > 0 ||
   (plan.records !== undefined && plan.records.summary.create + plan.records.summary.update > 0)
 
-/** A bundle file as the service reads a spooled request: the caller's file, left where it is. */
-const spooled = (path: string) => ({ path, bytes: 0, remove: async () => undefined })
-
 /** Said when the target changed between the plan shown and the apply (409): nothing was applied. */
 export class StalePlanError extends Error {}
 
@@ -54,14 +52,14 @@ export function localSide(deps: Deps, tenant: string): ConfigurationSide {
     label,
     export: async () => JSON.parse(await configuration.export(ctx, 'json')),
     exportBundle: () => configuration.exportBundle(ctx),
-    plan: (payload, prune) =>
+    plan: async (payload, prune) =>
       payload.bundle !== undefined
-        ? configuration.planBundle(ctx, spooled(payload.bundle), prune)
+        ? configuration.planBundle(ctx, await onDisk(payload.bundle), prune)
         : configuration.plan(ctx, payload.parsed ?? parsedJson(payload.document), prune),
     apply: async (payload, prune, planId) => {
       try {
         return payload.bundle !== undefined
-          ? await configuration.applyBundle(ctx, spooled(payload.bundle), { prune, planId })
+          ? await configuration.applyBundle(ctx, await onDisk(payload.bundle), { prune, planId })
           : await configuration.apply(ctx, payload.parsed ?? parsedJson(payload.document), { prune, planId })
       } catch (err) {
         if (err instanceof AppError && err.code === 'conflict') throw new StalePlanError(staleMessage(label))

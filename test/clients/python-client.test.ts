@@ -225,6 +225,36 @@ describe('Python client generator', () => {
           responses: { 200: { content: { 'text/event-stream': { schema: { type: 'string' } } } } },
         },
       },
+      '/api/v1/integration/configuration': {
+        get: {
+          operationId: 'exportConfiguration',
+          parameters: [{ in: 'query', name: 'include', schema: { const: 'records', type: 'string' } }],
+          responses: {
+            200: {
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/Link' } },
+                'application/x-tar': { schema: { type: 'string', format: 'binary' } },
+              },
+            },
+          },
+        },
+      },
+      '/api/v1/integration/configuration/plan': {
+        post: {
+          operationId: 'planConfiguration',
+          parameters: [
+            { in: 'query', name: 'prune', schema: { type: 'boolean' } },
+            { in: 'header', name: 'idempotency-key', schema: { type: 'string' } },
+          ],
+          requestBody: {
+            content: {
+              'application/json': { schema: { $ref: '#/components/schemas/Link' } },
+              'application/x-tar': { schema: { type: 'string', format: 'binary' } },
+            },
+          },
+          responses: { 200: json('UseCase') },
+        },
+      },
       '/api/v1/integration/use_cases/{id}/models/{model_id}': {
         delete: {
           operationId: 'unlinkUseCaseModel',
@@ -279,6 +309,25 @@ describe('Python client generator', () => {
     expect(resources).toContain('body=body, files={"file": file} if file is not None else None, data={"title": title},')
     expect(resources).toContain('"getEvidenceContent": Operation("GET", "/evidence/{id}/content", "bytes"),')
     expect(resources).toMatch(/class EvidenceContentResource:[\s\S]*def get\(self, \*, timeout[^\n]*-> bytes:/)
+  })
+
+  it('streams tar bundles to and from a path or binary file in `_bundle` twins, leaving the plain methods JSON', () => {
+    const resources = files['_resources.py']
+    expect(resources).toContain(
+      'def export(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Link:',
+    )
+    expect(resources).toContain(
+      'def export_bundle(self, destination: BundleOutput, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> int:',
+    )
+    expect(resources).toContain(
+      'self._t.call("exportConfiguration", (), query={"include": "records"}, body=None, sink=destination,',
+    )
+    expect(resources).toContain('def plan_bundle(self, bundle: BundleInput, *, prune: Optional[bool] = None,')
+    expect(resources).toContain('idempotency_key: Optional[str] = None) -> UseCase:')
+    expect(resources).toContain(
+      'self._t.call("planConfiguration", (), query={"prune": prune}, body=None, upload=bundle,',
+    )
+    expect(resources).toContain('async def export_bundle(self, destination: BundleOutput, *,')
   })
 
   it('reads event streams as iterators of events, resumable by Last-Event-ID', () => {

@@ -74,6 +74,81 @@ def _file_part(value: FileInput) -> Tuple[str, bytes, str]:
     return name, content, mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
+#: A configuration bundle to send: a path, or an open binary file, read as it is sent (never whole).
+BundleInput = Union[str, "os.PathLike[str]", IO[bytes]]
+#: Where a bundle is written: a path (created or truncated), or an open binary file.
+BundleOutput = Union[str, "os.PathLike[str]", IO[bytes]]
+BUNDLE_TYPE = "application/x-tar"
+_CHUNK = 64 * 1024
+
+
+class _Upload:
+    """A bundle sent as a stream; each attempt sends it from its start, so only a rewindable one is retried."""
+
+    def __init__(self, bundle: BundleInput) -> None:
+        self.path: Optional[str] = os.fspath(bundle) if isinstance(bundle, (str, os.PathLike)) else None
+        self.handle: Optional[IO[bytes]] = None if self.path is not None else bundle  # type: ignore[assignment]
+        self.start = 0
+        self.rewindable = self.path is not None
+        if self.handle is not None:
+            try:
+                self.start = self.handle.tell()
+                self.rewindable = self.handle.seekable()
+            except (AttributeError, OSError, ValueError):
+                self.rewindable = False
+
+    def _open(self) -> Tuple[IO[bytes], bool]:
+        if self.path is not None:
+            return open(self.path, "rb"), True
+        assert self.handle is not None
+        if self.rewindable:
+            self.handle.seek(self.start)
+        return self.handle, False
+
+    def chunks(self) -> Iterator[bytes]:
+        handle, owned = self._open()
+        try:
+            while True:
+                chunk = handle.read(_CHUNK)
+                if not chunk:
+                    return
+                yield chunk
+        finally:
+            if owned:
+                handle.close()
+
+    async def achunks(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks():
+            yield chunk
+
+
+class _Sink:
+    """Where a streamed answer goes; each attempt writes it from the start, so only a rewindable one is retried."""
+
+    def __init__(self, output: BundleOutput) -> None:
+        self.path: Optional[str] = os.fspath(output) if isinstance(output, (str, os.PathLike)) else None
+        self.handle: Optional[IO[bytes]] = None if self.path is not None else output  # type: ignore[assignment]
+        self.start = 0
+        #: The bytes of the answer written.
+        self.count = 0
+        self.rewindable = self.path is not None
+        if self.handle is not None:
+            try:
+                self.start = self.handle.tell()
+                self.rewindable = self.handle.seekable()
+            except (AttributeError, OSError, ValueError):
+                self.rewindable = False
+
+    def open(self) -> Tuple[IO[bytes], bool]:
+        if self.path is not None:
+            return open(self.path, "wb"), True
+        assert self.handle is not None
+        if self.rewindable:
+            self.handle.seek(self.start)
+            self.handle.truncate()
+        return self.handle, False
+
+
 @dataclass(frozen=True)
 class Operation:
     """How one operationId of the service is called."""
@@ -222,6 +297,10 @@ class _Request:
     headers: Dict[str, str]
     content: Optional[bytes]
     timeout: float
+    #: A body sent as a stream instead of ``content``.
+    upload: Optional[_Upload] = None
+    #: Where a 2xx answer's bytes are written as they arrive (the call then answers their count).
+    sink: Optional[_Sink] = None
 
 
 # Steps a call plan yields to its driver.
@@ -313,6 +392,8 @@ class Engine:
         extra_headers: Optional[Mapping[str, str]] = None,
         files: Optional[Mapping[str, FileInput]] = None,
         data: Optional[Mapping[str, Any]] = None,
+        upload: Optional[_Upload] = None,
+        sink: Optional[_Sink] = None,
     ) -> _Request:
         s = self.settings
         url = s.base_url + ("" if op.root else API_PREFIX) + _fill_path(op.path, path_args)
@@ -323,7 +404,9 @@ class Engine:
         if not op.root:
             headers["x-tenant"] = s.tenant
         content: Optional[bytes] = None
-        if files is not None:
+        if upload is not None:
+            headers["content-type"] = BUNDLE_TYPE
+        elif files is not None:
             fields = {key: str(value) for key, value in (data or {}).items() if value is not None}
             form = httpx.Request(op.method, url, files={key: _file_part(value) for key, value in files.items()}, data=fields)
             content = form.read()
@@ -341,7 +424,7 @@ class Engine:
         if options.if_none_match is not None:
             headers["if-none-match"] = options.if_none_match
         timeout = options.timeout if options.timeout is not None else s.timeout
-        return _Request(op.method, url, headers, content, timeout)
+        return _Request(op.method, url, headers, content, timeout, upload, sink)
 
     def plan(
         self,
@@ -353,6 +436,8 @@ class Engine:
         extra_headers: Optional[Mapping[str, str]] = None,
         files: Optional[Mapping[str, FileInput]] = None,
         data: Optional[Mapping[str, Any]] = None,
+        upload: Optional[BundleInput] = None,
+        sink: Optional[BundleOutput] = None,
     ) -> _Plan:
         """One call: token, send, retries with backoff, one refresh after a 401, and the parsed answer."""
         op = self.operations[operation_id]
@@ -360,8 +445,15 @@ class Engine:
         if operation_id == "createToken" and body is None and self.settings.api_key:
             # `client.auth.token()` without a body: the client's own credentials, in headers like the exchange.
             extra_headers = {"x-api-key": self.settings.api_key, **(extra_headers or {})}
-        request = self.request(op, path_args, query, body, opts, extra_headers, files, data)
+        sent = _Upload(upload) if upload is not None else None
+        written = _Sink(sink) if sink is not None else None
+        if written is not None:
+            extra_headers = {"accept": f"{BUNDLE_TYPE}, application/problem+json", **(extra_headers or {})}
+        request = self.request(op, path_args, query, body, opts, extra_headers, files, data, sent, written)
         retriable = op.method in ("GET", "PUT", "DELETE") or op.idempotency_key or operation_id == "createToken"
+        # A stream read once (a pipe, a socket) cannot be sent, or written, a second time.
+        if (sent is not None and not sent.rewindable) or (written is not None and not written.rewindable):
+            retriable = False
         max_retries = self.retries(opts)
         exchanged = self.settings.access_token is None
         refreshed = False
@@ -398,6 +490,8 @@ class Engine:
             if failure is not None:
                 raise failure
             assert response is not None
+            if written is not None and 200 <= response.status_code < 300:
+                return written.count
             return read(op, response)
 
     def retries(self, options: CallOptions) -> int:
@@ -509,8 +603,9 @@ class SyncTransport:
             self.http.close()
 
     def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None,
-             files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None) -> Any:
-        return self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data))
+             files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None,
+             upload: Optional[BundleInput] = None, sink: Optional[BundleOutput] = None) -> Any:
+        return self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data, upload, sink))
 
     def iterate(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Optional[Mapping[str, Any]] = None, options: Optional[CallOptions] = None) -> Iterator[Any]:
         """Every record of a list, page after page (the cursor goes in the body for POST lists)."""
@@ -605,9 +700,26 @@ class SyncTransport:
 
     def _send(self, request: _Request) -> Tuple[Optional[httpx.Response], Optional[AigovError]]:
         """The answer, or the transport failure to throw into the plan (which retries connection errors)."""
+        content: Any = request.upload.chunks() if request.upload is not None else request.content
         try:
-            response = self.http.request(request.method, request.url, headers=request.headers, content=request.content, timeout=request.timeout)
-            return response, None
+            if request.sink is None:
+                response = self.http.request(request.method, request.url, headers=request.headers, content=content, timeout=request.timeout)
+                return response, None
+            with self.http.stream(request.method, request.url, headers=request.headers, content=content, timeout=request.timeout) as response:
+                if not 200 <= response.status_code < 300:
+                    response.read()
+                    return response, None
+                handle, owned = request.sink.open()
+                written = 0
+                try:
+                    for chunk in response.iter_bytes():
+                        handle.write(chunk)
+                        written += len(chunk)
+                finally:
+                    if owned:
+                        handle.close()
+                request.sink.count = written
+                return response, None
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, OSError) as err:
             return None, _transport_error(err, request)
 
@@ -627,8 +739,9 @@ class AsyncTransport:
             await self.http.aclose()
 
     async def call(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Any = None, options: Optional[CallOptions] = None,
-                   files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None) -> Any:
-        return await self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data))
+                   files: Optional[Mapping[str, FileInput]] = None, data: Optional[Mapping[str, Any]] = None,
+                   upload: Optional[BundleInput] = None, sink: Optional[BundleOutput] = None) -> Any:
+        return await self._drive(self.engine.plan(operation_id, path_args, query, body, options, None, files, data, upload, sink))
 
     async def iterate(self, operation_id: str, path_args: Sequence[str] = (), *, query: Optional[Mapping[str, Any]] = None, body: Optional[Mapping[str, Any]] = None, options: Optional[CallOptions] = None) -> AsyncIterator[Any]:
         """Every record of a list, page after page (the cursor goes in the body for POST lists)."""
@@ -710,8 +823,25 @@ class AsyncTransport:
                 value, error = await self._send(step.request)
 
     async def _send(self, request: _Request) -> Tuple[Optional[httpx.Response], Optional[AigovError]]:
+        content: Any = request.upload.achunks() if request.upload is not None else request.content
         try:
-            response = await self.http.request(request.method, request.url, headers=request.headers, content=request.content, timeout=request.timeout)
-            return response, None
+            if request.sink is None:
+                response = await self.http.request(request.method, request.url, headers=request.headers, content=content, timeout=request.timeout)
+                return response, None
+            async with self.http.stream(request.method, request.url, headers=request.headers, content=content, timeout=request.timeout) as response:
+                if not 200 <= response.status_code < 300:
+                    await response.aread()
+                    return response, None
+                handle, owned = request.sink.open()
+                written = 0
+                try:
+                    async for chunk in response.aiter_bytes():
+                        handle.write(chunk)
+                        written += len(chunk)
+                finally:
+                    if owned:
+                        handle.close()
+                request.sink.count = written
+                return response, None
         except (httpx.HTTPError, httpx.InvalidURL, httpx.StreamError, OSError) as err:
             return None, _transport_error(err, request)

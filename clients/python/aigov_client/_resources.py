@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast
 
-from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport
+from ._core import AsyncTransport, BundleInput, BundleOutput, CallOptions, Event, FileInput, Operation, Page, SyncTransport
 from .models import (  # noqa: F401
     Answer,
     AnswerInput,
@@ -440,13 +440,25 @@ class ConfigurationResource:
         """Export the tenant's configuration as code, as application/yaml text."""
         return cast("str", self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
 
+    def export_bundle(self, destination: BundleOutput, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> int:
+        """Export the tenant's configuration as code: the bundle (application/x-tar, include=records) streamed to a path or an open binary file; answers the bytes written."""
+        return cast("int", self._t.call("exportConfiguration", (), query={"include": "records"}, body=None, sink=destination, options=CallOptions(timeout, max_retries, headers, None, None)))
+
     def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""
         return cast("ConfigurationPlan", self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
+    def plan_bundle(self, bundle: BundleInput, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+        """What applying a configuration document would change: a bundle (application/x-tar) streamed from a path or an open binary file."""
+        return cast("ConfigurationPlan", self._t.call("planConfiguration", (), query={"prune": prune}, body=None, upload=bundle, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
     def apply(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
         """Apply a configuration document."""
         return cast("ConfigurationApplied", self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    def apply_bundle(self, bundle: BundleInput, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+        """Apply a configuration document: a bundle (application/x-tar) streamed from a path or an open binary file."""
+        return cast("ConfigurationApplied", self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=None, upload=bundle, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class ConfigurationSchemaResource:
@@ -1788,13 +1800,25 @@ class AsyncConfigurationResource:
         """Export the tenant's configuration as code, as application/yaml text."""
         return cast("str", await self._t.call("exportConfiguration", (), query=None, body=None, options=CallOptions(timeout, max_retries, {**(headers or {}), "accept": "application/yaml"}, None, None)))
 
+    async def export_bundle(self, destination: BundleOutput, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> int:
+        """Export the tenant's configuration as code: the bundle (application/x-tar, include=records) streamed to a path or an open binary file; answers the bytes written."""
+        return cast("int", await self._t.call("exportConfiguration", (), query={"include": "records"}, body=None, sink=destination, options=CallOptions(timeout, max_retries, headers, None, None)))
+
     async def plan(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
         """What applying a configuration document would change."""
         return cast("ConfigurationPlan", await self._t.call("planConfiguration", (), query={"prune": prune}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
+    async def plan_bundle(self, bundle: BundleInput, *, prune: Optional[bool] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationPlan:
+        """What applying a configuration document would change: a bundle (application/x-tar) streamed from a path or an open binary file."""
+        return cast("ConfigurationPlan", await self._t.call("planConfiguration", (), query={"prune": prune}, body=None, upload=bundle, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
     async def apply(self, body: Union[ConfigurationDocument, str], *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
         """Apply a configuration document."""
         return cast("ConfigurationApplied", await self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=body, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
+
+    async def apply_bundle(self, bundle: BundleInput, *, prune: Optional[bool] = None, plan_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> ConfigurationApplied:
+        """Apply a configuration document: a bundle (application/x-tar) streamed from a path or an open binary file."""
+        return cast("ConfigurationApplied", await self._t.call("applyConfiguration", (), query={"prune": prune, "plan_id": plan_id}, body=None, upload=bundle, options=CallOptions(timeout, max_retries, headers, idempotency_key, None)))
 
 
 class AsyncConfigurationSchemaResource:

@@ -233,9 +233,11 @@ function operations(document, models) {
             !op.security.some((req) => Object.keys(req).some((name) => bearerSchemes.has(name)))),
         idempotencyKey: params.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key'),
         notModified: '304' in responses,
-        // `include=records` turns the document into a tar archive, which these methods would parse as one: bundles are
-        // the TypeScript client's and the CLI's, not yet this client's.
-        query: params.filter((p) => p.in === 'query' && !(p.name === 'include' && 'application/x-tar' in media)),
+        // `include=records` turns the document into a tar archive: the plain method leaves it out, `_bundle` streams it.
+        query: params.filter((p) => p.in === 'query' && !(p.name === 'include' && BUNDLE_TYPE in media)),
+        // A bundle answered (with the `include` value that asks for it) or taken as the body: a `_bundle` twin streams it.
+        bundleAnswer: BUNDLE_TYPE in media ? bundleInclude(params) : undefined,
+        bundleBody: BUNDLE_TYPE in (bodySpec?.content ?? {}),
         pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
         response,
         pageItems,
@@ -266,6 +268,16 @@ function operations(document, models) {
   return ops
 }
 
+const BUNDLE_TYPE = 'application/x-tar'
+
+/** The query parameter and value that ask an operation for its bundle (`include=records`). */
+function bundleInclude(params) {
+  const include = params.find((p) => p.in === 'query' && p.name === 'include')
+  const value = include?.schema?.enum?.[0] ?? include?.schema?.const
+  if (!value) throw new Error(`an operation answering ${BUNDLE_TYPE} needs an include query naming it`)
+  return { name: include.name, value }
+}
+
 /** Namespace chain, bound path parameters and method name, read from the path and the operationId's verb. */
 function place(operationId, path) {
   const verb = operationId.match(/^[a-z]+/)[0]
@@ -292,7 +304,16 @@ function renderMethod(op, models, isAsync, name, variant) {
   for (const arg of op.args) sig.push(`${pyName(arg)}: str`)
   const args = `(${[...op.bound.map((b) => `self._args[${op.bound.indexOf(b)}]`), ...op.args.map(pyName)].join(', ')}${op.bound.length + op.args.length === 1 ? ',' : ''})`
   let bodyExpr = 'None'
-  if (op.body) {
+  // A bundle twin: the tar streamed from a path or binary file, or to one; the document's body is not taken.
+  const bundle = variant === 'bundle'
+  let streamed = ''
+  if (bundle && op.bundleBody) {
+    sig.push('bundle: BundleInput')
+    streamed = ', upload=bundle'
+  } else if (bundle) {
+    sig.push('destination: BundleOutput')
+    streamed = ', sink=destination'
+  } else if (op.body) {
     const schema = models.resolve(op.body.schema)
     const props = Object.keys(schema.properties ?? {})
     const single = props.length === 1 && (schema.required ?? []).includes(props[0]) && variant !== 'all'
@@ -335,6 +356,8 @@ function renderMethod(op, models, isAsync, name, variant) {
   if (op.notModified && variant !== 'all') sig.push('if_none_match: Optional[str] = None')
   const queryItems = query.map((p) => `${JSON.stringify(p.name)}: ${pyName(p.name)}`)
   if (variant === 'all' && op.query.some((p) => p.name === 'page_limit')) queryItems.unshift('"page_limit": page_size')
+  if (bundle && !op.bundleBody)
+    queryItems.unshift(`${JSON.stringify(op.bundleAnswer.name)}: ${JSON.stringify(op.bundleAnswer.value)}`)
   const queryExpr = queryItems.length ? `{${queryItems.join(', ')}}` : 'None'
   const sentHeaders = variant === 'text' ? `{**(headers or {}), "accept": ${JSON.stringify(op.textAnswer)}}` : 'headers'
   const options = `CallOptions(timeout, max_retries, ${sentHeaders}, ${op.idempotencyKey ? 'idempotency_key' : 'None'}, ${op.notModified && variant !== 'all' ? 'if_none_match' : 'None'})`
@@ -353,12 +376,13 @@ function renderMethod(op, models, isAsync, name, variant) {
     return `    def ${name}(${streamSig.join(', ')}) -> ${iterType}:\n${doc}        return self._t.events(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, last_event_id=last_event_id, options=CallOptions(timeout, max_retries, headers, None, None))\n`
   }
   let returns
-  if (variant === 'text') returns = 'str'
+  if (bundle && !op.bundleBody) returns = 'int'
+  else if (variant === 'text') returns = 'str'
   else if (op.response === 'page') returns = models.type(op.pageItems.items ?? {}, `${pascalId}Item`)
   else if (op.response === 'json') returns = models.type(op.jsonSchema, `${pascalId}Result`)
   else returns = op.response === 'text' ? 'str' : op.response === 'bytes' ? 'bytes' : 'None'
   const doc =
-    `        """${pyDoc(op.summary ?? op.id)}${variant === 'all' ? ': every record, page after page' : variant === 'text' ? `, as ${op.textAnswer} text` : ''}."""\n`.replace(
+    `        """${pyDoc(op.summary ?? op.id)}${variant === 'all' ? ': every record, page after page' : variant === 'text' ? `, as ${op.textAnswer} text` : bundle ? bundleDoc(op) : ''}."""\n`.replace(
       '..',
       '.',
     )
@@ -373,7 +397,7 @@ function renderMethod(op, models, isAsync, name, variant) {
     form =
       sent === 'True' ? `, files=${files}, data=${fields}` : `, files=${files} if ${sent} else None, data=${fields}`
   }
-  const call = `self._t.${variant === 'all' ? 'iterate' : 'call'}(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, body=${bodyExpr}${form}, options=${options})`
+  const call = `self._t.${variant === 'all' ? 'iterate' : 'call'}(${JSON.stringify(op.id)}, ${args}, query=${queryExpr}, body=${bodyExpr}${form}${streamed}, options=${options})`
   if (variant === 'all') {
     const iterType = isAsync ? `AsyncIterator[${returns}]` : `Iterator[${returns}]`
     return `    def ${name}(${sig.join(', ')}) -> ${iterType}:\n${doc}        return ${call}\n`
@@ -384,6 +408,11 @@ function renderMethod(op, models, isAsync, name, variant) {
   if (result === 'None') return `    ${def} ${name}(${sig.join(', ')}) -> None:\n${doc}        ${awaited}\n`
   return `    ${def} ${name}(${sig.join(', ')}) -> ${result}:\n${doc}        return cast(${JSON.stringify(result)}, ${awaited})\n`
 }
+
+const bundleDoc = (op) =>
+  op.bundleBody
+    ? `: a bundle (${BUNDLE_TYPE}) streamed from a path or an open binary file`
+    : `: the bundle (${BUNDLE_TYPE}, ${op.bundleAnswer.name}=${op.bundleAnswer.value}) streamed to a path or an open binary file; answers the bytes written`
 
 /** The namespace tree: one node per chain of names, with its methods and the node its `(id)` call returns. */
 function namespaceTree(ops) {
@@ -468,6 +497,8 @@ function renderNamespaces(root, models, isAsync) {
         lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_all`, 'all').trimEnd())
       if (op.textAnswer)
         lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_yaml`, 'text').trimEnd())
+      if (op.bundleAnswer || op.bundleBody)
+        lines.push('', renderMethod(op, models, isAsync, `${pyName(op.methodName)}_bundle`, 'bundle').trimEnd())
     }
     for (const [childName, sub] of node.children) visit(sub, display ? `${display}.${childName}` : childName)
     classes.push(`${lines.join('\n')}\n`)
@@ -505,7 +536,7 @@ export function renderPython(document) {
     `${HEADER}"""One namespace per family of the API, for \`Client\` and \`AsyncClient\`."""\n` +
     'from __future__ import annotations\n\n' +
     'from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union, cast\n\n' +
-    'from ._core import AsyncTransport, CallOptions, Event, FileInput, Operation, Page, SyncTransport\n' +
+    'from ._core import AsyncTransport, BundleInput, BundleOutput, CallOptions, Event, FileInput, Operation, Page, SyncTransport\n' +
     `from .models import (  # noqa: F401\n${modelNames.map((n) => `    ${n},`).join('\n')}\n)\n\n` +
     '\n' +
     renderOperations(ops) +

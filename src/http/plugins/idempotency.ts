@@ -15,6 +15,11 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotency: { id: string; fingerprint: string } | null
+    /**
+     * The sha256 of a body kept beside the request instead of as `req.body` (a stream spooled to disk by its
+     * parser): the fingerprint holds it, so the same key with other bytes is refused like another JSON body.
+     */
+    bodyDigest: string | null
   }
 }
 
@@ -42,7 +47,9 @@ function withoutSecret(payload: string, field: string): string {
 
 function fingerprint(req: FastifyRequest): string {
   return createHash('sha256')
-    .update(canonical([req.routeOptions.url, req.params, req.body ?? null]))
+    .update(
+      canonical([req.routeOptions.url, req.params, req.body ?? null, ...(req.bodyDigest ? [req.bodyDigest] : [])]),
+    )
     .digest('hex')
 }
 
@@ -53,6 +60,7 @@ function fingerprint(req: FastifyRequest): string {
  */
 export function installIdempotency(api: FastifyInstance, store: IdempotencyStore): void {
   api.decorateRequest('idempotency', null)
+  api.decorateRequest('bodyDigest', null)
 
   // Callback hooks: most requests pass straight through, without an async hook's promise.
   api.addHook('preHandler', (req, reply, done) => {

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import type { Readable } from 'node:stream'
 import { BODY_LIMIT } from '../../http/plugins/body-parsers.js'
 import { AppError } from '../../http/errors.js'
 import { NoQuery } from '../../shared/schemas.js'
@@ -14,7 +13,7 @@ import {
   ConfigurationQuery,
   ExportQuery,
 } from './configuration.schemas.js'
-import { BUNDLE_TYPE, spool } from './records.archive.js'
+import { BUNDLE_TYPE, type Spooled, spool } from './records.archive.js'
 import type { ConfigurationService } from './configuration.service.js'
 
 const tags = ['configuration']
@@ -64,30 +63,42 @@ export function configurationRoutes(
   configuration: ConfigurationService,
   bundleMaxBytes: number,
 ): FastifyPluginAsyncTypebox {
-  /** Each bundle request's body stream, from its parser to its handler. */
-  const bundles = new WeakMap<FastifyRequest, Readable>()
-  /** Runs `work` on the spooled bundle of the request, removing the spool afterwards. */
-  const withBundle = async <T>(
-    req: FastifyRequest,
-    work: (archive: Awaited<ReturnType<typeof spool>>) => Promise<T>,
-  ) => {
-    const body = bundles.get(req)
-    if (!body)
+  /** Each bundle request's spooled archive, from its parser to its handler. */
+  const bundles = new WeakMap<FastifyRequest, Spooled>()
+  const release = async (req: FastifyRequest) => {
+    const archive = bundles.get(req)
+    bundles.delete(req)
+    await archive?.remove()
+  }
+  /** Runs `work` on the spooled bundle of the request. */
+  const withBundle = async <T>(req: FastifyRequest, work: (archive: Spooled) => Promise<T>) => {
+    const archive = bundles.get(req)
+    if (!archive)
       throw new AppError('validation_failed', 'the bundle is empty', [{ field: '(body)', message: 'is empty' }])
-    const archive = await spool(body, bundleMaxBytes)
     try {
       return await work(archive)
     } finally {
-      await archive.remove()
+      await release(req)
     }
   }
 
   return async (app) => {
-    // A bundle stays a stream, spooled to disk under its own limit, never held in memory; it is kept beside the
-    // request, not as its body, which the hooks of every route walk (text checks, idempotency fingerprints).
+    // A bundle stays a stream, spooled to disk under its own limit by its parser (after authentication), never
+    // held in memory; it is kept beside the request, not as its body, which the hooks of every route walk (text
+    // checks). Its sha256 stands for it in the Idempotency-Key fingerprint.
     app.addContentTypeParser(BUNDLE_TYPE, (req, payload, done) => {
-      bundles.set(req, payload)
-      done(null, undefined)
+      spool(payload, bundleMaxBytes).then((archive) => {
+        bundles.set(req, archive)
+        req.bodyDigest = archive.sha256
+        done(null, undefined)
+      }, done)
+    })
+    // A request answered before its handler (a replay, a refusal) or abandoned leaves no spooled file behind.
+    app.addHook('onResponse', (req, _reply, done) => {
+      release(req).then(() => done(), done)
+    })
+    app.addHook('onRequestAbort', (req, done) => {
+      release(req).then(() => done(), done)
     })
     // YAML bodies arrive as text: the document keeps their lines and columns for its errors.
     app.addContentTypeParser(YAML_TYPES, { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_req, body, done) =>

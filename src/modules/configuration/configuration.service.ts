@@ -34,6 +34,7 @@ import {
 import { readConfiguration, type ConfigurationRows } from './configuration.repo.js'
 import type { ConfigurationPlan, PlanChange } from './configuration.schemas.js'
 import { checkBundle, type Spooled } from './records.archive.js'
+import { checkReferences, configurationKeys } from './records.references.js'
 import {
   applyRecords,
   exportBundle,
@@ -118,14 +119,19 @@ export function createConfigurationService(deps: Pick<Deps, 'database' | 'config
       return exportBundle(database, ctx.tenantId, canonicalYaml(doc))
     },
 
-    /** The plan of a bundle: its document's, and its records' (create, update, unchanged). */
+    /**
+     * The plan of a bundle: its document's, and its records' (create, update, unchanged); 422 naming each reference
+     * of the records that resolves neither in the document, nor in the bundle, nor in the tenant.
+     */
     async planBundle(ctx: Ctx, archive: Spooled, prune = false): Promise<ConfigurationPlan> {
       const checked = await checkBundle(archive.path, bundleLimits)
       const { doc } = await current(database.db, ctx.tenantId)
-      const plan = planOf(doc, prepare(parseYaml(checked.document), doc), prune)
+      const desired = prepare(parseYaml(checked.document), doc)
+      const plan = planOf(doc, desired, prune)
+      await checkReferences(database.db, ctx.tenantId, archive.path, configurationKeys(doc, desired, prune))
       const records = await planRecords(database.db, ctx.tenantId, archive.path, checked.files)
       const fingerprint = await recordsFingerprint(database.db, ctx.tenantId)
-      return { ...plan, plan_id: bundlePlanId(plan.plan_id, fingerprint, await fileHash(archive.path)), records }
+      return { ...plan, plan_id: bundlePlanId(plan.plan_id, fingerprint, archive.sha256), records }
     },
 
     /**
@@ -146,14 +152,14 @@ export function createConfigurationService(deps: Pick<Deps, 'database' | 'config
           if (stored.sha256 !== sha256) await services.evidence.discardImported(ctx, stored.blobId)
         })
         const parsed = parseYaml(checked.document)
-        const digest = await fileHash(archive.path)
         const result = await runEnclosingMutation(database, ctx, async (tx) => {
           const { rows, doc } = await current(tx, ctx.tenantId)
           const desired = prepare(parsed, doc)
           const plan = planOf(doc, desired, prune)
+          await checkReferences(tx, ctx.tenantId, archive.path, configurationKeys(doc, desired, prune))
           const records = await planRecords(tx, ctx.tenantId, archive.path, checked.files)
           const fingerprint = await recordsFingerprint(tx, ctx.tenantId)
-          const planId = bundlePlanId(plan.plan_id, fingerprint, digest)
+          const planId = bundlePlanId(plan.plan_id, fingerprint, archive.sha256)
           if (options.planId !== undefined && options.planId !== planId) {
             throw conflict('the tenant (or the bundle) changed since this plan was made; plan again and review it')
           }
@@ -228,13 +234,6 @@ export function createConfigurationService(deps: Pick<Deps, 'database' | 'config
       })
     },
   }
-}
-
-async function fileHash(path: string): Promise<string> {
-  const { createReadStream } = await import('node:fs')
-  const hash = createHash('sha256')
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer)
-  return hash.digest('hex')
 }
 
 /** Carries out a plan's changes through the families' services, section by section, in the plan's order. */

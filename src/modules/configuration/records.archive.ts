@@ -78,11 +78,12 @@ export function entryName(name: string, type: string): EntryName | string {
 
 /**
  * Writes the request body to a private temporary file, at most `maxBytes` (413 past them), so that the archive
- * can be read twice (checked, then applied) without being held in memory.
+ * can be read twice (checked, then applied) without being held in memory; its sha256 is taken on the way.
  */
 export async function spool(body: Readable, maxBytes: number): Promise<Spooled> {
   const dir = await mkdtemp(join(tmpdir(), 'aigov-bundle-'))
   const path = join(dir, 'bundle.tar')
+  const hash = createHash('sha256')
   let bytes = 0
   try {
     await pipeline(
@@ -98,6 +99,7 @@ export async function spool(body: Readable, maxBytes: number): Promise<Spooled> 
               { limit_name: 'configuration_bundle', limit_bytes: maxBytes },
             )
           }
+          hash.update(chunk)
           yield chunk
         }
       },
@@ -107,12 +109,25 @@ export async function spool(body: Readable, maxBytes: number): Promise<Spooled> 
     await rm(dir, { recursive: true, force: true })
     throw err
   }
-  return { path, bytes, remove: () => rm(dir, { recursive: true, force: true }) }
+  return { path, bytes, sha256: hash.digest('hex'), remove: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/** A bundle file already on disk, read as a spooled request (its sha256 taken), and left where it is. */
+export async function onDisk(path: string): Promise<Spooled> {
+  const hash = createHash('sha256')
+  let bytes = 0
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    bytes += chunk.length
+    hash.update(chunk)
+  }
+  return { path, bytes, sha256: hash.digest('hex'), remove: async () => undefined }
 }
 
 export interface Spooled {
   path: string
   bytes: number
+  /** The archive's sha256 (hex): what its plan pins and what an Idempotency-Key fingerprint holds of it. */
+  sha256: string
   remove(): Promise<void>
 }
 
@@ -289,6 +304,19 @@ export async function* recordsOf<T>(path: string, kind: RecordKind): AsyncGenera
       const checked = checkLine(kind, entry.name, line, text)
       if (Array.isArray(checked) && isErrors(checked)) throw bundleErrors(checked)
       yield { record: checked as T, at: `${entry.name}:${line}` }
+    }
+  }
+}
+
+/** Every record of the archive, of every kind, in archive order, in one pass. */
+export async function* allRecords<T>(path: string): AsyncGenerator<{ kind: RecordKind; record: T; at: string }> {
+  for await (const entry of readEntries(path)) {
+    if (entry.meaning.type !== 'records') continue
+    const { kind } = entry.meaning
+    for await (const [line, text] of ndjsonLines(entry.name, entry.stream)) {
+      const checked = checkLine(kind, entry.name, line, text)
+      if (Array.isArray(checked) && isErrors(checked)) throw bundleErrors(checked)
+      yield { kind, record: checked as T, at: `${entry.name}:${line}` }
     }
   }
 }

@@ -190,6 +190,19 @@ export function findEvidenceByKey(db: Db, tenantId: string, record: EvidenceReco
   return q.orderBy('id').limit(1).executeTakeFirst()
 }
 
+/** Evidence whose natural key (content or URL, a space, title) is `key`. */
+export function evidenceKeyWhere(key: string) {
+  const space = key.indexOf(' ')
+  const what = key.slice(0, space)
+  const title = key.slice(space + 1)
+  // biome-ignore lint/suspicious/noExplicitAny: a Kysely expression builder over the evidence table
+  return (eb: any) =>
+    eb.and([
+      eb.or([eb('sha256', '=', what), eb('url', '=', what)]),
+      title === '' ? eb.or([eb('title', 'is', null), eb('title', '=', '')]) : eb('title', '=', title),
+    ])
+}
+
 /** One page of completed evidence content, in sha256 order after `after`. */
 export function blobPage(db: Db, tenantId: string, after: string | null, limit = RECORDS_PAGE) {
   let q = db.selectFrom('evidence_blobs').selectAll().where('tenant_id', '=', tenantId).where('sha256', 'is not', null)

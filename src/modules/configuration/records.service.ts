@@ -19,6 +19,7 @@ import type { VendorsService } from '../vendors/vendors.service.js'
 import { DOCUMENT_ENTRY, recordBatches } from './records.archive.js'
 import {
   blobPage,
+  evidenceKeyWhere,
   evidencePage,
   findEvidenceByKey,
   findNamed,
@@ -288,7 +289,7 @@ async function referenceMaps(tx: Tx, tenantId: string): Promise<{ refs: Refs }> 
             .selectFrom('evidence')
             .select(['id', 'sha256', 'url', 'title'])
             .where('tenant_id', '=', tenantId)
-            .where(sqlEvidenceKey(key))
+            .where(evidenceKeyWhere(key))
             .orderBy('id')
             .executeTakeFirst()
           if (!row) throw invalid(at, `no evidence "${key}" in the bundle or the tenant`)
@@ -300,19 +301,6 @@ async function referenceMaps(tx: Tx, tenantId: string): Promise<{ refs: Refs }> 
       },
     },
   }
-}
-
-/** Evidence whose natural key (content or URL, a space, title) is `key`. */
-function sqlEvidenceKey(key: string) {
-  const space = key.indexOf(' ')
-  const what = key.slice(0, space)
-  const title = key.slice(space + 1)
-  // biome-ignore lint/suspicious/noExplicitAny: a Kysely expression builder over the evidence table
-  return (eb: any) =>
-    eb.and([
-      eb.or([eb('sha256', '=', what), eb('url', '=', what)]),
-      title === '' ? eb.or([eb('title', 'is', null), eb('title', '=', '')]) : eb('title', '=', title),
-    ])
 }
 
 async function applyEvidence(s: RecordServices, tx: Tx, ctx: Ctx, record: EvidenceRecord, files: StoredFiles) {
