@@ -1,7 +1,7 @@
 // node bench/configuration.mjs (after npm run build): what moving a tenant with `include=records` costs. For the starter
 // library alone, then for a tenant of BENCH_RECORDS (1000) use cases with answers, a model, a pack's controls and
 // BENCH_FILES (20) evidence files: the time of the export (from the source service), of the plan and of the apply
-// (on a fresh target service), and each service's peak resident memory (VmHWM) during each step. Both services run
+// (on a fresh target service, started without the starter library), and each service's peak resident memory (VmHWM) during each step. Both services run
 // as `npm start` does (its heap cap). Run it alone on the machine.
 //   DATABASE_URL=postgres://…   PostgreSQL instead of SQLite
 import { createClient } from '@aigov/client'
@@ -11,10 +11,10 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 1000)
 const FILES = Number(process.env.BENCH_FILES ?? 20)
 const BATCH = 25
 
-/** A service on a fresh database, with a client of its bench tenant (the starter library is loaded in it). */
-async function service() {
+/** A service on a fresh database, with a client of its bench tenant (the starter library loaded in it, unless off). */
+async function service(env = {}) {
   const database = await freshDatabase()
-  const running = await startService(database.url)
+  const running = await startService(database.url, env)
   const client = createClient({ baseUrl: running.base, apiKey: API_KEY, tenant: TENANT, timeoutMs: 600_000 })
   return {
     client,
@@ -89,9 +89,9 @@ async function fill(client) {
     await Promise.all(Array.from({ length: Math.min(BATCH, RECORDS - i) }, (_, j) => one(i + j)))
 }
 
-/** Export from `source`, plan and apply on a fresh target: one line of figures. */
+/** Export from `source`, plan and apply on a fresh target whose tenant is empty: one line of figures. */
 async function move(name, source) {
-  const target = await service()
+  const target = await service({ SERVICE_STARTER_LIBRARY: 'false' })
   try {
     const steps = []
     const bundle = await measure(steps, source, async () => {
