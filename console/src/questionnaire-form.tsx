@@ -46,6 +46,12 @@ export async function loadQuestionnaires(
 
 type AnswerValue = string | number | boolean | string[] | null
 
+/** One array for every render: a new one each time makes the open list lose the option the keyboard is on. */
+const YES_NO = [
+  { value: 'true', label: 'Yes' },
+  { value: 'false', label: 'No' },
+]
+
 export function QuestionnaireForm(props: {
   owner: QuestionnaireOwner
   attachment: Attachment
@@ -132,10 +138,7 @@ export function QuestionnaireForm(props: {
                     <Select
                       key={q.id}
                       {...common}
-                      data={[
-                        { value: 'true', label: 'Yes' },
-                        { value: 'false', label: 'No' },
-                      ]}
+                      data={YES_NO}
                       value={v === null ? null : String(v)}
                       onChange={(s) => save(q.id, s === null ? null : s === 'true')}
                     />

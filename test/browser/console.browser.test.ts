@@ -80,6 +80,23 @@ async function tabTo(page: Page, target: ReturnType<Page['locator']>, max = 120)
   throw new Error(`Tab never reached ${target}`)
 }
 
+/**
+ * Opens the focused select with ArrowDown and moves to `option` with ArrowDown, then Enter: each press waits for the
+ * list to show where it is (it highlights its first option a frame after opening), as a person watching it would.
+ */
+async function chooseWithKeys(page: Page, option: string): Promise<void> {
+  await page.keyboard.press('ArrowDown')
+  const highlighted = page.locator('[role=option][data-combobox-selected]')
+  await highlighted.waitFor()
+  for (let i = 0; i < 10 && (await highlighted.textContent()) !== option; i++) {
+    const before = await highlighted.textContent()
+    await page.keyboard.press('ArrowDown')
+    await expect.poll(() => highlighted.textContent()).not.toBe(before)
+  }
+  expect(await highlighted.textContent()).toBe(option)
+  await page.keyboard.press('Enter')
+}
+
 describe.skipIf(!hasBrowser)(
   `console in headless Chromium${hasBrowser ? '' : ` — skipped: no browser at ${CHROMIUM}`}`,
   () => {
@@ -584,16 +601,10 @@ describe.skipIf(!hasBrowser)(
         await page.keyboard.press('Tab')
         await page.getByText('1 of 3 required answered').waitFor()
         await tabTo(page, page.locator('#q-INTAKE-personal_data'))
-        await page.keyboard.press('ArrowDown')
-        await page.getByRole('option', { name: 'No' }).waitFor()
-        await page.keyboard.press('ArrowDown')
-        await page.keyboard.press('Enter')
+        await chooseWithKeys(page, 'No')
         await page.getByText('2 of 3 required answered').waitFor()
         await tabTo(page, page.locator('#q-INTAKE-autonomy'))
-        await page.keyboard.press('ArrowDown')
-        await page.getByRole('option', { name: 'advisory' }).waitFor()
-        await page.keyboard.press('ArrowDown')
-        await page.keyboard.press('Enter')
+        await chooseWithKeys(page, 'human-in-the-loop')
         await page.getByText('3 of 3 required answered').waitFor()
         await expectClean(page, 'keyboard: answered')
 

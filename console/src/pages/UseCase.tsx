@@ -91,14 +91,6 @@ const LOAD: { [S in PageSection]: (id: string) => Promise<Partial<State> | strin
   }),
 }
 
-/** The sections' state after reading `sections` again (all of them in parallel); a string when the page fails. */
-async function load(id: string, sections: readonly PageSection[], current?: State): Promise<State | string> {
-  const parts = await Promise.all(sections.map((s) => LOAD[s](id)))
-  const failed = parts.find((p) => typeof p === 'string')
-  if (typeof failed === 'string') return failed
-  return Object.assign({}, current, ...parts) as State
-}
-
 /** The use case's page: overview, links, questionnaires answered in place, controls and evidence, workflow, history. */
 export default function UseCasePage({ id }: { id: string }) {
   const me = useMe()
@@ -110,12 +102,27 @@ export default function UseCasePage({ id }: { id: string }) {
   const useCaseFields = useCustomFields('use_case')
   const current = useRef<State | undefined>(undefined)
 
-  /** Reads the named sections again (the history too: every change is a line of it). */
+  /** Which reload asked last for each section: an older read landing later never replaces a newer one. */
+  const latest = useRef<Partial<Record<PageSection, number>>>({})
+  const tickets = useRef(0)
+
+  /** Reads the named sections again (the history too: every change is a line of it); all of them the first time. */
   const reload = useCallback(
     async (sections: readonly PageSection[] = ALL_SECTIONS) => {
-      const wanted = [...new Set<PageSection>([...sections, 'history'])]
-      const next = await load(id, current.current ? wanted : ALL_SECTIONS, current.current)
-      if (typeof next !== 'string') current.current = next
+      const first = current.current === undefined
+      const wanted = first ? ALL_SECTIONS : [...new Set<PageSection>([...sections, 'history'])]
+      const ticket = ++tickets.current
+      for (const section of wanted) latest.current[section] = ticket
+      const parts = await Promise.all(wanted.map(async (section) => ({ section, got: await LOAD[section](id) })))
+      const failed = parts.find((p) => typeof p.got === 'string')
+      if (failed) return setState(failed.got as string)
+      // Until one read has landed there is nothing to keep; after, only what no newer read has asked for since.
+      const fresh = parts
+        .filter((p) => current.current === undefined || latest.current[p.section] === ticket)
+        .map((p) => p.got)
+      if (fresh.length === 0) return
+      const next = Object.assign({}, current.current, ...fresh) as State
+      current.current = next
       setState(next)
     },
     [id],
