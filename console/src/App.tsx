@@ -10,6 +10,7 @@ import { MeContext } from './me-context'
 
 // Pages past the first one load when opened: the first load stays small.
 const UseCasePage = lazy(() => import('./pages/UseCase'))
+const RecordPage = lazy(() => import('./pages/Record'))
 const Registry = lazy(() => import('./pages/Registry'))
 const Dashboard = lazy(() => import('./pages/Dashboard'))
 
@@ -131,6 +132,8 @@ export function App() {
               <Route path="/">{() => <Inbox />}</Route>
               <Route path="/use-cases/:id">{(p) => <UseCasePage id={p.id} />}</Route>
               <Route path="/use-cases">{() => <Registry kind="use_cases" />}</Route>
+              <Route path="/models/:id">{(p) => <RecordPage kind="model" id={p.id} />}</Route>
+              <Route path="/vendors/:id">{(p) => <RecordPage kind="vendor" id={p.id} />}</Route>
               <Route path="/models">{() => <Registry kind="models" />}</Route>
               <Route path="/vendors">{() => <Registry kind="vendors" />}</Route>
               <Route path="/dashboard">{() => <Dashboard />}</Route>

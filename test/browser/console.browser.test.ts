@@ -80,6 +80,23 @@ async function tabTo(page: Page, target: ReturnType<Page['locator']>, max = 120)
   throw new Error(`Tab never reached ${target}`)
 }
 
+/**
+ * Opens the focused select with ArrowDown and moves to `option` with ArrowDown, then Enter: each press waits for the
+ * list to show where it is (it highlights its first option a frame after opening), as a person watching it would.
+ */
+async function chooseWithKeys(page: Page, option: string): Promise<void> {
+  await page.keyboard.press('ArrowDown')
+  const highlighted = page.locator('[role=option][data-combobox-selected]')
+  await highlighted.waitFor()
+  for (let i = 0; i < 10 && (await highlighted.textContent()) !== option; i++) {
+    const before = await highlighted.textContent()
+    await page.keyboard.press('ArrowDown')
+    await expect.poll(() => highlighted.textContent()).not.toBe(before)
+  }
+  expect(await highlighted.textContent()).toBe(option)
+  await page.keyboard.press('Enter')
+}
+
 describe.skipIf(!hasBrowser)(
   `console in headless Chromium${hasBrowser ? '' : ` — skipped: no browser at ${CHROMIUM}`}`,
   () => {
@@ -200,8 +217,6 @@ describe.skipIf(!hasBrowser)(
         await page.getByRole('link', { name: 'Answer “AI intake”' }).waitFor()
         await page.getByRole('link', { name: 'Control “Human oversight”' }).waitFor()
         await expectClean(page, 'inbox')
-        // CONSOLE_SCREENSHOTS=1 refreshes the README's pictures (docs/console-*.png).
-        if (process.env.CONSOLE_SCREENSHOTS) await page.screenshot({ path: 'docs/console-inbox.png' })
         await page.getByRole('link', { name: 'Answer “AI intake”' }).click()
 
         // The questionnaire, answered in place and saved as the person goes.
@@ -242,10 +257,6 @@ describe.skipIf(!hasBrowser)(
         await page.locator(`#req-${controlId}-1`).getByText('Evidence attached').waitFor()
         await page.getByRole('button', { name: 'Move forward' }).click()
         await expect.poll(() => page.getByTestId('stage').textContent()).toContain('Cleared')
-        if (process.env.CONSOLE_SCREENSHOTS) {
-          await page.evaluate(() => window.scrollTo(0, 0))
-          await page.screenshot({ path: 'docs/console-use-case.png', fullPage: true })
-        }
 
         // The dossier opens as its own printable page.
         const [dossier] = await Promise.all([
@@ -301,21 +312,58 @@ describe.skipIf(!hasBrowser)(
         await signIn(page)
         await page.goto(`/console/use-cases/${useCaseId}`)
         await page.getByRole('heading', { name: 'Credit scoring', level: 1 }).waitFor()
+        await page.getByRole('heading', { name: 'History', level: 2 }).waitFor()
         await page.getByLabel('How many people does it affect per month?').fill('1200')
-        const res = await t.as(
-          'acme',
-          'admin',
-        )({
+        // What the page reads after each change: only the section the change concerns (and the history).
+        let reads: string[] = []
+        page.on('request', (r) => {
+          if (r.method() === 'GET')
+            reads.push(new URL(r.url()).pathname.replace(`/api/v1/integration/use_cases/${useCaseId}`, ''))
+        })
+        const admin = t.as('acme', 'admin')
+        const res = await admin({
           method: 'PATCH',
           url: `/use_cases/${useCaseId}`,
           payload: { description: 'Scores retail and small-business credit applications.' },
         })
         expect(res.statusCode, res.body).toBe(200)
         await page.getByText('Scores retail and small-business credit applications.').waitFor()
-        await page.getByText('Changed by someone else').waitFor()
+        await page.getByText('Changed by someone else').first().waitFor()
+        await expect.poll(() => reads).toContain('/api/v1/integration/audit_logs')
+        expect(reads.sort()).toEqual(['', '/api/v1/integration/audit_logs'])
+
+        // Another person's answer: the questionnaire shows it; the overview and controls are not read again.
+        reads = []
+        const answered = await admin({
+          method: 'PUT',
+          url: `/use_cases/${useCaseId}/questionnaires/INTAKE/answers`,
+          payload: { answers: [{ question_id: 'decision', value: 'Approves, declines or refers credit limits' }] },
+        })
+        expect(answered.statusCode, answered.body).toBe(200)
+        await expect
+          .poll(() => page.getByLabel('What does the system decide?').inputValue())
+          .toBe('Approves, declines or refers credit limits')
+        await expect.poll(() => reads).toContain('/api/v1/integration/audit_logs')
+        expect(reads.some((r) => r.startsWith('/questionnaires'))).toBe(true)
+        expect(reads.filter((r) => r === '' || r.startsWith('/controls') || r.startsWith('/workflow'))).toEqual([])
         await eventually(async () =>
           expect(await page.getByLabel('How many people does it affect per month?').inputValue()).toBe('1200'),
         )
+
+        // A control changed by someone else: the controls section shows it, the questionnaires are not read again.
+        reads = []
+        const changed = await admin({
+          method: 'PATCH',
+          url: `/use_cases/${useCaseId}/controls/${controlId}`,
+          payload: { due_date: '2031-05-01' },
+        })
+        expect(changed.statusCode, changed.body).toBe(200)
+        await page.locator('#controls').getByText('due 2031-05-01').waitFor()
+        await expect.poll(() => reads).toContain('/api/v1/integration/audit_logs')
+        expect(reads.filter((r) => r === '' || r.startsWith('/questionnaires') || r.startsWith('/workflow'))).toEqual(
+          [],
+        )
+        expect(reads.some((r) => r.startsWith('/controls'))).toBe(true)
         await context.close()
       }, 120_000)
 
@@ -553,16 +601,10 @@ describe.skipIf(!hasBrowser)(
         await page.keyboard.press('Tab')
         await page.getByText('1 of 3 required answered').waitFor()
         await tabTo(page, page.locator('#q-INTAKE-personal_data'))
-        await page.keyboard.press('ArrowDown')
-        await page.getByRole('option', { name: 'No' }).waitFor()
-        await page.keyboard.press('ArrowDown')
-        await page.keyboard.press('Enter')
+        await chooseWithKeys(page, 'No')
         await page.getByText('2 of 3 required answered').waitFor()
         await tabTo(page, page.locator('#q-INTAKE-autonomy'))
-        await page.keyboard.press('ArrowDown')
-        await page.getByRole('option', { name: 'advisory' }).waitFor()
-        await page.keyboard.press('ArrowDown')
-        await page.keyboard.press('Enter')
+        await chooseWithKeys(page, 'human-in-the-loop')
         await page.getByText('3 of 3 required answered').waitFor()
         await expectClean(page, 'keyboard: answered')
 
@@ -644,6 +686,94 @@ describe.skipIf(!hasBrowser)(
         await context.close()
       }, 120_000)
 
+      it("lists the questionnaires missing answers on the person's and their team's models and vendors, and answers one where its link opens", async () => {
+        const admin = t.as('acme', 'admin')
+        const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
+          const res = await p
+          expect(res.statusCode, res.body).toBe(status)
+          return res.json()
+        }
+        const sections = (id: string) => [
+          {
+            id: 'card',
+            title: 'Model card',
+            questions: [
+              {
+                id: 'intended_use',
+                question: 'What is it meant to be used for?',
+                evidence_type: 'text',
+                required: true,
+              },
+              { id: 'limits', question: 'Where does it perform poorly?', evidence_type: 'text', required: true },
+              { id: `${id}_note`, question: 'Anything else?', evidence_type: 'text' },
+            ],
+          },
+        ]
+        await ok(
+          admin({
+            method: 'POST',
+            url: '/questionnaires',
+            payload: { key: 'MODEL-CARD', name: 'Model card', target: 'model', sections: sections('m') },
+          }),
+        )
+        await ok(
+          admin({
+            method: 'POST',
+            url: '/questionnaires',
+            payload: { key: 'VENDOR-DD', name: 'Vendor due diligence', target: 'vendor', sections: sections('v') },
+          }),
+        )
+        const team = await ok(admin({ method: 'POST', url: '/teams', payload: { name: 'Procurement' } }))
+        await ok(admin({ method: 'POST', url: `/teams/${team.id}/members`, payload: { user_id: person.id } }))
+        const model = await ok(
+          admin({ method: 'POST', url: '/models', payload: { name: 'Credit GBM', owner: { owner_id: person.id } } }),
+        )
+        await ok(admin({ method: 'POST', url: `/models/${model.id}/questionnaires`, payload: { key: 'MODEL-CARD' } }))
+        const vendor = await ok(
+          admin({
+            method: 'POST',
+            url: '/vendors',
+            payload: { name: 'Bureau Data Ltd', owner: { owner_id: team.id } },
+          }),
+        )
+        await ok(admin({ method: 'POST', url: `/vendors/${vendor.id}/questionnaires`, payload: { key: 'VENDOR-DD' } }))
+        // Someone else's model with the same gap is not the person's.
+        const other = await ok(admin({ method: 'POST', url: '/models', payload: { name: 'Not mine' } }))
+        await ok(admin({ method: 'POST', url: `/models/${other.id}/questionnaires`, payload: { key: 'MODEL-CARD' } }))
+
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        const list = page.getByRole('list', { name: 'Waiting for you' })
+        await list.getByText('model Credit GBM: 2 required answer(s) missing').waitFor()
+        await list.getByText('vendor Bureau Data Ltd: 2 required answer(s) missing, for team Procurement').waitFor()
+        expect(await list.getByText('Not mine').count()).toBe(0)
+        expect(await page.getByTestId('inbox-cuts').count()).toBe(0)
+        await expectClean(page, 'inbox with models and vendors')
+
+        await list.getByRole('link', { name: 'Answer “Model card”' }).click()
+        await page.getByRole('heading', { name: 'Credit GBM', level: 1 }).waitFor()
+        expect(new URL(page.url()).pathname + new URL(page.url()).hash).toBe(
+          `/console/models/${model.id}#questionnaires`,
+        )
+        await expectClean(page, 'model page')
+        await page.getByLabel('What is it meant to be used for?').fill('Scoring retail credit applications')
+        await page.getByLabel('What is it meant to be used for?').press('Tab')
+        await page.getByText('1 of 2 required answered').waitFor()
+        await page.getByLabel('Where does it perform poorly?').fill('Thin-file applicants')
+        await page.getByLabel('Where does it perform poorly?').press('Tab')
+        await page.getByText('2 of 2 required answered').waitFor()
+        const answers = await ok(admin({ method: 'GET', url: `/models/${model.id}/questionnaires/MODEL-CARD` }), 200)
+        expect(answers.progress).toMatchObject({ complete: true })
+        expect(answers.answers.map((a: { answered_by: string }) => a.answered_by)).toEqual([person.id, person.id])
+
+        // Answered: the inbox no longer lists it; the vendor's still waits.
+        await page.getByRole('link', { name: 'Inbox' }).click()
+        await list.getByText('vendor Bureau Data Ltd: 2 required answer(s) missing, for team Procurement').waitFor()
+        expect(await list.getByText('model Credit GBM').count()).toBe(0)
+        await context.close()
+      }, 120_000)
+
       it('links the stage, step, control status, overdue and questionnaire figures to the filtered list, and the registry keeps its filters in the address', async () => {
         const context = await newContext(base)
         const page = await context.newPage()
@@ -708,3 +838,171 @@ describe.skipIf(!hasBrowser)(
     })
   },
 )
+
+// CONSOLE_SCREENSHOTS=1 refreshes the README's pictures (docs/console-*.png): a service at its defaults (the evidence
+// limit included), a tenant with a few people, a team and records in every state, a desktop window, no notification.
+describe.runIf(hasBrowser && process.env.CONSOLE_SCREENSHOTS)('console screenshots for the docs', () => {
+  let t: TestApp
+  let base: string
+  let person: { id: string; email: string }
+  let useCaseId: string
+  let controlId: string
+
+  beforeAll(async () => {
+    t = await startTestApp('sqlite')
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const admin = t.as('acme', 'admin')
+    const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
+      const res = await p
+      expect(res.statusCode, res.body).toBe(status)
+      return res.json()
+    }
+    const post = (url: string, payload: object) => ok(admin({ method: 'POST', url, payload }))
+    person = await post('/users', {
+      email: 'ada@example.com',
+      name: 'Ada Lovelace',
+      title: 'Product owner',
+      role: 'write',
+    })
+    const grace = await post('/users', { email: 'grace@example.com', name: 'Grace Hopper', title: 'Risk officer' })
+    const team = await post('/teams', { name: 'Credit risk' })
+    await post(`/teams/${team.id}/members`, { user_id: person.id })
+    await publishedControl(t, 'acme', 'OVERSIGHT', {
+      name: 'Human oversight',
+      evidence_requirements: [
+        { type: 'file', description: 'Oversight procedure', required: true },
+        { type: 'file', description: 'Reviewer training record', required: true },
+      ],
+    })
+    await post('/policy_packs', { key: 'CORE', name: 'Core controls', controls: [{ key: 'OVERSIGHT' }] })
+    await post('/questionnaires', { key: 'INTAKE', name: 'AI intake', target: 'use_case', sections: INTAKE_SECTIONS })
+    await post('/questionnaires', {
+      key: 'MODEL-CARD',
+      name: 'Model card',
+      target: 'model',
+      sections: [
+        {
+          id: 'card',
+          title: 'Model card',
+          questions: [
+            { id: 'intended_use', question: 'What is it meant to be used for?', evidence_type: 'text', required: true },
+            { id: 'limits', question: 'Where does it perform poorly?', evidence_type: 'text', required: true },
+          ],
+        },
+      ],
+    })
+    const model = await post('/models', {
+      name: 'Credit risk GBM',
+      summary: 'Gradient-boosted trees over bureau and application data.',
+      status: 'in_production',
+      owner: { owner_id: person.id },
+    })
+    await post(`/models/${model.id}/questionnaires`, { key: 'MODEL-CARD' })
+    const vendor = await post('/vendors', { name: 'Bureau Data Ltd', owner: { owner_id: team.id } })
+    const uc = await post('/use_cases', {
+      name: 'Credit scoring',
+      description: 'Scores retail credit applications and proposes a limit; a credit officer decides.',
+      risk_category_level: 'high',
+      regions: ['EU', 'UK'],
+      owner: { owner_id: person.id },
+      questionnaire_ids: ['INTAKE'],
+    })
+    useCaseId = uc.id
+    await post(`/use_cases/${uc.id}/policy_packs`, { key: 'CORE' })
+    await post(`/use_cases/${uc.id}/models`, { id: model.id })
+    await post(`/use_cases/${uc.id}/vendors`, { id: vendor.id })
+    const controls = await ok(admin({ method: 'GET', url: `/use_cases/${uc.id}/controls` }), 200)
+    controlId = controls.items[0].id
+    await ok(
+      admin({
+        method: 'PATCH',
+        url: `/use_cases/${uc.id}/controls/${controlId}`,
+        payload: { assignee: { owner_id: person.id }, due_date: '2031-03-31' },
+      }),
+      200,
+    )
+    await post('/use_cases', {
+      name: 'Mortgage affordability',
+      description: 'Estimates what a household can afford to borrow.',
+      risk_category_level: 'high',
+      owner: { owner_id: team.id },
+      questionnaire_ids: ['INTAKE'],
+    })
+    const collections = await post('/use_cases', {
+      name: 'Collections prioritisation',
+      risk_category_level: 'medium',
+      owner: { owner_id: grace.id },
+    })
+    await post(`/use_cases/${collections.id}/policy_packs`, { key: 'CORE', due_date: '2026-11-15' })
+    const [late] = (await ok(admin({ method: 'GET', url: `/use_cases/${collections.id}/controls` }), 200)).items
+    await ok(
+      admin({
+        method: 'PATCH',
+        url: `/use_cases/${collections.id}/controls/${late.id}`,
+        payload: { assignee: { owner_id: team.id } },
+      }),
+      200,
+    )
+    await post('/use_cases', {
+      name: 'Support ticket routing',
+      risk_category_level: 'low',
+      owner: { owner_id: grace.id },
+    })
+  })
+  afterAll(() => t?.close())
+
+  it('takes the inbox and the use case page after its gate was passed, at 1280 px', async () => {
+    const context = await newContext(base)
+    const page = await context.newPage()
+    const out = runCli(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
+      DATABASE_URL: t.config.databaseUrl,
+      SERVICE_PUBLIC_URL: base,
+      LOG_LEVEL: 'silent',
+    })
+    await page.goto(/\/auth\/link\/[A-Za-z0-9_.~-]+/.exec(`${out.stdout}`)![0])
+    await page.waitForURL(/\/console\//)
+    const list = page.getByRole('list', { name: 'Waiting for you' })
+    await list.getByText('Mortgage affordability: 3 required answer(s) missing, for team Credit risk').waitFor()
+    await list.getByText('model Credit risk GBM: 2 required answer(s) missing').waitFor()
+    await expectClean(page, 'screenshot: inbox')
+    await page.screenshot({ path: 'docs/console-inbox.png', fullPage: true })
+
+    // Ada answers, uploads the evidence and moves the use case through its gates, as the person in the picture.
+    await page.goto(`/console/use-cases/${useCaseId}`)
+    await page.getByRole('heading', { name: 'Credit scoring', level: 1 }).waitFor()
+    await page.getByLabel('What does the system decide?').fill('Proposes a credit limit; a credit officer decides')
+    await page.getByLabel('What does the system decide?').press('Tab')
+    await page.getByText('1 of 3 required answered').waitFor()
+    await page.getByLabel('How many people does it affect per month?').fill('12000')
+    await page.getByLabel('How many people does it affect per month?').press('Tab')
+    await page.locator('#q-INTAKE-personal_data').click()
+    await page.getByRole('option', { name: 'Yes' }).click()
+    await page.getByText('2 of 3 required answered').waitFor()
+    await page.locator('#q-INTAKE-autonomy').click()
+    await page.getByRole('option', { name: 'human-in-the-loop' }).click()
+    await page.getByText('3 of 3 required answered').waitFor()
+    for (const [i, name, body] of [
+      [0, 'oversight-procedure.pdf', EVIDENCE],
+      [1, 'reviewer-training.pdf', TRAINING],
+    ] as const) {
+      await page.locator(`#req-${controlId}-${i} input[type=file]`).setInputFiles({
+        name,
+        mimeType: 'application/pdf',
+        buffer: body,
+      })
+      await page.locator(`#req-${controlId}-${i}`).getByText('Evidence attached').waitFor()
+    }
+    await page.getByRole('button', { name: 'Move forward' }).click()
+    await expect.poll(() => page.getByTestId('stage').textContent()).toContain('Collecting evidence')
+    await page.getByRole('button', { name: 'Move forward' }).click()
+    await expect.poll(() => page.getByTestId('stage').textContent()).toContain('Cleared')
+    // A fresh load: the page as the next visitor sees it, with no notification over it.
+    await page.reload()
+    await page.getByRole('heading', { name: 'History', level: 2 }).waitFor()
+    await page.locator(`#req-${controlId}-0`).getByText('(up to 25 MB)').waitFor()
+    expect(await page.locator('.mantine-Notification-root').count()).toBe(0)
+    await expectClean(page, 'screenshot: use case')
+    await page.screenshot({ path: 'docs/console-use-case.png', fullPage: true })
+    await context.close()
+  }, 120_000)
+})

@@ -2071,7 +2071,21 @@ export interface components {
             attached_at: string;
         };
         AttachedQuestionnairePage: {
-            items: components["schemas"]["AttachedQuestionnaire"][];
+            items: {
+                /** @example q_01jd3k8m9v4q2w6e8r0t2y4u6i */
+                id: string;
+                /** @example EU-AIA-ART9 */
+                key: string;
+                version: number;
+                /** @example AI-INTAKE+1 */
+                questionnaire_id: string;
+                /** @example Credit scoring */
+                name: string;
+                target: components["schemas"]["QuestionnaireTarget"];
+                /** Format: date-time */
+                attached_at: string;
+                progress: components["schemas"]["AnswerProgress"];
+            }[];
             pagination: components["schemas"]["Pagination"];
         };
         /**
@@ -4167,6 +4181,24 @@ export interface components {
             name: string;
             /** @example Owns the credit models end to end. */
             description?: string | null;
+        };
+        TeamListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Sort field, `-` prefix for descending. Default: creation order. */
+            sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
+            /** @description Case-insensitive substring of the name. */
+            q?: string;
+            /**
+             * @description Teams this user (usr_…) is a member of.
+             * @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i
+             */
+            member_id?: string;
         };
         TeamMemberBody: {
             /** @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i */
@@ -19935,6 +19967,11 @@ export interface operations {
                 sort?: "name" | "-name" | "created_at" | "-created_at" | "updated_at" | "-updated_at";
                 /** @description Case-insensitive substring of the name. */
                 q?: string;
+                /**
+                 * @description Teams this user (usr_…) is a member of.
+                 * @example usr_01jd3k8m9v4q2w6e8r0t2y4u6i
+                 */
+                member_id?: string;
             };
             header?: never;
             path?: never;

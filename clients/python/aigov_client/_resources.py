@@ -24,6 +24,7 @@ from .models import (  # noqa: F401
     AttachQuestionnaire,
     AttachedQuestionnaire,
     AttachedQuestionnairePage,
+    AttachedQuestionnairePageItemsItem,
     AuditCheckpoint,
     AuditLog,
     AuditLogActor,
@@ -179,6 +180,7 @@ from .models import (  # noqa: F401
     SystemInfoFeatures,
     Team,
     TeamCreate,
+    TeamListQuery,
     TeamMemberBody,
     TeamPage,
     TeamUpdate,
@@ -594,13 +596,13 @@ class TeamsResource:
         """The sub-resources of one record."""
         return TeamsItemResource(self._t, self._args + (id,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, member_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
         """List teams."""
-        return cast("Page[Team]", self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Team]", self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "member_id": member_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Team]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, member_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[Team]:
         """List teams: every record, page after page."""
-        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q, "member_id": member_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     def create(self, body: TeamCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Team:
         """Create a team."""
@@ -966,11 +968,11 @@ class VendorsQuestionnairesResource:
         """The sub-resources of one record."""
         return VendorsQuestionnairesItemResource(self._t, self._args + (key,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a vendor."""
-        return cast("Page[AttachedQuestionnaire]", self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a vendor: every record, page after page."""
         return self._t.iterate("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1097,11 +1099,11 @@ class ModelsQuestionnairesResource:
         """The sub-resources of one record."""
         return ModelsQuestionnairesItemResource(self._t, self._args + (key,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a model."""
-        return cast("Page[AttachedQuestionnaire]", self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a model: every record, page after page."""
         return self._t.iterate("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1300,11 +1302,11 @@ class UseCasesQuestionnairesResource:
         """The sub-resources of one record."""
         return UseCasesQuestionnairesItemResource(self._t, self._args + (key,))
 
-    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a use case."""
-        return cast("Page[AttachedQuestionnaire]", self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -1954,13 +1956,13 @@ class AsyncTeamsResource:
         """The sub-resources of one record."""
         return AsyncTeamsItemResource(self._t, self._args + (id,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, member_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[Team]:
         """List teams."""
-        return cast("Page[Team]", await self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[Team]", await self._t.call("listTeams", (), query={"page_limit": page_limit, "page_after": page_after, "sort": sort, "q": q, "member_id": member_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Team]:
+    def list_all(self, *, page_size: Optional[int] = None, sort: Optional[Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]] = None, q: Optional[str] = None, member_id: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[Team]:
         """List teams: every record, page after page."""
-        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
+        return self._t.iterate("listTeams", (), query={"page_limit": page_size, "sort": sort, "q": q, "member_id": member_id}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
     async def create(self, body: TeamCreate, *, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, idempotency_key: Optional[str] = None) -> Team:
         """Create a team."""
@@ -2326,11 +2328,11 @@ class AsyncVendorsQuestionnairesResource:
         """The sub-resources of one record."""
         return AsyncVendorsQuestionnairesItemResource(self._t, self._args + (key,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a vendor."""
-        return cast("Page[AttachedQuestionnaire]", await self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", await self._t.call("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a vendor: every record, page after page."""
         return self._t.iterate("listVendorQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -2457,11 +2459,11 @@ class AsyncModelsQuestionnairesResource:
         """The sub-resources of one record."""
         return AsyncModelsQuestionnairesItemResource(self._t, self._args + (key,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a model."""
-        return cast("Page[AttachedQuestionnaire]", await self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", await self._t.call("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a model: every record, page after page."""
         return self._t.iterate("listModelQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
@@ -2660,11 +2662,11 @@ class AsyncUseCasesQuestionnairesResource:
         """The sub-resources of one record."""
         return AsyncUseCasesQuestionnairesItemResource(self._t, self._args + (key,))
 
-    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnaire]:
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a use case."""
-        return cast("Page[AttachedQuestionnaire]", await self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+        return cast("Page[AttachedQuestionnairePageItemsItem]", await self._t.call("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_limit, "page_after": page_after}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
 
-    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnaire]:
+    def list_all(self, *, page_size: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[AttachedQuestionnairePageItemsItem]:
         """List the questionnaires attached to a use case: every record, page after page."""
         return self._t.iterate("listUseCaseQuestionnaires", (self._args[0],), query={"page_limit": page_size}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 

@@ -168,8 +168,19 @@ class AttachedQuestionnaire(TypedDict):
 
 
 class AttachedQuestionnairePage(TypedDict):
-    items: List[AttachedQuestionnaire]
+    items: List[AttachedQuestionnairePageItemsItem]
     pagination: Pagination
+
+
+class AttachedQuestionnairePageItemsItem(TypedDict):
+    id: str
+    key: str
+    version: int
+    questionnaire_id: str
+    name: str
+    target: QuestionnaireTarget
+    attached_at: str
+    progress: AnswerProgress
 
 
 class _AttachQuestionnaireRequired(TypedDict):
@@ -1638,6 +1649,19 @@ class _TeamCreateRequired(TypedDict):
 
 class TeamCreate(_TeamCreateRequired, total=False):
     description: Optional[str]
+
+
+class TeamListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Sort field, `-` prefix for descending. Default: creation order.
+    sort: Literal["name", "-name", "created_at", "-created_at", "updated_at", "-updated_at"]
+    #: Case-insensitive substring of the name.
+    q: str
+    #: Teams this user (usr_…) is a member of.
+    member_id: str
 
 
 class TeamMemberBody(TypedDict):

@@ -1,116 +1,202 @@
-import { Alert, Anchor, Badge, Card, Group, Loader, Stack, Text, Title } from '@mantine/core'
+import { Alert, Anchor, Badge, Card, Group, List, Loader, Stack, Text, Title } from '@mantine/core'
 import { useEffect, useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api'
+import {
+  controlItems,
+  INBOX_BOUNDS,
+  type InboxCut,
+  type InboxItem,
+  mapLimit,
+  type Owners,
+  ownersOf,
+  type PageLike,
+  questionnaireItems,
+  type RecordKind,
+  readPages,
+  recordsCut,
+  sortInbox,
+} from '../inbox'
 import { label, STEP_LABEL } from '../labels'
-import { controlItems, type InboxItem, ownersOf, sortInbox } from '../inbox'
 import { useMe } from '../me-context'
 
-/** How many use cases per owner (me, each of my teams) the inbox looks into (each costs a few calls). */
-const INBOX_USE_CASES = 25
-/** How many of the tenant's teams are checked for my membership. */
-const TEAMS_CHECKED = 100
+type Result<T> = { data?: T | null; error?: { message: string; status?: number } | null }
 
-type UseCaseRow = NonNullable<Awaited<ReturnType<typeof api.useCases.list>>['data']>['items'][number]
+/** The page a call answered, or a thrown error the inbox shows. */
+async function page<T>(request: Promise<Result<PageLike<T>>>): Promise<PageLike<T>> {
+  const r = await call(request as Promise<Result<PageLike<T>> & { error: { status?: number } | null }>)
+  if (r.error || !r.data) throw new Error(r.error?.message ?? 'The service did not answer.')
+  return r.data
+}
 
-/** The teams I am a member of, among the tenant's first hundred. */
-async function myTeams(userId: string): Promise<{ id: string; name: string }[]> {
-  const teams = await call(api.teams.list({ pageLimit: TEAMS_CHECKED }))
-  const mine = await Promise.all(
-    (teams.data?.items ?? []).map(async (team) => {
-      for (let after: string | undefined; ; ) {
-        const page = await call(
-          api.teams.members.list(team.id, { pageLimit: 100, ...(after ? { pageAfter: after } : {}) }),
-        )
-        if (page.data?.items.some((u) => u.id === userId)) return team
-        after = page.data?.pagination.nextCursor ?? undefined
-        if (!page.data?.pagination.hasMore || !after) return undefined
-      }
-    }),
+interface Owned {
+  kind: RecordKind
+  id: string
+  name: string
+  owner?: { ownerId: string } | null
+  questionnaireIds?: string[]
+  workflowStageStep?: string | null
+}
+
+const LIST: Record<RecordKind, (q: { ownerId: string; pageLimit: number; pageAfter?: string }) => Promise<unknown>> = {
+  use_case: (q) => api.useCases.list({ ...q, sort: '-updated_at' }),
+  model: (q) => api.models.list({ ...q, sort: '-updated_at' }),
+  vendor: (q) => api.vendors.list({ ...q, sort: '-updated_at' }),
+}
+const QUESTIONNAIRES: Record<
+  RecordKind,
+  (id: string, q: { pageLimit: number; pageAfter?: string }) => Promise<unknown>
+> = {
+  use_case: (id, q) => api.useCases.questionnaires.list(id, q),
+  model: (id, q) => api.models.questionnaires.list(id, q),
+  vendor: (id, q) => api.vendors.questionnaires.list(id, q),
+}
+
+/** Every page of a record's list (questionnaires, controls): a record holds few, so these are read to their end. */
+const all = async <T,>(read: (q: { pageLimit: number; pageAfter?: string }) => Promise<unknown>) =>
+  (
+    await readPages<T>(
+      (after, pageLimit) =>
+        page(read({ pageLimit, ...(after ? { pageAfter: after } : {}) }) as Promise<Result<PageLike<T>>>),
+      Number.POSITIVE_INFINITY,
+    )
+  ).items
+
+/** What waits for the person: it reads every list with its cursor, up to INBOX_BOUNDS, and says where it stopped. */
+async function loadInbox(
+  userId: string,
+  canMove: boolean,
+  today: string,
+): Promise<{ items: InboxItem[]; cuts: InboxCut[] }> {
+  const cuts: InboxCut[] = []
+  const teams = await readPages(
+    (after, pageLimit) =>
+      page(api.teams.list({ memberId: userId, sort: 'name', pageLimit, ...(after ? { pageAfter: after } : {}) })),
+    INBOX_BOUNDS.teams,
   )
-  return mine.filter((t) => t !== undefined)
+  if (teams.more)
+    cuts.push({
+      text: `You are in more than ${INBOX_BOUNDS.teams} teams; the inbox looks at what the first ${INBOX_BOUNDS.teams} (by name) own`,
+    })
+  const owners: Owners = ownersOf(userId, teams.items)
+
+  // The records of each kind owned by the person or a team, and the use cases with overdue controls, all at once.
+  const kinds: RecordKind[] = ['use_case', 'model', 'vendor']
+  const pairs = kinds.flatMap((kind) => [...owners.keys()].map((ownerId) => ({ kind, ownerId })))
+  const [lists, overdue] = await Promise.all([
+    mapLimit(pairs, INBOX_BOUNDS.parallel, async ({ kind, ownerId }) => {
+      const got = await readPages<Omit<Owned, 'kind'>>(
+        (after, pageLimit) =>
+          page(
+            LIST[kind]({ ownerId, pageLimit, ...(after ? { pageAfter: after } : {}) }) as Promise<
+              Result<PageLike<Omit<Owned, 'kind'>>>
+            >,
+          ),
+        INBOX_BOUNDS.recordsPerOwner,
+      )
+      if (got.more)
+        cuts.push(recordsCut(kind, ownerId, teams.items.find((t) => t.id === ownerId)?.name ?? '', got.items.length))
+      return got.items.map((r) => ({ ...r, kind }))
+    }),
+    readPages(
+      (after, pageLimit) =>
+        page(
+          api.useCases.list({
+            overdueControls: true,
+            sort: '-updated_at',
+            pageLimit,
+            ...(after ? { pageAfter: after } : {}),
+          }),
+        ),
+      INBOX_BOUNDS.overdueUseCases,
+    ),
+  ])
+  if (overdue.more)
+    cuts.push({
+      text: `More than ${INBOX_BOUNDS.overdueUseCases} use cases have overdue controls; the inbox looks for yours among the ${INBOX_BOUNDS.overdueUseCases} most recently changed: open them all`,
+      href: '/use-cases?overdue=true&sort=-updated_at',
+    })
+  const owned = new Map<string, Owned>()
+  for (const r of lists.flat()) owned.set(r.id, r)
+  const others = overdue.items.filter((u) => !owned.has(u.id))
+
+  type Work = { record: Owned; owned: boolean }
+  const work: Work[] = [
+    ...[...owned.values()].map((record) => ({ record, owned: true })),
+    ...others.map((u) => ({ record: { ...u, kind: 'use_case' as const }, owned: false })),
+  ]
+  const found = await mapLimit(work, INBOX_BOUNDS.parallel, async ({ record, owned: mine }): Promise<InboxItem[]> => {
+    const out: InboxItem[] = []
+    const isUseCase = record.kind === 'use_case'
+    // A use case's list item names its questionnaires: none attached, nothing to read.
+    const readQuestionnaires = mine && (!isUseCase || (record.questionnaireIds?.length ?? 0) > 0)
+    const [attachments, controls] = await Promise.all([
+      readQuestionnaires
+        ? all<Parameters<typeof questionnaireItems>[1][number]>((q) => QUESTIONNAIRES[record.kind](record.id, q))
+        : [],
+      isUseCase ? all<Parameters<typeof controlItems>[1][number]>((q) => api.useCases.controls.list(record.id, q)) : [],
+    ])
+    out.push(...questionnaireItems(record, attachments, owners))
+    out.push(...controlItems(record, controls, owners, today))
+    if (mine && isUseCase && canMove && record.workflowStageStep && record.workflowStageStep !== 'clear') {
+      const forWhom = record.owner ? owners.get(record.owner.ownerId) : ''
+      out.push({
+        kind: 'gate',
+        title: `Move “${record.name}” forward`,
+        detail: `Waiting at ${label(STEP_LABEL, record.workflowStageStep)}${forWhom ? `, ${forWhom}` : ''}`,
+        href: `/use-cases/${record.id}#workflow`,
+      })
+    }
+    return out
+  })
+  return { items: sortInbox(found.flat()), cuts }
 }
 
 /** What waits for me: missing answers, my controls (overdue first), use cases at a gate I can move on. */
 export function Inbox() {
   const me = useMe()
-  const [items, setItems] = useState<InboxItem[] | undefined>()
+  const [state, setState] = useState<{ items: InboxItem[]; cuts: InboxCut[] } | undefined>()
   const [error, setError] = useState<string | undefined>()
 
   useEffect(() => {
     if (!me.user) {
-      setItems([])
+      setState({ items: [], cuts: [] })
       return
     }
-    const userId = me.user.id
-    const today = new Date().toISOString().slice(0, 10)
     let live = true
-    void (async () => {
-      const teams = await myTeams(userId)
-      const owners = ownersOf(userId, teams)
-      // Use cases owned by me or one of my teams, and those with overdue controls (which may be assigned to me).
-      const [lists, summary] = await Promise.all([
-        Promise.all(
-          [...owners.keys()].map((ownerId) =>
-            call(api.useCases.list({ ownerId, pageLimit: INBOX_USE_CASES, sort: '-updated_at' })),
-          ),
-        ),
-        call(api.governanceSummary.get({ overdueLimit: INBOX_USE_CASES })),
-      ])
-      const failed = lists.find((l) => l.error)?.error
-      if (failed) return live && setError(failed.message)
-      const owned = new Map<string, UseCaseRow>()
-      for (const l of lists) for (const uc of l.data?.items ?? []) owned.set(uc.id, uc)
-      const others = (summary.data?.overdueUseCases ?? []).filter((u) => !owned.has(u.id))
-      const found: InboxItem[] = []
-      await Promise.all([
-        ...[...owned.values()].map(async (uc) => {
-          const base = `/use-cases/${uc.id}`
-          const forWhom = uc.owner ? owners.get(uc.owner.ownerId) : ''
-          const [qs, controls] = await Promise.all([
-            call(api.useCases.questionnaires.list(uc.id, { pageLimit: 20 })),
-            call(api.useCases.controls.list(uc.id, { pageLimit: 100 })),
-          ])
-          for (const q of qs.data?.items ?? []) {
-            const got = await call(api.useCases.questionnaires.get(uc.id, q.key))
-            const p = got.data?.progress
-            if (p && !p.complete) {
-              found.push({
-                kind: 'questionnaire',
-                title: `Answer “${q.name}”`,
-                detail: `${uc.name}: ${p.required - p.requiredAnswered} required answer(s) missing${forWhom ? `, ${forWhom}` : ''}`,
-                href: `${base}#questionnaires`,
-              })
-            }
-          }
-          found.push(...controlItems(uc, controls.data?.items ?? [], owners, today))
-          if (me.role !== 'read' && uc.workflowStageStep && uc.workflowStageStep !== 'clear') {
-            found.push({
-              kind: 'gate',
-              title: `Move “${uc.name}” forward`,
-              detail: `Waiting at ${label(STEP_LABEL, uc.workflowStageStep)}${forWhom ? `, ${forWhom}` : ''}`,
-              href: `${base}#workflow`,
-            })
-          }
-        }),
-        ...others.map(async (uc) => {
-          const controls = await call(api.useCases.controls.list(uc.id, { pageLimit: 100 }))
-          found.push(...controlItems(uc, controls.data?.items ?? [], owners, today))
-        }),
-      ])
-      if (live) setItems(sortInbox(found))
-    })()
+    loadInbox(me.user.id, me.role !== 'read', new Date().toISOString().slice(0, 10)).then(
+      (got) => live && setState(got),
+      (err: Error) => live && setError(err.message),
+    )
     return () => {
       live = false
     }
   }, [me])
 
+  const items = state?.items
   return (
     <Stack>
       <Title order={1}>Inbox</Title>
       <Text c="dimmed">What waits for you and your teams.</Text>
       {error && <Alert color="red">{error}</Alert>}
-      {!items && !error && <Loader aria-label="Loading the inbox" />}
+      {!state && !error && <Loader aria-label="Loading the inbox" />}
+      {state && state.cuts.length > 0 && (
+        <Alert color="yellow" title="Not everything is listed here" data-testid="inbox-cuts">
+          <List size="sm">
+            {state.cuts.map((cut) => (
+              <List.Item key={cut.text}>
+                {cut.href ? (
+                  <Anchor component={Link} href={cut.href} size="sm">
+                    {cut.text}
+                  </Anchor>
+                ) : (
+                  cut.text
+                )}
+              </List.Item>
+            ))}
+          </List>
+        </Alert>
+      )}
       {items && items.length === 0 && <Text>Nothing waits for you. </Text>}
       {items && items.length > 0 && (
         <Stack

@@ -269,13 +269,9 @@ export default function Registry({ kind }: { kind: Kind }) {
               {page.items.map((row) => (
                 <Table.Tr key={row.id}>
                   <Table.Td>
-                    {kind === 'use_cases' ? (
-                      <Anchor component={Link} href={`/use-cases/${row.id}`}>
-                        {row.name}
-                      </Anchor>
-                    ) : (
-                      row.name
-                    )}
+                    <Anchor component={Link} href={`/${kind.replace('_', '-')}/${row.id}`}>
+                      {row.name}
+                    </Anchor>
                   </Table.Td>
                   {kind === 'use_cases' ? (
                     <Table.Td>{label(RISK_LABEL, row.riskCategoryLevel)}</Table.Td>

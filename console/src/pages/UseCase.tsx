@@ -8,27 +8,28 @@ import {
   List,
   Loader,
   Modal,
-  MultiSelect,
-  NumberInput,
-  Progress,
   Select,
   Stack,
   Table,
   Text,
-  Textarea,
   TextInput,
   Title,
 } from '@mantine/core'
-import { Dropzone } from '@mantine/dropzone'
 import { notifications } from '@mantine/notifications'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { Link } from 'wouter'
 import { api, call, problemOf } from '../api'
-import { type MissingItem, missingItems, questionAnchor, requirementAnchor } from '../gate'
+import { type MissingItem, missingItems, requirementAnchor } from '../gate'
 import { CONTROL_STATUS_LABEL, formatDate, label, options, RISK_LABEL, STEP_LABEL } from '../labels'
 import { useMe } from '../me-context'
-import { formatBytes, tooLarge } from '../bytes'
-import { uploadEvidence, useUploadLimit } from '../upload'
+import { ALL_SECTIONS, type PageSection, sectionsOf } from '../live'
+import {
+  type Attachment,
+  loadQuestionnaires,
+  type Questionnaire,
+  QuestionnaireForm,
+  Upload,
+} from '../questionnaire-form'
 import { useCustomFields } from '../custom-fields'
 import { RecordForm } from '../RecordForm'
 
@@ -39,8 +40,6 @@ type DataOf<F extends (...a: never[]) => Promise<unknown>> = NonNullable<
 >
 type UseCase = DataOf<Api['useCases']['get']>
 type Control = DataOf<Api['useCases']['controls']['list']>['items'][number]
-type Attachment = DataOf<Api['useCases']['questionnaires']['get']>
-type Questionnaire = DataOf<Api['questionnaires']['get']>
 type Workflow = DataOf<Api['useCases']['workflow']['get']>
 type AuditRecord = DataOf<Api['auditLogs']['list']>['items'][number]
 type Linked = { id: string; name: string }
@@ -56,43 +55,40 @@ interface State {
   history: AuditRecord[]
 }
 
-async function loadAll(id: string): Promise<State | string> {
-  const [uc, wf, controls, qs, models, vendors, scenarios, history] = await Promise.all([
-    call(api.useCases.get(id)),
-    call(api.useCases.workflow.get(id)),
-    call(api.useCases.controls.list(id, { pageLimit: 100 })),
-    call(api.useCases.questionnaires.list(id, { pageLimit: 20 })),
-    call(api.useCases.models.list(id, { pageLimit: 100 })),
-    call(api.useCases.vendors.list(id, { pageLimit: 100 })),
-    call(api.useCases.riskScenarios.list(id, { pageLimit: 100 })),
-    call(api.auditLogs.list({ useCaseId: id, sort: '-created_at', pageLimit: 50 })),
-  ])
-  if (uc.error)
-    return uc.error.status === 404 ? 'This use case does not exist, or you cannot see it.' : uc.error.message
-  const questionnaires = await Promise.all(
-    (qs.data?.items ?? []).map(async (q) => {
-      const [attachment, definition] = await Promise.all([
-        call(api.useCases.questionnaires.get(id, q.key)),
-        call(api.questionnaires.get(q.key, { version: q.version })),
-      ])
-      return attachment.data && definition.data ? { attachment: attachment.data, definition: definition.data } : null
-    }),
-  )
-  const named = (items: unknown[] | undefined): Linked[] =>
-    (items ?? []).map((i) => {
-      const r = i as { id?: string; riskScenarioId?: string; name?: string; riskScenarioName?: string }
-      return { id: r.riskScenarioId ?? r.id ?? '', name: r.name ?? r.riskScenarioName ?? r.id ?? '' }
-    })
-  return {
-    useCase: uc.data,
-    workflow: wf.data!,
-    controls: controls.data?.items ?? [],
-    questionnaires: questionnaires.filter((q) => q !== null),
-    models: named(models.data?.items),
-    vendors: named(vendors.data?.items),
-    riskScenarios: named(scenarios.data?.items),
-    history: history.data?.items ?? [],
-  }
+const named = (items: unknown[] | undefined): Linked[] =>
+  (items ?? []).map((i) => {
+    const r = i as { id?: string; riskScenarioId?: string; name?: string; riskScenarioName?: string }
+    return { id: r.riskScenarioId ?? r.id ?? '', name: r.name ?? r.riskScenarioName ?? r.id ?? '' }
+  })
+
+/** Each section's reads: a change reloads only the sections it concerns (see sectionsOf). */
+const LOAD: { [S in PageSection]: (id: string) => Promise<Partial<State> | string> } = {
+  overview: async (id) => {
+    const uc = await call(api.useCases.get(id))
+    if (uc.error)
+      return uc.error.status === 404 ? 'This use case does not exist, or you cannot see it.' : uc.error.message
+    return { useCase: uc.data }
+  },
+  workflow: async (id) => ({ workflow: (await call(api.useCases.workflow.get(id))).data! }),
+  controls: async (id) => ({
+    controls: (await call(api.useCases.controls.list(id, { pageLimit: 100 }))).data?.items ?? [],
+  }),
+  questionnaires: async (id) => ({ questionnaires: await loadQuestionnaires({ kind: 'use_case', id }) }),
+  links: async (id) => {
+    const [models, vendors, scenarios] = await Promise.all([
+      call(api.useCases.models.list(id, { pageLimit: 100 })),
+      call(api.useCases.vendors.list(id, { pageLimit: 100 })),
+      call(api.useCases.riskScenarios.list(id, { pageLimit: 100 })),
+    ])
+    return {
+      models: named(models.data?.items),
+      vendors: named(vendors.data?.items),
+      riskScenarios: named(scenarios.data?.items),
+    }
+  },
+  history: async (id) => ({
+    history: (await call(api.auditLogs.list({ useCaseId: id, sort: '-created_at', pageLimit: 50 }))).data?.items ?? [],
+  }),
 }
 
 /** The use case's page: overview, links, questionnaires answered in place, controls and evidence, workflow, history. */
@@ -104,13 +100,39 @@ export default function UseCasePage({ id }: { id: string }) {
   const canWrite = me.role !== 'read'
   const [editOpen, setEditOpen] = useState(false)
   const useCaseFields = useCustomFields('use_case')
+  const current = useRef<State | undefined>(undefined)
 
-  const reload = useCallback(async () => setState(await loadAll(id)), [id])
+  /** Which reload asked last for each section: an older read landing later never replaces a newer one. */
+  const latest = useRef<Partial<Record<PageSection, number>>>({})
+  const tickets = useRef(0)
+
+  /** Reads the named sections again (the history too: every change is a line of it); all of them the first time. */
+  const reload = useCallback(
+    async (sections: readonly PageSection[] = ALL_SECTIONS) => {
+      const first = current.current === undefined
+      const wanted = first ? ALL_SECTIONS : [...new Set<PageSection>([...sections, 'history'])]
+      const ticket = ++tickets.current
+      for (const section of wanted) latest.current[section] = ticket
+      const parts = await Promise.all(wanted.map(async (section) => ({ section, got: await LOAD[section](id) })))
+      const failed = parts.find((p) => typeof p.got === 'string')
+      if (failed) return setState(failed.got as string)
+      // Until one read has landed there is nothing to keep; after, only what no newer read has asked for since.
+      const fresh = parts
+        .filter((p) => current.current === undefined || latest.current[p.section] === ticket)
+        .map((p) => p.got)
+      if (fresh.length === 0) return
+      const next = Object.assign({}, current.current, ...fresh) as State
+      current.current = next
+      setState(next)
+    },
+    [id],
+  )
   useEffect(() => {
+    current.current = undefined
     void reload()
   }, [reload])
 
-  // Live: another person's change to this use case reloads the page; what is being typed is kept and flagged.
+  // Live: another person's change reloads the sections it concerns; what is being typed is kept and flagged.
   useEffect(() => {
     const controller = new AbortController()
     void (async () => {
@@ -126,7 +148,7 @@ export default function UseCasePage({ id }: { id: string }) {
             }.`,
             color: 'blue',
           })
-          await reload()
+          await reload(sectionsOf(r))
         }
       } catch {
         // The stream is refused (no access) or the page is left: the page still works without live updates.
@@ -172,7 +194,7 @@ export default function UseCasePage({ id }: { id: string }) {
             onSaved={() => {
               setEditOpen(false)
               notifications.show({ color: 'green', title: 'Saved', message: 'The use case is saved.' })
-              void reload()
+              void reload(['overview'])
             }}
           />
         </Modal>
@@ -202,21 +224,21 @@ export default function UseCasePage({ id }: { id: string }) {
           title="Models"
           items={state.models}
           canWrite={canWrite}
-          onUnlink={(m) => call(api.useCases.models.unlink(id, m)).then(reload)}
+          onUnlink={(m) => call(api.useCases.models.unlink(id, m)).then(() => reload(['links']))}
         />
         <LinkList
           title="Vendors"
           items={state.vendors}
           canWrite={canWrite}
-          onUnlink={(v) => call(api.useCases.vendors.unlink(id, v)).then(reload)}
+          onUnlink={(v) => call(api.useCases.vendors.unlink(id, v)).then(() => reload(['links']))}
         />
         <LinkList
           title="Risk scenarios"
           items={state.riskScenarios}
           canWrite={canWrite}
-          onUnlink={(r) => call(api.useCases.riskScenarios.unlink(id, r)).then(reload)}
+          onUnlink={(r) => call(api.useCases.riskScenarios.unlink(id, r)).then(() => reload(['links']))}
         />
-        {canWrite && <LinkPicker useCaseId={id} onLinked={reload} />}
+        {canWrite && <LinkPicker useCaseId={id} onLinked={() => reload(['links'])} />}
       </Section>
 
       <Section id="questionnaires" title="Questionnaires">
@@ -224,12 +246,12 @@ export default function UseCasePage({ id }: { id: string }) {
         {state.questionnaires.map((q) => (
           <QuestionnaireForm
             key={q.attachment.key}
-            useCaseId={id}
+            owner={{ kind: 'use_case', id }}
             attachment={q.attachment}
             definition={q.definition}
             canWrite={canWrite}
             editing={editing.current}
-            onSaved={reload}
+            onSaved={() => reload(['questionnaires'])}
           />
         ))}
       </Section>
@@ -237,7 +259,13 @@ export default function UseCasePage({ id }: { id: string }) {
       <Section id="controls" title="Controls">
         {state.controls.length === 0 && <Text>No policy pack is applied, so there are no controls.</Text>}
         {state.controls.map((c) => (
-          <ControlCard key={c.id} useCaseId={id} control={c} canWrite={canWrite} onChanged={reload} />
+          <ControlCard
+            key={c.id}
+            useCaseId={id}
+            control={c}
+            canWrite={canWrite}
+            onChanged={() => reload(['controls'])}
+          />
         ))}
       </Section>
 
@@ -258,7 +286,9 @@ export default function UseCasePage({ id }: { id: string }) {
             </List>
           </Alert>
         )}
-        {canWrite && <WorkflowActions useCaseId={id} onMissing={setMissing} onMoved={reload} />}
+        {canWrite && (
+          <WorkflowActions useCaseId={id} onMissing={setMissing} onMoved={() => reload(['workflow', 'overview'])} />
+        )}
       </Section>
 
       <Section id="dossier" title="Dossier">
@@ -397,213 +427,6 @@ function LinkPicker({ useCaseId, onLinked }: { useCaseId: string; onLinked: () =
         Link
       </Button>
     </Group>
-  )
-}
-
-type AnswerValue = string | number | boolean | string[] | null
-
-function QuestionnaireForm(props: {
-  useCaseId: string
-  attachment: Attachment
-  definition: Questionnaire
-  canWrite: boolean
-  editing: Set<string>
-  onSaved: () => void
-}) {
-  const { attachment, definition } = props
-  const saved = new Map(attachment.answers.map((a) => [a.questionId, a.value as AnswerValue]))
-  const [drafts, setDrafts] = useState<Record<string, AnswerValue>>({})
-  const [errors, setErrors] = useState<Record<string, string>>({})
-  const [saving, setSaving] = useState(false)
-  const p = attachment.progress
-
-  const save = async (questionId: string, value: AnswerValue) => {
-    setSaving(true)
-    const r = await call(
-      api.useCases.questionnaires.answer(props.useCaseId, attachment.key, {
-        answers: [{ questionId, value: value === '' ? null : value }],
-      }),
-    )
-    setSaving(false)
-    props.editing.delete(`${attachment.key}/${questionId}`)
-    if (r.error) {
-      const problem = problemOf(r.error)
-      setErrors((e) => ({ ...e, [questionId]: problem.errors[0]?.message ?? problem.message }))
-      return
-    }
-    setErrors(({ [questionId]: _, ...rest }) => rest)
-    setDrafts(({ [questionId]: _, ...rest }) => rest)
-    props.onSaved()
-  }
-  const answerOf = (qid: string) => (qid in drafts ? drafts[qid] : (saved.get(qid) ?? null))
-  const edit = (qid: string, value: AnswerValue) => {
-    props.editing.add(`${attachment.key}/${qid}`)
-    setDrafts((d) => ({ ...d, [qid]: value }))
-  }
-
-  return (
-    <Card withBorder>
-      <Stack>
-        <Group justify="space-between">
-          <Title order={3} size="h4">
-            {attachment.name}
-          </Title>
-          <Text size="sm" aria-live="polite">
-            {saving ? 'Saving…' : `${p.requiredAnswered} of ${p.required} required answered`}
-          </Text>
-        </Group>
-        <Progress
-          value={p.required === 0 ? 100 : (100 * p.requiredAnswered) / p.required}
-          aria-label={`${attachment.name}: progress`}
-        />
-        {definition.sections.map((section) => (
-          <Stack key={section.id} gap="sm">
-            <Title order={4} size="h5">
-              {section.title}
-            </Title>
-            {section.questions.map((q) => {
-              const anchor = questionAnchor(attachment.key, q.id)
-              const common = {
-                id: anchor,
-                label: q.question,
-                required: q.required,
-                withAsterisk: q.required,
-                error: errors[q.id],
-                disabled: !props.canWrite,
-              }
-              const v = answerOf(q.id)
-              switch (q.evidenceType) {
-                case 'number':
-                  return (
-                    <NumberInput
-                      key={q.id}
-                      {...common}
-                      value={typeof v === 'number' ? v : ''}
-                      onChange={(n) => edit(q.id, typeof n === 'number' ? n : null)}
-                      onBlur={() => q.id in drafts && save(q.id, answerOf(q.id))}
-                    />
-                  )
-                case 'boolean':
-                  return (
-                    <Select
-                      key={q.id}
-                      {...common}
-                      data={[
-                        { value: 'true', label: 'Yes' },
-                        { value: 'false', label: 'No' },
-                      ]}
-                      value={v === null ? null : String(v)}
-                      onChange={(s) => save(q.id, s === null ? null : s === 'true')}
-                    />
-                  )
-                case 'select':
-                  return q.multiple ? (
-                    <MultiSelect
-                      key={q.id}
-                      {...common}
-                      data={q.selectOptions}
-                      value={Array.isArray(v) ? v : []}
-                      onChange={(s) => save(q.id, s.length ? s : null)}
-                    />
-                  ) : (
-                    <Select
-                      key={q.id}
-                      {...common}
-                      data={q.selectOptions}
-                      value={typeof v === 'string' ? v : null}
-                      onChange={(s) => save(q.id, s)}
-                    />
-                  )
-                case 'file':
-                  return (
-                    <Stack key={q.id} gap={4} id={anchor}>
-                      <Text size="sm" fw={500}>
-                        {q.question}
-                        {q.required ? ' *' : ''}
-                      </Text>
-                      <Text size="sm">
-                        {Array.isArray(v) && v.length ? `Attached: ${v.join(', ')}` : 'No file yet.'}
-                      </Text>
-                      {props.canWrite && (
-                        <Upload label={`Upload a file for: ${q.question}`} onUploaded={(ev) => save(q.id, ev)} />
-                      )}
-                      {errors[q.id] && (
-                        <Text c="red" size="sm">
-                          {errors[q.id]}
-                        </Text>
-                      )}
-                    </Stack>
-                  )
-                default:
-                  return (
-                    <Textarea
-                      key={q.id}
-                      {...common}
-                      autosize
-                      minRows={1}
-                      value={typeof v === 'string' ? v : ''}
-                      onChange={(e) => edit(q.id, e.currentTarget.value)}
-                      onBlur={() => q.id in drafts && save(q.id, answerOf(q.id))}
-                    />
-                  )
-              }
-            })}
-          </Stack>
-        ))}
-      </Stack>
-    </Card>
-  )
-}
-
-/** A file dropped or chosen becomes evidence (up to the service's limit, with a progress bar); gives its id back. */
-function Upload({ label: text, onUploaded }: { label: string; onUploaded: (evidenceId: string) => void }) {
-  const [share, setShare] = useState<number | undefined>()
-  const [refusal, setRefusal] = useState<string | undefined>()
-  const maxBytes = useUploadLimit()
-  const percent = share === undefined ? 0 : Math.round(share * 100)
-  return (
-    <Stack gap={4}>
-      <Dropzone
-        loading={share !== undefined}
-        multiple={false}
-        maxSize={maxBytes}
-        onReject={(rejected) => {
-          const file = rejected[0]?.file
-          setRefusal(file ? (tooLarge(file.size, maxBytes) ?? rejected[0]?.errors[0]?.message) : undefined)
-        }}
-        onDrop={async (files) => {
-          const file = files[0]
-          if (!file) return
-          const refused = tooLarge(file.size, maxBytes)
-          setRefusal(refused)
-          if (refused) return
-          setShare(0)
-          const r = await uploadEvidence(file, setShare)
-          setShare(undefined)
-          if (r.error) setRefusal(`Upload refused: ${problemOf(r.error).message}`)
-          else onUploaded(r.data.id)
-        }}
-        aria-label={text}
-        p="sm"
-      >
-        <Text size="sm" ta="center">
-          Drop a file here, or press to choose one{maxBytes ? ` (up to ${formatBytes(maxBytes)})` : ''}
-        </Text>
-      </Dropzone>
-      {share !== undefined && (
-        <Group gap="xs" wrap="nowrap">
-          <Progress value={percent} flex={1} aria-label={`Uploading: ${percent}%`} data-testid="upload-progress" />
-          <Text size="xs" aria-live="polite">
-            {percent}%
-          </Text>
-        </Group>
-      )}
-      {refusal && (
-        <Text c="red.9" size="sm" role="alert">
-          {refusal}
-        </Text>
-      )}
-    </Stack>
   )
 }
 

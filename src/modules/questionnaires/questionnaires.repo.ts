@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { QuestionnaireRow, Tables } from '../../db/tables.js'
-import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../shared/pagination.js'
+import { applyKeyset, type Keyset, pageTextOf, textSize, withinTextBudget } from '../../shared/pagination.js'
 import { containsText } from '../../shared/search.js'
 import { progress, type StoredAnswers } from './questionnaire-answers.js'
 import type { QuestionnaireListQuery, Section } from './questionnaires.schemas.js'
@@ -106,14 +106,26 @@ function attached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string) {
 
 export type AttachedRow = Awaited<ReturnType<ReturnType<typeof attached>['executeTakeFirstOrThrow']>>
 
-export function listAttached(
-  db: Db,
-  tenantId: string,
-  kind: OwnerKind,
-  ownerId: string,
-  ks: Keyset,
-): Promise<AttachedRow[]> {
-  return applyKeyset(attached(db, tenantId, kind, ownerId), ks).execute()
+/** A page of attachments with their questions and answers (for their progress). */
+export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, ks: Keyset) {
+  const joined = db
+    .selectFrom(`${table(kind)} as a`)
+    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
+    .where('a.tenant_id', '=', tenantId)
+    .where(`a.${ownerColumn(kind)}`, '=', ownerId)
+    .select([
+      'q.id as id',
+      'q.key as key',
+      'q.version as version',
+      'q.name as name',
+      'q.target as target',
+      'a.created_at as attached_at',
+      'q.sections as sections',
+      'a.answers as answers',
+    ])
+  const page = applyKeyset(db.selectFrom(joined.as('aq')).selectAll(), ks)
+  // Answers may be long: the page ends at the text budget, as other lists do.
+  return withinTextBudget(db, page, ks, textSize('p', ['sections', 'answers'])).execute()
 }
 
 export function allAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string): Promise<AttachedRow[]> {

@@ -182,7 +182,6 @@ export const AttachQuestionnaire = Type.Object(
 )
 export type AttachQuestionnaire = Static<typeof AttachQuestionnaire>
 
-export const AttachedQuestionnairePage = PageOf(AttachedQuestionnaire)
 export const OwnerPageQuery = Type.Object(PageQuery, { additionalProperties: false })
 export const OwnerKeyParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The uc_…, mdl_… or vnd_… id.' }),
@@ -223,6 +222,11 @@ export const AnswerProgress = Type.Object({
   complete: Type.Boolean({ description: 'Every required question is answered.' }),
 })
 export type AnswerProgress = Static<typeof AnswerProgress>
+
+/** A list item carries its progress, so a reader of many records (the console's inbox) needs no read per attachment. */
+export const AttachedQuestionnairePage = PageOf(
+  Type.Object({ ...AttachedQuestionnaire.properties, progress: AnswerProgress }),
+)
 
 export const AnsweredQuestionnaire = Type.Object({
   ...AttachedQuestionnaire.properties,

@@ -12,6 +12,7 @@ import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswer
 import * as repo from './questionnaires.repo.js'
 import {
   type AnsweredQuestionnaire,
+  type AnswerProgress,
   type AnswersUpdate,
   type AttachedQuestionnaire,
   type AttachQuestionnaire,
@@ -87,10 +88,13 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
       kind: repo.OwnerKind,
       ownerId: string,
       query: { page_limit?: number; page_after?: string },
-    ): Promise<Page<AttachedQuestionnaire>> {
+    ): Promise<Page<AttachedQuestionnaire & { progress: AnswerProgress }>> {
       await owner(db, ctx, kind, ownerId)
       const ks = keyset(query)
-      return toPage(await repo.listAttached(db, ctx.tenantId, kind, ownerId, ks), ks, toAttached)
+      return toPage(await repo.listAttached(db, ctx.tenantId, kind, ownerId, ks), ks, (row) => ({
+        ...toAttached(row),
+        progress: progress(JSON.parse(row.sections) as Section[], JSON.parse(row.answers) as StoredAnswers),
+      }))
     },
 
     /** The attachment with its answers and progress. */

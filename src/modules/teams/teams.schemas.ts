@@ -29,7 +29,15 @@ export const TeamUpdate = Type.Object(
 )
 export type TeamUpdate = Static<typeof TeamUpdate>
 
-export const TeamListQuery = NamedListQuery({})
+export const TeamListQuery = NamedListQuery({
+  member_id: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'Teams this user (usr_…) is a member of.',
+      examples: ['usr_01jd3k8m9v4q2w6e8r0t2y4u6i'],
+    }),
+  ),
+})
 export type TeamListQuery = Static<typeof TeamListQuery>
 
 export const TeamPage = PageOf(Team)

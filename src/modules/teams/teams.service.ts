@@ -22,6 +22,18 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
   ...NAMED,
   audited: ['name', 'description'],
   create: (input) => ({ ...nameColumns(input.name), description: input.description ?? null }),
+  filter: (q, query) =>
+    query.member_id === undefined
+      ? q
+      : q.where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('team_members')
+              .select('team_members.team_id')
+              .whereRef('team_members.tenant_id', '=', 'teams.tenant_id')
+              .whereRef('team_members.team_id', '=', 'teams.id')
+              .where('team_members.user_id', '=', query.member_id as string),
+          ),
+        ),
   update: (input) => ({
     ...presentFields(input, ['description']),
     ...(input.name !== undefined && nameColumns(input.name)),

@@ -231,6 +231,13 @@ describeEachDialect('questionnaire answers', (dialect) => {
       payload: { answers: [{ question_id: 'decision', value: 'Hosting' }] },
     })
     expect(put.json().progress.answered).toBe(1)
+    // The list carries each attachment's progress, as its own read does (and no questions or answers).
+    const [listed] = (await read()({ method: 'GET', url: `/vendors/${vendor.id}/questionnaires` })).json().items
+    const got = (await read()({ method: 'GET', url: `/vendors/${vendor.id}/questionnaires/VENDOR-DD` })).json()
+    expect(listed.progress).toEqual(got.progress)
+    expect(listed.progress).toMatchObject({ answered: 1, complete: got.progress.complete })
+    expect(listed).not.toHaveProperty('answers')
+    expect(listed).not.toHaveProperty('sections')
     expect(
       (await write()({ method: 'DELETE', url: `/vendors/${vendor.id}/questionnaires/VENDOR-DD` })).statusCode,
     ).toBe(204)

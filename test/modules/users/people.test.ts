@@ -108,4 +108,30 @@ describeEachDialect('people', (dialect) => {
     expect(removed).toMatchObject({ sub_object_id: u3.id, metadata: { reason: 'team.deleted' } })
     expect((await write({ method: 'GET', url: `/users/${u3.id}` })).statusCode).toBe(200)
   })
+
+  it("lists a person's teams with member_id, paged, and no other tenant's", async () => {
+    const ada = await post('/users', { email: 'member-of@example.com' })
+    const other = await post('/users', { email: 'not-member@example.com' })
+    const teams = []
+    for (const name of ['Alpha', 'Beta', 'Gamma', 'Delta']) teams.push(await post('/teams', { name }))
+    for (const team of [teams[0], teams[2], teams[3]]) {
+      await write({ method: 'POST', url: `/teams/${team.id}/members`, payload: { user_id: ada.id } })
+    }
+    await write({ method: 'POST', url: `/teams/${teams[1].id}/members`, payload: { user_id: other.id } })
+    const names = async (query: string) => {
+      const got: string[] = []
+      for (let after = ''; ; ) {
+        const page = (await write({ method: 'GET', url: `/teams?${query}&page_limit=2${after}` })).json()
+        got.push(...page.items.map((t: { name: string }) => t.name))
+        if (!page.pagination.has_more) return got
+        after = `&page_after=${page.pagination.next_cursor}`
+      }
+    }
+    expect(await names(`member_id=${ada.id}&sort=name`)).toEqual(['Alpha', 'Delta', 'Gamma'])
+    expect(await names(`member_id=${ada.id}&q=ta`)).toEqual(['Delta'])
+    expect(await names(`member_id=${other.id}`)).toEqual(['Beta'])
+    expect(await names('member_id=usr_nobody')).toEqual([])
+    const globex = suite.t.as('globex', 'write')
+    expect((await globex({ method: 'GET', url: `/teams?member_id=${ada.id}` })).json().items).toEqual([])
+  })
 })
