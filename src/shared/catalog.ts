@@ -335,6 +335,8 @@ export function createCatalogService<
                 fields: spec.audited as readonly (keyof Stamped & string)[],
                 audit: auditOf('updated', after as never),
                 alsoChanged: valueChanges,
+                // The record as decorated after the other writes (an attached set replaced shows in it).
+                unchanged: after as Stamped,
               },
               async (updatedAt: string) => {
                 const update = (tx as AnyDb)

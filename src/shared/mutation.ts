@@ -135,11 +135,13 @@ export async function auditedUpdate<T extends { updated_at: string }, W = void>(
     fields: readonly (keyof T & string)[]
     audit: Omit<AuditEntry, 'changes'>
     alsoChanged?: Record<string, [unknown, unknown]>
+    /** What a PATCH that changes nothing answers: `before` unless given (the catalog's other writes may show in it). */
+    unchanged?: T
   },
   write: (updatedAt: string, changes: Record<string, [unknown, unknown]>) => Promise<W>,
 ): Promise<MutationOutcome<T> & { written?: W }> {
   const changes = { ...diff(update.before, update.after, update.fields), ...update.alsoChanged }
-  if (Object.keys(changes).length === 0) return { result: update.before, audit: [] }
+  if (Object.keys(changes).length === 0) return { result: update.unchanged ?? update.before, audit: [] }
   const updatedAt = now()
   const written = await write(updatedAt, changes)
   return { result: { ...update.after, updated_at: updatedAt }, audit: { ...update.audit, changes }, written }
