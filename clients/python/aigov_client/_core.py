@@ -82,12 +82,12 @@ BUNDLE_TYPE = "application/x-tar"
 _CHUNK = 64 * 1024
 
 
-class _Upload:
-    """A bundle sent as a stream; each attempt sends it from its start, so only a rewindable one is retried."""
+class _FileArgument:
+    """A path or an open binary file, and whether each attempt of a call can start it over from where it began."""
 
-    def __init__(self, bundle: BundleInput) -> None:
-        self.path: Optional[str] = os.fspath(bundle) if isinstance(bundle, (str, os.PathLike)) else None
-        self.handle: Optional[IO[bytes]] = None if self.path is not None else bundle  # type: ignore[assignment]
+    def __init__(self, target: Union[BundleInput, BundleOutput]) -> None:
+        self.path: Optional[str] = os.fspath(target) if isinstance(target, (str, os.PathLike)) else None
+        self.handle: Optional[IO[bytes]] = None if self.path is not None else target  # type: ignore[assignment]
         self.start = 0
         self.rewindable = self.path is not None
         if self.handle is not None:
@@ -96,6 +96,10 @@ class _Upload:
                 self.rewindable = self.handle.seekable()
             except (AttributeError, OSError, ValueError):
                 self.rewindable = False
+
+
+class _Upload(_FileArgument):
+    """A bundle sent as a stream; each attempt sends it from its start, so only a rewindable one is retried."""
 
     def _open(self) -> Tuple[IO[bytes], bool]:
         if self.path is not None:
@@ -122,22 +126,13 @@ class _Upload:
             yield chunk
 
 
-class _Sink:
+class _Sink(_FileArgument):
     """Where a streamed answer goes; each attempt writes it from the start, so only a rewindable one is retried."""
 
     def __init__(self, output: BundleOutput) -> None:
-        self.path: Optional[str] = os.fspath(output) if isinstance(output, (str, os.PathLike)) else None
-        self.handle: Optional[IO[bytes]] = None if self.path is not None else output  # type: ignore[assignment]
-        self.start = 0
+        super().__init__(output)
         #: The bytes of the answer written.
         self.count = 0
-        self.rewindable = self.path is not None
-        if self.handle is not None:
-            try:
-                self.start = self.handle.tell()
-                self.rewindable = self.handle.seekable()
-            except (AttributeError, OSError, ValueError):
-                self.rewindable = False
 
     def open(self) -> Tuple[IO[bytes], bool]:
         if self.path is not None:

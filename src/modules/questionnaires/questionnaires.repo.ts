@@ -106,9 +106,9 @@ function attached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string) {
 
 export type AttachedRow = Awaited<ReturnType<ReturnType<typeof attached>['executeTakeFirstOrThrow']>>
 
-/** A page of attachments with their questions and answers (for their progress). */
-export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, ks: Keyset) {
-  const joined = db
+/** The owner's attachments joined to their questionnaires: what a list or read of them with answers selects. */
+function withAnswers(db: Db, tenantId: string, kind: OwnerKind, ownerId: string) {
+  return db
     .selectFrom(`${table(kind)} as a`)
     .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
     .where('a.tenant_id', '=', tenantId)
@@ -123,6 +123,11 @@ export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId:
       'q.sections as sections',
       'a.answers as answers',
     ])
+}
+
+/** A page of attachments with their questions and answers (for their progress). */
+export function listAttached(db: Db, tenantId: string, kind: OwnerKind, ownerId: string, ks: Keyset) {
+  const joined = withAnswers(db, tenantId, kind, ownerId)
   const page = applyKeyset(db.selectFrom(joined.as('aq')).selectAll(), ks)
   // Answers may be long: the page ends at the text budget, as other lists do.
   return withinTextBudget(db, page, ks, textSize('p', ['sections', 'answers'])).execute()
@@ -188,22 +193,7 @@ export function attachmentsWithAnswers(
   key?: string,
   lock = false,
 ) {
-  let q = db
-    .selectFrom(`${table(kind)} as a`)
-    .innerJoin('questionnaires as q', 'q.id', 'a.questionnaire_id')
-    .where('a.tenant_id', '=', tenantId)
-    .where(`a.${ownerColumn(kind)}`, '=', ownerId)
-    .select([
-      'q.id as id',
-      'q.key as key',
-      'q.version as version',
-      'q.name as name',
-      'q.target as target',
-      'a.created_at as attached_at',
-      'q.sections as sections',
-      'a.answers as answers',
-    ])
-    .orderBy('q.key')
+  let q = withAnswers(db, tenantId, kind, ownerId).orderBy('q.key')
   if (key !== undefined) q = q.where('a.questionnaire_key', '=', key)
   if (lock) q = q.forUpdate('a')
   return q.execute()
