@@ -435,6 +435,14 @@ function namespaces(core: Core) {
       get: (keyOrId: string, query?: Query<'getPolicyPack'>, o?: O) => call('getPolicyPack', [keyOrId], { query }, o),
       create: (body: Body<'createPolicyPack'>, o?: O) => call('createPolicyPack', [], { body }, o),
     },
+    /** Every use case's controls in one list: by assignee, open, overdue (the use case's own list is `useCases.controls`). */
+    useCaseControls: {
+      list: (query?: Query<'listTenantControls'>, o?: O) => call('listTenantControls', [], { query }, o),
+      listAll: (query?: WalkQuery<'listTenantControls'>, o?: O) =>
+        walk<Item<'listTenantControls'>>((pageAfter) =>
+          call('listTenantControls', [], { query: { ...query, pageAfter } }, o),
+        ),
+    },
     questionnaires: {
       list: (query?: Query<'listQuestionnaires'>, o?: O) => call('listQuestionnaires', [], { query }, o),
       listAll: (query?: WalkQuery<'listQuestionnaires'>, o?: O) =>

@@ -70,6 +70,7 @@ export const OPERATIONS = {
   applyPolicyPack: { method: 'POST', path: '/use_cases/{id}/policy_packs', idempotencyKey: true, response: 'json' },
   removePolicyPack: { method: 'DELETE', path: '/use_cases/{id}/policy_packs/{key}', response: 'empty' },
   listUseCaseControls: { method: 'GET', path: '/use_cases/{id}/controls', response: 'page' },
+  listTenantControls: { method: 'GET', path: '/use_case_controls', response: 'page' },
   getUseCaseControl: { method: 'GET', path: '/use_cases/{id}/controls/{control_id}', response: 'json' },
   updateUseCaseControl: { method: 'PATCH', path: '/use_cases/{id}/controls/{control_id}', response: 'json' },
   listUseCaseQuestionnaires: { method: 'GET', path: '/use_cases/{id}/questionnaires', response: 'page' },

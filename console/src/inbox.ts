@@ -27,36 +27,28 @@ export type Owners = Map<string, string>
 
 interface ControlLike {
   name: string
-  status: string
+  useCaseId: string
+  useCaseName: string
   dueDate?: string | null
-  assignee?: { ownerId: string; ownerType: string; name: string } | null
+  assignee?: { ownerId: string } | null
 }
 
 /**
- * The controls waiting on the person on one use case: open (not done, not "does not apply") and assigned to them or
- * to one of their teams; overdue when the due date is before today.
+ * Open controls assigned to the person or one of their teams (as `GET /use_case_controls?assignee_id=&open=true`
+ * lists them), each said for whom; overdue when the due date is before today.
  */
-export function controlItems(
-  useCase: { id: string; name: string },
-  controls: ControlLike[],
-  owners: Owners,
-  today: string,
-): InboxItem[] {
-  const out: InboxItem[] = []
-  for (const c of controls) {
-    if (c.status === 'implemented' || c.status === 'not_applicable') continue
-    const forWhom = c.assignee ? owners.get(c.assignee.ownerId) : undefined
-    if (forWhom === undefined) continue
-    out.push({
+export function controlItems(controls: ControlLike[], owners: Owners, today: string): InboxItem[] {
+  return controls.map((c) => {
+    const forWhom = (c.assignee && owners.get(c.assignee.ownerId)) || ''
+    return {
       kind: 'control',
       title: `Control “${c.name}”`,
-      detail: `${useCase.name}${c.dueDate ? `, due ${c.dueDate}` : ''}${forWhom ? `, ${forWhom}` : ''}`,
-      href: `/use-cases/${useCase.id}#controls`,
+      detail: `${c.useCaseName}${c.dueDate ? `, due ${c.dueDate}` : ''}${forWhom ? `, ${forWhom}` : ''}`,
+      href: `/use-cases/${c.useCaseId}#controls`,
       due: c.dueDate ?? undefined,
       overdue: c.dueDate != null && c.dueDate < today,
-    })
-  }
-  return out
+    }
+  })
 }
 
 /** The words that say a record is the person's through a team ('' for their own). */
@@ -73,8 +65,8 @@ export const INBOX_BOUNDS = {
   teams: 100,
   /** Records of each kind per owner (the person, each team), most recently changed first. */
   recordsPerOwner: 100,
-  /** Use cases with overdue controls, looked into for controls assigned to the person or their teams. */
-  overdueUseCases: 100,
+  /** Open controls assigned to the person and to each team: this many overdue ones, then this many others. */
+  controlsPerOwner: 100,
   /** Requests in flight at once (the browser holds about six per host anyway; the rest wait here, not there). */
   parallel: 6,
 } as const
@@ -164,4 +156,11 @@ export function recordsCut(kind: RecordKind, ownerId: string, ownerName: string,
     text: `More ${KIND_WORDS[kind]} are owned by ${whose} than the ${read} most recently changed the inbox looks into: open all ${KIND_WORDS[kind]} ${ownerName ? 'the team owns' : 'you own'}`,
     href: `${REGISTRY_PATH[kind]}?owner=${encodeURIComponent(ownerId)}&sort=-updated_at`,
   }
+}
+
+/** The cut of the open controls assigned to the person (ownerName '') or one of their teams. */
+export function controlsCut(ownerName: string, overdue: boolean, read: number): InboxCut {
+  const whom = ownerName ? `team ${ownerName}` : 'you'
+  const which = overdue ? 'overdue controls' : 'open controls not yet overdue'
+  return { text: `More than ${read} ${which} are assigned to ${whom}; the inbox lists the ${read} created first` }
 }

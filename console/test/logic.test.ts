@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { controlItems, type InboxItem, ownersOf, sortInbox } from '../src/inbox.js'
+import { controlItems, controlsCut, type InboxItem, ownersOf, sortInbox } from '../src/inbox.js'
 import {
   changedFields,
   checkAll,
@@ -250,31 +250,32 @@ describe('record forms from the OpenAPI schemas', () => {
 })
 
 describe('the inbox for a person and their teams', () => {
-  it('lists open controls assigned to the person or one of their teams, saying which', () => {
+  it('lists the open controls assigned to the person or one of their teams, saying which, with their use case', () => {
     const owners = ownersOf('usr_me', [{ id: 'team_risk', name: 'Risk' }])
-    const control = (name: string, ownerId: string | null, status = 'pending', dueDate: string | null = null) => ({
+    const control = (name: string, ownerId: string, useCaseId: string, dueDate: string | null) => ({
       name,
-      status,
+      useCaseId,
+      useCaseName: `Use case ${useCaseId}`,
       dueDate,
-      assignee: ownerId ? { ownerId, ownerType: ownerId.startsWith('team') ? 'team' : 'user', name: ownerId } : null,
+      assignee: { ownerId },
     })
     const items = controlItems(
-      { id: 'uc_1', name: 'Credit scoring' },
       [
-        control('Mine', 'usr_me', 'in_progress', '2020-01-01'),
-        control('Team', 'team_risk', 'pending', '2030-01-01'),
-        control('Other', 'usr_other'),
-        control('Nobody', null),
-        control('Done', 'usr_me', 'implemented'),
+        control('Mine', 'usr_me', 'uc_1', '2020-01-01'),
+        control('Team', 'team_risk', 'uc_2', '2030-01-01'),
+        control('Undated', 'usr_me', 'uc_2', null),
       ],
       owners,
       '2026-12-02',
     )
-    expect(items.map((i) => [i.title, i.detail, i.overdue])).toEqual([
-      ['Control “Mine”', 'Credit scoring, due 2020-01-01', true],
-      ['Control “Team”', 'Credit scoring, due 2030-01-01, for team Risk', false],
+    expect(items.map((i) => [i.title, i.detail, i.href, i.overdue])).toEqual([
+      ['Control “Mine”', 'Use case uc_1, due 2020-01-01', '/use-cases/uc_1#controls', true],
+      ['Control “Team”', 'Use case uc_2, due 2030-01-01, for team Risk', '/use-cases/uc_2#controls', false],
+      ['Control “Undated”', 'Use case uc_2', '/use-cases/uc_2#controls', false],
     ])
-    expect(items[0].href).toBe('/use-cases/uc_1#controls')
+    expect(controlsCut('Risk', true, 100).text).toBe(
+      'More than 100 overdue controls are assigned to team Risk; the inbox lists the 100 created first',
+    )
   })
 })
 

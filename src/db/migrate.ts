@@ -33,6 +33,7 @@ import * as sso from './migrations/2026-12-02T08-sso.js'
 import * as oauth from './migrations/2026-12-02T09-oauth.js'
 import * as questionnaireMissingRequired from './migrations/2026-12-02T10-questionnaire-missing-required.js'
 import * as useCaseStageIndex from './migrations/2026-12-02T11-use-case-stage-index.js'
+import * as controlAssigneeIndex from './migrations/2026-12-03T01-control-assignee-index.js'
 
 /** Every migration, by name; names sort in the order they apply. */
 const migrations: Record<string, Migration> = {
@@ -69,6 +70,7 @@ const migrations: Record<string, Migration> = {
   '2026-12-02T09-oauth': oauth,
   '2026-12-02T10-questionnaire-missing-required': questionnaireMissingRequired,
   '2026-12-02T11-use-case-stage-index': useCaseStageIndex,
+  '2026-12-03T01-control-assignee-index': controlAssigneeIndex,
 }
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }

@@ -24,6 +24,7 @@ import { RiskTypeListQuery } from '../modules/risk-types/risk-types.schemas.js'
 import {
   ApplyPolicyPack,
   ControlEvidenceParams,
+  TenantControlListQuery,
   UseCaseControlListQuery,
   UseCaseControlParams,
   UseCaseControlUpdate,
@@ -265,6 +266,14 @@ export const TOOL_TABLE = {
     input: args(IdParam('uc'), UseCaseControlListQuery),
     http: { operationId: 'listUseCaseControls', path: ['id'] },
     service: (s, ctx, { id, ...q }) => s.useCasePolicies.listControls(ctx, id, q),
+  }),
+  list_controls: operation({
+    title: "The tenant's controls",
+    write: false,
+    description: `List the controls of every use case, each with its use_case_id and use_case_name: filter by assignee_id (usr_… or team_…: what someone has to do), status, open (true: pending or in_progress), overdue (true: open and due before today) or policy_pack_key. ${PAGED}`,
+    input: args(TenantControlListQuery),
+    http: { operationId: 'listTenantControls' },
+    service: (s, ctx, q) => s.useCasePolicies.listTenantControls(ctx, q),
   }),
   update_control_status: operation({
     title: 'Update a use-case control',

@@ -673,6 +673,30 @@ describe.skipIf(!hasBrowser)(
           }),
           200,
         )
+        // Owned by someone else, a control assigned to the person and not overdue: found by the controls list.
+        const triage = await ok(
+          admin({
+            method: 'POST',
+            url: '/use_cases',
+            payload: { name: 'Vendor triage', risk_category_level: 'low', owner: { owner_id: other.id } },
+          }),
+        )
+        await ok(
+          admin({
+            method: 'POST',
+            url: `/use_cases/${triage.id}/policy_packs`,
+            payload: { key: 'CORE', due_date: '2999-01-01' },
+          }),
+        )
+        const [mine] = (await ok(admin({ method: 'GET', url: `/use_cases/${triage.id}/controls` }), 200)).items
+        await ok(
+          admin({
+            method: 'PATCH',
+            url: `/use_cases/${triage.id}/controls/${mine.id}`,
+            payload: { assignee: { owner_id: person.id } },
+          }),
+          200,
+        )
         const context = await newContext(base)
         const page = await context.newPage()
         await signIn(page)
@@ -680,6 +704,7 @@ describe.skipIf(!hasBrowser)(
         const list = page.getByRole('list', { name: 'Waiting for you' })
         await list.getByText('Churn model: 3 required answer(s) missing, for team Model risk').waitFor()
         await list.getByText('Fraud alerts, due 2020-01-01, for team Model risk').waitFor()
+        await list.getByText('Vendor triage, due 2999-01-01', { exact: true }).waitFor()
         // Overdue first.
         expect(await list.locator('li').first().textContent()).toContain('Fraud alerts')
         await expectClean(page, 'inbox with team items')

@@ -55,6 +55,7 @@ const OPERATIONS = {
     'applyPolicyPack',
     'removePolicyPack',
     'listUseCaseControls',
+    'listTenantControls',
     'getUseCaseControl',
     'updateUseCaseControl',
     'listQuestionnaires',

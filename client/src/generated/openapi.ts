@@ -1232,6 +1232,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integration/use_case_controls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's use-case controls
+         * @description Every use case's controls in one list, for work queues: what is assigned to a user or team, what is open or overdue.
+         */
+        get: operations["listTenantControls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/integration/use_cases/{id}/controls/{control_id}": {
         parameters: {
             query?: never;
@@ -4218,6 +4238,71 @@ export interface components {
             name?: string;
             /** @example Owns the credit models end to end. */
             description?: string | null;
+        };
+        TenantControl: {
+            /** @example ucc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            id: string;
+            /** @example uc_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            use_case_id: string;
+            /** @example EU-AIA-ART9 */
+            control_key: string;
+            control_version: number;
+            /** @example pcv_01jd3k8m9v4q2w6e8r0t2y4u6i */
+            control_version_id: string;
+            /** @example Credit scoring */
+            name: string;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key: string;
+            policy_pack_version: number;
+            status: components["schemas"]["ControlStatus"];
+            due_date: string | null;
+            notes: string | null;
+            /** @description The user or team who is to implement the control. */
+            assignee: components["schemas"]["Owner"] | null;
+            /** @description Pieces of evidence linked to this control. */
+            evidence_count: number;
+            /** @description The control version's evidence requirements, each with whether it is met. */
+            evidence_requirements: components["schemas"]["RequirementStatus"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            updated_at: string;
+            /** @example Credit scoring */
+            use_case_name: string;
+        };
+        /**
+         * @example {
+         *       "assignee_id": "usr_01jd3k8m9v4q2w6e8r0t2y4u6i",
+         *       "open": true
+         *     }
+         */
+        TenantControlListQuery: {
+            /**
+             * @description Records per page (1-100).
+             * @default 50
+             */
+            page_limit?: number;
+            /** @description The `next_cursor` of the previous page. */
+            page_after?: string;
+            /** @description Controls assigned to this user or team. */
+            assignee_id?: string;
+            status?: components["schemas"]["ControlStatus"];
+            /** @description true: pending or in_progress controls; false: implemented or not_applicable ones. */
+            open?: boolean;
+            /** @description true: open controls due before today (UTC), as the governance summary counts them; false: all the others. */
+            overdue?: boolean;
+            /** @example EU-AIA-ART9 */
+            policy_pack_key?: string;
+        };
+        TenantControlPage: {
+            items: components["schemas"]["TenantControl"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body.
@@ -16455,6 +16540,119 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UseCaseControlPage"];
+                };
+            };
+            /** @description Not Modified: the `If-None-Match` ETag is still current. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: malformed JSON, invalid query or path parameter, unknown query parameter or bad cursor. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked credentials. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key role is too low, or X-Tenant does not match the token. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record in this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A value failed validation (e.g. text with a lone surrogate or U+0000); `errors` names each field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limited; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no details are disclosed). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A dependency (database) is unavailable; retry later. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTenantControls: {
+        parameters: {
+            query?: {
+                /** @description Records per page (1-100). */
+                page_limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                page_after?: string;
+                /** @description Controls assigned to this user or team. */
+                assignee_id?: string;
+                status?: components["schemas"]["ControlStatus"];
+                /** @description true: pending or in_progress controls; false: implemented or not_applicable ones. */
+                open?: boolean;
+                /** @description true: open controls due before today (UTC), as the governance summary counts them; false: all the others. */
+                overdue?: boolean;
+                /** @example EU-AIA-ART9 */
+                policy_pack_key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantControlPage"];
                 };
             };
             /** @description Not Modified: the `If-None-Match` ETag is still current. */

@@ -184,6 +184,9 @@ from .models import (  # noqa: F401
     TeamMemberBody,
     TeamPage,
     TeamUpdate,
+    TenantControl,
+    TenantControlListQuery,
+    TenantControlPage,
     TokenRequest,
     TokenResponse,
     UseCase,
@@ -335,6 +338,7 @@ OPERATIONS: Dict[str, Operation] = {
     "getUseCasePolicyPack": Operation("GET", "/use_cases/{id}/policy_packs/{key}", "json"),
     "removePolicyPack": Operation("DELETE", "/use_cases/{id}/policy_packs/{key}", "empty"),
     "listUseCaseControls": Operation("GET", "/use_cases/{id}/controls", "page"),
+    "listTenantControls": Operation("GET", "/use_case_controls", "page"),
     "getUseCaseControl": Operation("GET", "/use_cases/{id}/controls/{control_id}", "json"),
     "updateUseCaseControl": Operation("PATCH", "/use_cases/{id}/controls/{control_id}", "json"),
     "listControlEvidence": Operation("GET", "/use_cases/{id}/controls/{control_id}/evidence", "page"),
@@ -417,6 +421,7 @@ class Resources:
         self.policy_control_versions = PolicyControlVersionsResource(transport, args)
         self.policy_controls = PolicyControlsResource(transport, args)
         self.policy_packs = PolicyPacksResource(transport, args)
+        self.use_case_controls = UseCaseControlsResource(transport, args)
         self.questionnaires = QuestionnairesResource(transport, args)
         self.users = UsersResource(transport, args)
         self.teams = TeamsResource(transport, args)
@@ -708,6 +713,22 @@ class QuestionnairesResource:
     def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
         """Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id."""
         return cast("Questionnaire", self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class UseCaseControlsResource:
+    """`client.use_case_controls`."""
+
+    def __init__(self, transport: SyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, assignee_id: Optional[str] = None, status: Optional[ControlStatus] = None, open: Optional[bool] = None, overdue: Optional[bool] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[TenantControl]:
+        """List the tenant's use-case controls."""
+        return cast("Page[TenantControl]", self._t.call("listTenantControls", (), query={"page_limit": page_limit, "page_after": page_after, "assignee_id": assignee_id, "status": status, "open": open, "overdue": overdue, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, assignee_id: Optional[str] = None, status: Optional[ControlStatus] = None, open: Optional[bool] = None, overdue: Optional[bool] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> Iterator[TenantControl]:
+        """List the tenant's use-case controls: every record, page after page."""
+        return self._t.iterate("listTenantControls", (), query={"page_limit": page_size, "assignee_id": assignee_id, "status": status, "open": open, "overdue": overdue, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class PolicyPacksResource:
@@ -1777,6 +1798,7 @@ class AsyncResources:
         self.policy_control_versions = AsyncPolicyControlVersionsResource(transport, args)
         self.policy_controls = AsyncPolicyControlsResource(transport, args)
         self.policy_packs = AsyncPolicyPacksResource(transport, args)
+        self.use_case_controls = AsyncUseCaseControlsResource(transport, args)
         self.questionnaires = AsyncQuestionnairesResource(transport, args)
         self.users = AsyncUsersResource(transport, args)
         self.teams = AsyncTeamsResource(transport, args)
@@ -2068,6 +2090,22 @@ class AsyncQuestionnairesResource:
     async def get(self, key: str, *, version: Optional[int] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Questionnaire:
         """Get a questionnaire by key (latest, or ?version=), by KEY+version or by q_ id."""
         return cast("Questionnaire", await self._t.call("getQuestionnaire", (key,), query={"version": version}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+
+class AsyncUseCaseControlsResource:
+    """`client.use_case_controls`."""
+
+    def __init__(self, transport: AsyncTransport, args: Tuple[str, ...] = ()) -> None:
+        self._t = transport
+        self._args = args
+
+    async def list(self, *, page_limit: Optional[int] = None, page_after: Optional[str] = None, assignee_id: Optional[str] = None, status: Optional[ControlStatus] = None, open: Optional[bool] = None, overdue: Optional[bool] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None, if_none_match: Optional[str] = None) -> Page[TenantControl]:
+        """List the tenant's use-case controls."""
+        return cast("Page[TenantControl]", await self._t.call("listTenantControls", (), query={"page_limit": page_limit, "page_after": page_after, "assignee_id": assignee_id, "status": status, "open": open, "overdue": overdue, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, if_none_match)))
+
+    def list_all(self, *, page_size: Optional[int] = None, assignee_id: Optional[str] = None, status: Optional[ControlStatus] = None, open: Optional[bool] = None, overdue: Optional[bool] = None, policy_pack_key: Optional[str] = None, timeout: Optional[float] = None, max_retries: Optional[int] = None, headers: Optional[Mapping[str, str]] = None) -> AsyncIterator[TenantControl]:
+        """List the tenant's use-case controls: every record, page after page."""
+        return self._t.iterate("listTenantControls", (), query={"page_limit": page_size, "assignee_id": assignee_id, "status": status, "open": open, "overdue": overdue, "policy_pack_key": policy_pack_key}, body=None, options=CallOptions(timeout, max_retries, headers, None, None))
 
 
 class AsyncPolicyPacksResource:

@@ -1678,6 +1678,49 @@ class TeamUpdate(TypedDict, total=False):
     description: Optional[str]
 
 
+class TenantControl(TypedDict):
+    id: str
+    use_case_id: str
+    control_key: str
+    control_version: int
+    control_version_id: str
+    name: str
+    policy_pack_key: str
+    policy_pack_version: int
+    status: ControlStatus
+    due_date: Optional[str]
+    notes: Optional[str]
+    #: The user or team who is to implement the control.
+    assignee: Optional[Owner]
+    #: Pieces of evidence linked to this control.
+    evidence_count: int
+    #: The control version's evidence requirements, each with whether it is met.
+    evidence_requirements: List[RequirementStatus]
+    created_at: str
+    updated_at: str
+    use_case_name: str
+
+
+class TenantControlListQuery(TypedDict, total=False):
+    #: Records per page (1-100).
+    page_limit: int
+    #: The `next_cursor` of the previous page.
+    page_after: str
+    #: Controls assigned to this user or team.
+    assignee_id: str
+    status: ControlStatus
+    #: true: pending or in_progress controls; false: implemented or not_applicable ones.
+    open: bool
+    #: true: open controls due before today (UTC), as the governance summary counts them; false: all the others.
+    overdue: bool
+    policy_pack_key: str
+
+
+class TenantControlPage(TypedDict):
+    items: List[TenantControl]
+    pagination: Pagination
+
+
 class TokenRequest(TypedDict, total=False):
     """Optional: credentials may come from the X-API-Key and X-Tenant headers instead, with no body."""
     #: Alternative to the X-API-Key header.

@@ -4,6 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api'
 import {
   controlItems,
+  controlsCut,
   INBOX_BOUNDS,
   type InboxCut,
   type InboxItem,
@@ -80,10 +81,14 @@ async function loadInbox(
     })
   const owners: Owners = ownersOf(userId, teams.items)
 
-  // The records of each kind owned by the person or a team, and the use cases with overdue controls, all at once.
+  // The records of each kind owned by the person or a team, and the open controls assigned to each, all at once;
+  // overdue controls are read apart so that a bound never cuts one of them before a control that is not overdue.
   const kinds: RecordKind[] = ['use_case', 'model', 'vendor']
-  const pairs = kinds.flatMap((kind) => [...owners.keys()].map((ownerId) => ({ kind, ownerId })))
-  const [lists, overdue] = await Promise.all([
+  const ownerIds = [...owners.keys()]
+  const teamName = (ownerId: string) => teams.items.find((t) => t.id === ownerId)?.name ?? ''
+  const pairs = kinds.flatMap((kind) => ownerIds.map((ownerId) => ({ kind, ownerId })))
+  const controlReads = ownerIds.flatMap((ownerId) => [true, false].map((overdue) => ({ ownerId, overdue })))
+  const [lists, controls] = await Promise.all([
     mapLimit(pairs, INBOX_BOUNDS.parallel, async ({ kind, ownerId }) => {
       const got = await readPages<Omit<Owned, 'kind'>>(
         (after, pageLimit) =>
@@ -94,51 +99,41 @@ async function loadInbox(
           ),
         INBOX_BOUNDS.recordsPerOwner,
       )
-      if (got.more)
-        cuts.push(recordsCut(kind, ownerId, teams.items.find((t) => t.id === ownerId)?.name ?? '', got.items.length))
+      if (got.more) cuts.push(recordsCut(kind, ownerId, teamName(ownerId), got.items.length))
       return got.items.map((r) => ({ ...r, kind }))
     }),
-    readPages(
-      (after, pageLimit) =>
-        page(
-          api.useCases.list({
-            overdueControls: true,
-            sort: '-updated_at',
-            pageLimit,
-            ...(after ? { pageAfter: after } : {}),
-          }),
-        ),
-      INBOX_BOUNDS.overdueUseCases,
-    ),
+    mapLimit(controlReads, INBOX_BOUNDS.parallel, async ({ ownerId, overdue }) => {
+      const got = await readPages<Parameters<typeof controlItems>[0][number]>(
+        (after, pageLimit) =>
+          page(
+            api.useCaseControls.list({
+              assigneeId: ownerId,
+              open: true,
+              overdue,
+              pageLimit,
+              ...(after ? { pageAfter: after } : {}),
+            }),
+          ),
+        INBOX_BOUNDS.controlsPerOwner,
+      )
+      if (got.more) cuts.push(controlsCut(teamName(ownerId), overdue, got.items.length))
+      return got.items
+    }),
   ])
-  if (overdue.more)
-    cuts.push({
-      text: `More than ${INBOX_BOUNDS.overdueUseCases} use cases have overdue controls; the inbox looks for yours among the ${INBOX_BOUNDS.overdueUseCases} most recently changed: open them all`,
-      href: '/use-cases?overdue=true&sort=-updated_at',
-    })
   const owned = new Map<string, Owned>()
   for (const r of lists.flat()) owned.set(r.id, r)
-  const others = overdue.items.filter((u) => !owned.has(u.id))
 
-  type Work = { record: Owned; owned: boolean }
-  const work: Work[] = [
-    ...[...owned.values()].map((record) => ({ record, owned: true })),
-    ...others.map((u) => ({ record: { ...u, kind: 'use_case' as const }, owned: false })),
-  ]
-  const found = await mapLimit(work, INBOX_BOUNDS.parallel, async ({ record, owned: mine }): Promise<InboxItem[]> => {
+  const found = await mapLimit([...owned.values()], INBOX_BOUNDS.parallel, async (record): Promise<InboxItem[]> => {
     const out: InboxItem[] = []
     const isUseCase = record.kind === 'use_case'
     // A use case's list item names its questionnaires: none attached, nothing to read.
-    const readQuestionnaires = mine && (!isUseCase || (record.questionnaireIds?.length ?? 0) > 0)
-    const [attachments, controls] = await Promise.all([
-      readQuestionnaires
-        ? all<Parameters<typeof questionnaireItems>[1][number]>((q) => QUESTIONNAIRES[record.kind](record.id, q))
-        : [],
-      isUseCase ? all<Parameters<typeof controlItems>[1][number]>((q) => api.useCases.controls.list(record.id, q)) : [],
-    ])
-    out.push(...questionnaireItems(record, attachments, owners))
-    out.push(...controlItems(record, controls, owners, today))
-    if (mine && isUseCase && canMove && record.workflowStageStep && record.workflowStageStep !== 'clear') {
+    if (!isUseCase || (record.questionnaireIds?.length ?? 0) > 0) {
+      const attachments = await all<Parameters<typeof questionnaireItems>[1][number]>((q) =>
+        QUESTIONNAIRES[record.kind](record.id, q),
+      )
+      out.push(...questionnaireItems(record, attachments, owners))
+    }
+    if (isUseCase && canMove && record.workflowStageStep && record.workflowStageStep !== 'clear') {
       const forWhom = record.owner ? owners.get(record.owner.ownerId) : ''
       out.push({
         kind: 'gate',
@@ -149,7 +144,7 @@ async function loadInbox(
     }
     return out
   })
-  return { items: sortInbox(found.flat()), cuts }
+  return { items: sortInbox([...found.flat(), ...controlItems(controls.flat(), owners, today)]), cuts }
 }
 
 /** What waits for me: missing answers, my controls (overdue first), use cases at a gate I can move on. */

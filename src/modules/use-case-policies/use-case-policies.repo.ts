@@ -1,7 +1,7 @@
-import type { Kysely } from 'kysely'
+import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { ControlEvidenceRow, Tables, UseCaseControlRow, UseCasePolicyPackRow } from '../../db/tables.js'
 import { applyKeyset, type Keyset } from '../../shared/pagination.js'
-import type { UseCaseControlListQuery } from './use-case-policies.schemas.js'
+import type { TenantControlListQuery, UseCaseControlListQuery } from './use-case-policies.schemas.js'
 import { forChange } from '../../shared/mutation.js'
 
 type Db = Kysely<Tables>
@@ -113,6 +113,41 @@ export function listControls(
   if (query.policy_pack_key !== undefined) q = q.where('policy_pack_key', '=', query.policy_pack_key)
   if (query.assignee_id !== undefined) q = q.where('assignee_id', '=', query.assignee_id)
   return applyKeyset(q, ks).execute()
+}
+
+/** A control still to do: what "open" and "overdue" count, here as in the governance summary. */
+const OPEN_STATUSES = ['pending', 'in_progress']
+
+export function listTenantControls(
+  db: Db,
+  tenantId: string,
+  query: TenantControlListQuery,
+  ks: Keyset,
+  today: string,
+): Promise<UseCaseControlRow[]> {
+  let q = db.selectFrom('use_case_controls').selectAll().where('tenant_id', '=', tenantId)
+  if (query.assignee_id !== undefined) q = q.where('assignee_id', '=', query.assignee_id)
+  if (query.status !== undefined) q = q.where('status', '=', query.status)
+  if (query.policy_pack_key !== undefined) q = q.where('policy_pack_key', '=', query.policy_pack_key)
+  if (query.open !== undefined) q = q.where('status', query.open ? 'in' : 'not in', OPEN_STATUSES)
+  if (query.overdue !== undefined) {
+    const overdue = (eb: ExpressionBuilder<Tables, 'use_case_controls'>) =>
+      eb.and([eb('status', 'in', OPEN_STATUSES), eb('due_date', 'is not', null), eb('due_date', '<', today)])
+    q = q.where((eb) => (query.overdue ? overdue(eb) : eb.not(overdue(eb))))
+  }
+  return applyKeyset(q, ks).execute()
+}
+
+/** The names of a tenant's use cases by id. */
+export async function useCaseNames(db: Db, tenantId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('use_cases')
+    .select(['id', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', [...new Set(ids)])
+    .execute()
+  return new Map(rows.map((r) => [r.id, r.name]))
 }
 
 export async function insertControls(db: Db, rows: UseCaseControlRow[]): Promise<void> {

@@ -10,6 +10,8 @@ import {
   ControlEvidenceLink,
   ControlEvidencePage,
   ControlEvidenceParams,
+  TenantControlListQuery,
+  TenantControlPage,
   UseCaseControl,
   UseCaseControlListQuery,
   UseCaseControlPage,
@@ -99,6 +101,23 @@ export function useCasePolicyRoutes(policies: UseCasePoliciesService): FastifyPl
         },
       },
       async (req) => policies.listControls(req.ctx, req.params.id, req.query),
+    )
+
+    app.get(
+      '/use_case_controls',
+      {
+        schema: {
+          operationId: 'listTenantControls',
+          summary: "List the tenant's use-case controls",
+          description:
+            "Every use case's controls in one list, for work queues: what is assigned to a user or team, what is open or overdue.",
+          tags,
+          querystring: TenantControlListQuery,
+          response: { 200: TenantControlPage },
+        },
+        config: { readCache: { daily: (query) => (query as TenantControlListQuery).overdue !== undefined } },
+      },
+      async (req) => policies.listTenantControls(req.ctx, req.query),
     )
 
     app.get(

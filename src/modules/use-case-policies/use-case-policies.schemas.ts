@@ -129,6 +129,39 @@ export type UseCaseControlListQuery = Static<typeof UseCaseControlListQuery>
 
 export const UseCaseControlPage = PageOf(UseCaseControl)
 
+/** A control in the tenant-wide list: the use case's control, with the use case's name to show beside it. */
+export const TenantControl = Type.Object({
+  ...UseCaseControl.properties,
+  use_case_name: Name,
+})
+export type TenantControl = Static<typeof TenantControl>
+export const TenantControlPage = PageOf(TenantControl)
+
+export const TenantControlListQuery = Type.Object(
+  {
+    ...PageQuery,
+    assignee_id: Type.Optional(Type.String({ maxLength: 64, description: 'Controls assigned to this user or team.' })),
+    status: Type.Optional(ControlStatus),
+    open: Type.Optional(
+      Type.Boolean({
+        description: 'true: pending or in_progress controls; false: implemented or not_applicable ones.',
+      }),
+    ),
+    overdue: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: open controls due before today (UTC), as the governance summary counts them; false: all the others.',
+      }),
+    ),
+    policy_pack_key: Type.Optional(Key),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ assignee_id: 'usr_01jd3k8m9v4q2w6e8r0t2y4u6i', open: true }],
+  },
+)
+export type TenantControlListQuery = Static<typeof TenantControlListQuery>
+
 export const UseCasePackParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The uc_… id.' }),
   key: Type.String({ maxLength: 100, description: 'The policy pack key.' }),

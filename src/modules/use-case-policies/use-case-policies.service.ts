@@ -15,6 +15,7 @@ import {
 } from '../../shared/mutation.js'
 import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { utcDay } from '../../shared/today.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.service.js'
 import * as repo from './use-case-policies.repo.js'
 import type {
@@ -23,6 +24,8 @@ import type {
   ControlEvidence,
   ControlEvidenceLink,
   RequirementStatus,
+  TenantControl,
+  TenantControlListQuery,
   UseCaseControl,
   UseCaseControlListQuery,
   UseCaseControlUpdate,
@@ -258,6 +261,21 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
       const ks = keyset(query)
       const page = toPage(await repo.listControls(db, ctx.tenantId, useCaseId, query, ks), ks, (row) => row)
       return { ...page, items: await controlsWithEvidence(db, ctx.tenantId, page.items) }
+    },
+
+    /** The tenant's controls across its use cases, by assignee, status, openness or overdueness. */
+    async listTenantControls(ctx: Ctx, query: TenantControlListQuery): Promise<Page<TenantControl>> {
+      const ks = keyset(query)
+      const page = toPage(await repo.listTenantControls(db, ctx.tenantId, query, ks, utcDay()), ks, (row) => row)
+      const [controls, names] = await Promise.all([
+        controlsWithEvidence(db, ctx.tenantId, page.items),
+        repo.useCaseNames(
+          db,
+          ctx.tenantId,
+          page.items.map((row) => row.use_case_id),
+        ),
+      ])
+      return { ...page, items: controls.map((c) => ({ ...c, use_case_name: names.get(c.use_case_id) ?? '' })) }
     },
 
     getControl,
