@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { dropReads, forgetAllReads, keepReads } from '../read-model/kept-reads.js'
+import { KeptReads } from '../read-model/kept-reads.js'
 import type { Tables } from './tables.js'
 
 export interface TransactionOptions<T> {
@@ -82,16 +82,13 @@ export async function runMembers(
   members: Member[],
   savepoints: MemberSavepoints | undefined,
 ): Promise<GroupOutcome> {
-  keepReads(tx)
-  try {
-    return await runKeepingReads(tx, members, savepoints)
-  } finally {
-    dropReads(tx)
-  }
+  const kept = new KeptReads()
+  return runKeepingReads(tx.withPlugin(kept), kept, members, savepoints)
 }
 
 async function runKeepingReads(
   tx: Kysely<Tables>,
+  kept: KeptReads,
   members: Member[],
   savepoints: MemberSavepoints | undefined,
 ): Promise<GroupOutcome> {
@@ -117,7 +114,7 @@ async function runKeepingReads(
       } catch (err) {
         if (savepoints.endsGroup(err)) throw err
         open = false
-        forgetAllReads(tx)
+        kept.forgetAll()
         await savepoints.rollback()
         if (!savepoints.retryLater?.(member, err)) failed.push([member, err])
       }

@@ -9,6 +9,7 @@ import {
   type TransactionOptions,
 } from './group-members.js'
 import type { Tables } from './tables.js'
+import { LOCKING_READS } from './locking-reads.js'
 
 type Work<T> = (tx: Kysely<Tables>) => Promise<T>
 
@@ -106,7 +107,7 @@ export function groupCommitPostgres(
       await db.connection().execute(async (tx) => {
         await sql`begin`.execute(tx)
         try {
-          outcome = await runMembers(tx, jobs, isolated ? savepoints(tx, later) : undefined)
+          outcome = await runMembers(tx.withPlugin(LOCKING_READS), jobs, isolated ? savepoints(tx, later) : undefined)
           await sql`commit`.execute(tx)
         } catch (err) {
           await sql`rollback`.execute(tx).catch(() => undefined)

@@ -6,8 +6,8 @@
  *   HTTP face is installReadCache (ETags, 304, and the chain position a missed read starts from).
  * - `records`: governed records' JSON and list pages, kept across writes and moved on by the audit records between
  *   two heads (ItemCache); a catalog declares which of its fields no list reads (`unlisted`).
- * - kept reads: a group transaction's reads of a tenant's definitions (keptRead), forgotten by the writes of their
- *   table (forgetReads) and by a member's rollback.
+ * - kept reads: a group transaction's reads of a tenant's definitions (keptRead), forgotten by any write to their
+ *   table through that transaction (KeptReads, a plugin on it) and by a member's rollback.
  */
 import { LRUCache } from 'lru-cache'
 import type { Database } from '../db/create-db.js'
@@ -15,7 +15,7 @@ import { ItemCache } from './item-cache.js'
 import type { AnswerCache, CachedAnswer } from './read-cache.js'
 
 export type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from './item-cache.js'
-export { forgetReads, keptRead } from './kept-reads.js'
+export { KeptReads, keptRead } from './kept-reads.js'
 export { type AnswerCache, installReadCache, type ReadCacheOutcome } from './read-cache.js'
 
 export interface ReadModel {

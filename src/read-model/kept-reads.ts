@@ -1,49 +1,89 @@
+import {
+  AliasNode,
+  DeleteQueryNode,
+  InsertQueryNode,
+  type Kysely,
+  type KyselyPlugin,
+  type OperationNode,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  RawNode,
+  type RootOperationNode,
+  TableNode,
+  type UnknownRow,
+  UpdateQueryNode,
+} from 'kysely'
+import type { Tables } from '../db/tables.js'
+
 /**
  * Reads of a tenant's definitions (its workflow start stage, its custom fields) kept for the rest of one group
  * transaction. A group's members are mostly one tenant's creates, and each read both again: on PostgreSQL two of a
- * create's round trips, each of which costs the service more than the statement costs the database. A write to a
- * table through the code that writes it forgets what was kept of that table; a member rolled back to its
- * savepoint forgets everything (what it wrote is gone, and what was read after may have seen it).
+ * create's round trips, each of which costs the service more than the statement costs the database.
  *
- * Only transactions that runMembers opened keep anything: elsewhere every read goes to the database.
+ * The group's transaction carries a KeptReads as a Kysely plugin (runMembers adds it), so every query the members
+ * build passes through it: a write to a table forgets what was kept of that table, whoever writes it, and no writer
+ * has to remember to. A member rolled back to its savepoint forgets everything (what it wrote is gone, and what was
+ * read after may have seen it). Transactions without one keep nothing: every read goes to the database.
  */
-const kept = new WeakMap<object, Map<string, Promise<unknown>>>()
+export class KeptReads implements KyselyPlugin {
+  readonly #reads = new Map<string, Promise<unknown>>()
 
-/** Starts keeping reads in `tx` (runMembers, for its group). */
-export function keepReads(tx: object): void {
-  kept.set(tx, new Map())
-}
-
-/** Stops keeping reads in `tx`. */
-export function dropReads(tx: object): void {
-  kept.delete(tx)
-}
-
-/** Forgets every read kept in `tx` and goes on keeping (a member was rolled back). */
-export function forgetAllReads(tx: object): void {
-  kept.get(tx)?.clear()
-}
-
-/**
- * `read()` of `table`, done once per `what` (the tenant, and what of it is read) in `tx` while it keeps reads.
- * Callers must not change what it returns.
- */
-export function keptRead<T>(tx: object, table: string, what: string, read: () => Promise<T>): Promise<T> {
-  const reads = kept.get(tx)
-  if (!reads) return read()
-  const key = `${table}\n${what}`
-  let value = reads.get(key) as Promise<T> | undefined
-  if (!value) {
-    value = read()
-    reads.set(key, value)
-    value.catch(() => reads.delete(key))
+  /** `read()` of `table`, done once per `what` (the tenant, and what of it is read). Callers must not change what it returns. */
+  read<T>(table: string, what: string, read: () => Promise<T>): Promise<T> {
+    const key = `${table}\n${what}`
+    let value = this.#reads.get(key) as Promise<T> | undefined
+    if (!value) {
+      value = read()
+      this.#reads.set(key, value)
+      value.catch(() => this.#reads.delete(key))
+    }
+    return value
   }
-  return value
+
+  /** Forgets everything kept (a member was rolled back). */
+  forgetAll(): void {
+    this.#reads.clear()
+  }
+
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    if (this.#reads.size > 0) {
+      const written = writtenTable(node)
+      for (const key of [...this.#reads.keys()]) {
+        const table = key.slice(0, key.indexOf('\n'))
+        if (written === undefined ? writesMention(node, table) : written === table) this.#reads.delete(key)
+      }
+    }
+    return node
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result
+  }
 }
 
-/** Forgets what `tx` kept of `table`: called by every write to a table whose reads are kept. */
-export function forgetReads(tx: object, table: string): void {
-  const reads = kept.get(tx)
-  if (!reads) return
-  for (const key of reads.keys()) if (key.startsWith(`${table}\n`)) reads.delete(key)
+/** `read()` of `table`, kept for the rest of the group when `db` is a group's transaction (see KeptReads). */
+export function keptRead<T>(db: Kysely<Tables>, table: string, what: string, read: () => Promise<T>): Promise<T> {
+  const kept = db.getExecutor().plugins.find((plugin) => plugin instanceof KeptReads)
+  return kept ? (kept as KeptReads).read(table, what, read) : read()
+}
+
+/** The table an insert, update or delete built with the query builder writes; undefined for any other query. */
+function writtenTable(node: RootOperationNode): string | undefined {
+  const target: OperationNode | undefined = InsertQueryNode.is(node)
+    ? node.into
+    : UpdateQueryNode.is(node)
+      ? node.table
+      : DeleteQueryNode.is(node)
+        ? node.from.froms[0]
+        : undefined
+  const table = target && AliasNode.is(target) ? target.node : target
+  return table && TableNode.is(table) ? table.table.identifier.name : undefined
+}
+
+/** Whether a query written as SQL text may write `table`: conservative, it only has to name it beside a write. */
+function writesMention(node: RootOperationNode, table: string): boolean {
+  if (!RawNode.is(node)) return false
+  const text = node.sqlFragments.join(' ').toLowerCase()
+  return text.includes(table) && /\b(insert|update|delete|merge|truncate)\b/.test(text)
 }

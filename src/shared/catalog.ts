@@ -15,14 +15,7 @@ import {
   writeCustomFieldValues,
 } from './governed.js'
 import { type IdPrefix, newId, now } from './ids.js'
-import {
-  forgetReads,
-  type ItemCache,
-  type ItemView,
-  type PageBody,
-  type PageIds,
-  type RenderedRow,
-} from '../read-model/index.js'
+import type { ItemCache, ItemView, PageBody, PageIds, RenderedRow } from '../read-model/index.js'
 import { utcDay } from './today.js'
 import { itemBody, itemJson, type ItemText, itemText, type JsonField, pageBody } from './item-json.js'
 import {
@@ -283,7 +276,6 @@ export function createCatalogService<
             updated_at: at,
           } as unknown as Row
           await (tx as AnyDb).insertInto(spec.table).values(row).execute()
-          forgetReads(tx, spec.table)
           const valueChanges = spec.governed
             ? await writeCustomFieldValues(tx, ctx.tenantId, spec.governed, row.id, governed.custom_fields, true)
             : {}
@@ -355,7 +347,6 @@ export function createCatalogService<
                         ),
                       }
                     : (await update.execute(), undefined)
-                forgetReads(tx, spec.table)
                 return rendered
               },
             )
@@ -382,7 +373,6 @@ export function createCatalogService<
           const removed = spec.beforeDelete ? await spec.beforeDelete(tx, ctx, current, database.dialect) : []
           if (spec.governed) await removeCustomFieldValues(tx, ctx.tenantId, id)
           await (tx as AnyDb).deleteFrom(spec.table).where(tenant, '=', ctx.tenantId).where('id', '=', id).execute()
-          forgetReads(tx, spec.table)
           return { result: undefined, audit: [...removed, auditOf('deleted', current as never)] }
         },
         [id],

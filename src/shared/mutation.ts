@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { Kysely } from 'kysely'
 import type { DialectName } from '../db/create-db.js'
+import { LOCKING_READS } from '../db/locking-reads.js'
 import type { AuditLogRow, Tables } from '../db/tables.js'
 import type { AuditedDatabase, Audited, AuditEntry } from './audit-append.js'
 import type { Ctx } from './context.js'
@@ -16,18 +17,15 @@ export interface MutationOutcome<T> {
 
 export const GENESIS_HASH = '0'.repeat(64)
 
-/** The transactions runMutation opened on PostgreSQL: reads in them take row locks (see forChange). */
-const lockingTransactions = new WeakSet<object>()
-
 /**
  * A row read to compute a change (PATCH's "before", a revocation, a workflow move) must not change before the
- * write. SQLite mutations hold the database's write lock from their start; on PostgreSQL a read inside a mutation
- * locks its rows FOR NO KEY UPDATE (like an UPDATE does, so rows referencing them by foreign key can still be
- * inserted), and concurrent writers of one row queue instead of recording stale "before" values.
- * Outside a mutation the query is unchanged.
+ * write. SQLite mutations hold the database's write lock from their start; in a PostgreSQL group transaction (marked
+ * LOCKING_READS) the read locks its rows FOR NO KEY UPDATE (like an UPDATE does, so rows referencing them by foreign
+ * key can still be inserted), and concurrent writers of one row queue instead of recording stale "before" values.
+ * Elsewhere the query is unchanged.
  */
-export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: object, query: Q): Q {
-  return lockingTransactions.has(db) ? query.forNoKeyUpdate() : query
+export function forChange<Q extends { forNoKeyUpdate(): Q }>(db: Kysely<Tables>, query: Q): Q {
+  return db.getExecutor().plugins.includes(LOCKING_READS) ? query.forNoKeyUpdate() : query
 }
 
 /** A tenant's record by id, read to compute a change (locked as forChange says); any family's table. */
@@ -86,7 +84,6 @@ export async function runRecordedMutation<T>(
   }
   const { result, entries, appended } = await database.groupedTransaction(
     async (tx): Promise<Audited<T>> => {
-      if (database.dialect === 'postgres') lockingTransactions.add(tx)
       const { result, audit } = await work(tx)
       return { result, ctx, entries: Array.isArray(audit) ? audit : [audit], appended: [] }
     },

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { createServices } from '../../src/services.js'
-import { forgetReads, keptRead } from '../../src/read-model/kept-reads.js'
+import { sql } from 'kysely'
+import { keptRead } from '../../src/read-model/kept-reads.js'
 import { systemCtx } from '../../src/shared/context.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 
-// A group transaction keeps a tenant's start stage and custom field definitions for its members (src/db/kept-reads):
+// A group transaction keeps a tenant's start stage and custom field definitions for its members (src/read-model):
 // a member must still see what an earlier member of its group changed, and never what a rolled-back one did. (The
 // start stage is system-managed: no request changes it.)
 // Writes started in one turn of the event loop commit as one group.
@@ -69,7 +70,6 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
               name_key: 'gone',
             })
             .execute()
-          forgetReads(tx, 'custom_fields')
           throw new Error(`saw ${await count(tx)}`)
         },
         { group: 'acme' },
@@ -81,5 +81,30 @@ describeEachDialect('reads kept for a group transaction', (dialect) => {
       `saw ${(first as PromiseFulfilledResult<number>).value + 1}`,
     )
     expect((last as PromiseFulfilledResult<number>).value).toBe((first as PromiseFulfilledResult<number>).value)
+  })
+
+  it("forgets a table's kept reads on any write to it through the transaction, and only on those", async () => {
+    let reads = 0
+    const read = (tx: Parameters<Parameters<typeof t.deps.database.groupedTransaction>[0]>[0]) =>
+      keptRead(tx, 'custom_fields', 'acme', async () => ++reads)
+    const seen = await t.deps.database.groupedTransaction(
+      async (tx) => {
+        const out = [await read(tx), await read(tx)]
+        // Another table's write keeps it; a builder's and an SQL text's write of the table forget it.
+        await tx.updateTable('vendors').set({ name: 'x' }).where('tenant_id', '=', 'nobody').execute()
+        out.push(await read(tx))
+        await tx.updateTable('custom_fields').set({ name: 'x' }).where('tenant_id', '=', 'nobody').execute()
+        out.push(await read(tx), await read(tx))
+        await sql`update custom_fields set name = 'x' where tenant_id = 'nobody'`.execute(tx)
+        out.push(await read(tx))
+        await tx.deleteFrom('custom_fields').where('tenant_id', '=', 'nobody').execute()
+        out.push(await read(tx))
+        return out
+      },
+      { group: 'acme' },
+    )
+    expect(seen).toEqual([1, 1, 1, 2, 2, 3, 4])
+    // Outside a group nothing is kept.
+    expect([await read(t.deps.database.db), await read(t.deps.database.db)]).toEqual([5, 6])
   })
 })

@@ -5,7 +5,7 @@ import { applyKeyset, type Keyset, pageTextOf, withinTextBudget } from '../../sh
 import { containsText } from '../../shared/search.js'
 import type { WorkflowStageListQuery } from './workflow-stages.schemas.js'
 import { forChange } from '../../shared/mutation.js'
-import { forgetReads, keptRead } from '../../read-model/index.js'
+import { keptRead } from '../../read-model/index.js'
 
 type Db = Kysely<Tables>
 
@@ -86,7 +86,6 @@ export function listStages(
 }
 
 export async function insertStage(db: Db, row: WorkflowStageRow): Promise<void> {
-  forgetReads(db, 'workflow_stages')
   await db.insertInto('workflow_stages').values(row).execute()
 }
 
@@ -96,12 +95,10 @@ export async function updateStage(
   id: string,
   changes: Partial<WorkflowStageRow>,
 ): Promise<void> {
-  forgetReads(db, 'workflow_stages')
   await db.updateTable('workflow_stages').set(changes).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
 export async function deleteStage(db: Db, tenantId: string, id: string): Promise<void> {
-  forgetReads(db, 'workflow_stages')
   await db.deleteFrom('workflow_stages').where('tenant_id', '=', tenantId).where('id', '=', id).execute()
 }
 
@@ -113,7 +110,6 @@ export async function makeRoomAt(
   exceptId: string,
   at: string,
 ): Promise<void> {
-  forgetReads(db, 'workflow_stages')
   const taken = await db
     .selectFrom('workflow_stages')
     .select('id')

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createDatabase } from '../../../src/db/create-db.js'
 import { AuditAppender, type AuditedDatabase, withAudit } from '../../../src/shared/audit-append.js'
 import { systemCtx } from '../../../src/shared/context.js'
-import { runMutation } from '../../../src/shared/mutation.js'
+import { findForChange, runMutation } from '../../../src/shared/mutation.js'
 import { POSTGRES_URL, startTestApp, type TestApp } from '../../helpers/harness.js'
 
 // Two processes appending to one tenant's audit chain on PostgreSQL, in turns and at once: every record of both is
@@ -132,5 +132,35 @@ suite(`audit appends of two processes on one PostgreSQL chain${POSTGRES_URL ? ''
       records.filter((r) => r.resource_name?.startsWith('ours ') || r.resource_name?.startsWith('theirs ')),
     ).toHaveLength(60)
     expect(records.map((r) => Number(r.seq))).toEqual(records.map((_r, i) => i + 1))
+  })
+
+  it("locks a row read to change it, so a second process's change of it waits and starts from the first's", async () => {
+    const tenant = 'locks'
+    await createVendor(tenant, 'v')
+    const { id } = await t.deps.database.db
+      .selectFrom('vendors')
+      .select('id')
+      .where('tenant_id', '=', tenant)
+      .executeTakeFirstOrThrow()
+    // Each appends a letter to the name it read; with the read unlocked, both would read "v" and one letter be lost.
+    const append = (database: AuditedDatabase, letter: string) =>
+      runMutation(database, systemCtx(tenant), async (tx) => {
+        const before = await findForChange(tx, 'vendors', tenant, id)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        await tx
+          .updateTable('vendors')
+          .set({ name: `${before?.name}${letter}` })
+          .where('tenant_id', '=', tenant)
+          .where('id', '=', id)
+          .execute()
+        return { result: undefined, audit: [] }
+      })
+    await Promise.all([append(t.deps.database, 'a'), append(other, 'b')])
+    const { name } = await t.deps.database.db
+      .selectFrom('vendors')
+      .select('name')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow()
+    expect(['vab', 'vba']).toContain(name)
   })
 })
