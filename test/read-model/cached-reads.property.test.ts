@@ -34,7 +34,7 @@ const word = fc.constantFrom(...WORDS)
 const text = fc.tuple(word, word).map(([a, b]) => `${a} ${b}`)
 const n = fc.nat(1000)
 
-const step = fc.oneof(
+const writeStep = fc.oneof(
   {
     arbitrary: fc.record({
       kind: fc.constant('create' as const),
@@ -113,6 +113,19 @@ const step = fc.oneof(
   {
     arbitrary: fc.record({ kind: fc.constant('workflow' as const), at: n, stage: n, advance: fc.boolean() }),
     weight: 2,
+  },
+)
+type WriteStep = typeof writeStep extends fc.Arbitrary<infer S> ? S : never
+
+const step = fc.oneof(
+  { arbitrary: writeStep, weight: 26 },
+  // Writes sent at once, so that they commit as one group (kept reads, savepoints, one audit append).
+  {
+    arbitrary: fc.record({
+      kind: fc.constant('burst' as const),
+      steps: fc.array(writeStep, { minLength: 2, maxLength: 4 }),
+    }),
+    weight: 4,
   },
   {
     arbitrary: fc.record({
@@ -304,6 +317,9 @@ describeEachDialect('cached reads equal uncached ones under random writes of eve
     switch (s.kind) {
       case 'via':
         via.app = s.plain ? plain : cached
+        return
+      case 'burst':
+        await Promise.all(s.steps.map((write: WriteStep) => run(w, write, via)))
         return
       case 'create': {
         const res = await write('POST', `/${s.family}`, {
