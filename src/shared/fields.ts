@@ -1,8 +1,8 @@
 import type { Columns } from './catalog.js'
 import type { Ctx } from './context.js'
 import { ownerOf } from './governed.js'
-import { column, customFields, type JsonField, owner, storedJson } from './item-json.js'
-import { nameColumns } from './records.js'
+import { column, customFields, flagColumn, type JsonField, owner, storedJson } from './item-json.js'
+import { fromFlag, nameColumns, toFlag } from './records.js'
 
 /**
  * A family's fields, each declared once: its columns, how a create and a PATCH body write it, whether its changes are
@@ -56,6 +56,18 @@ export const list =
     json: storedJson(key),
     create: (value) => ({ [key]: JSON.stringify(value ?? []) }),
     update: (value) => ({ [key]: JSON.stringify(value ?? []) }),
+    audited: true,
+    listed: options.listed ?? false,
+  })
+
+/** A boolean stored as 0 or 1; absent on create, or cleared by PATCH, it is `default`. */
+export const flag =
+  (options: { default: boolean; listed?: boolean }): FieldOf =>
+  (key) => ({
+    read: (row) => fromFlag(row[key] as number),
+    json: flagColumn(key),
+    create: (value) => ({ [key]: toFlag((value as boolean | null | undefined) ?? options.default) }),
+    update: (value) => ({ [key]: toFlag((value as boolean | null) ?? options.default) }),
     audited: true,
     listed: options.listed ?? false,
   })

@@ -21,6 +21,14 @@ export const column =
   (table) =>
     ref(table, name)
 
+/** A 0/1 column as a JSON boolean. */
+export const flagColumn =
+  (name: string): JsonField =>
+  (table, dialect) =>
+    dialect === 'sqlite'
+      ? sql`json(case when ${ref(table, name)} = 1 then 'true' else 'false' end)`
+      : sql`(${ref(table, name)} = 1)`
+
 /** A text column holding JSON (a list stored as text). */
 export const storedJson =
   (name: string): JsonField =>

@@ -3,6 +3,8 @@ import { systemCtx } from '../../src/shared/context.js'
 import { createServices } from '../../src/services.js'
 import { toAuditLog } from '../../src/modules/audit-logs/audit-logs.service.js'
 import { dispatchStatements } from '../../src/modules/webhooks/webhooks.delivery-repo.js'
+import { riskTypeFields } from '../../src/modules/risk-types/risk-types.service.js'
+import { itemJson } from '../../src/shared/item-json.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 
 // The governed families' GETs send JSON the database renders; their writes, MCP and events render items in
@@ -120,6 +122,23 @@ describeEachDialect('records rendered by the database', (dialect) => {
           await service.get(ctx, id),
         )
       }
+    }
+  })
+
+  it('renders the fields of the families without database reads as their JavaScript does (flags as booleans)', async () => {
+    const { db } = t.deps.database
+    for (const body of [
+      { name: 'Flags default' },
+      { name: 'Flags set', custom: false, hidden: true, description: awkward },
+    ]) {
+      const created = await services.riskTypes.create(ctx, body as never)
+      const row = await db
+        .selectFrom('risk_types')
+        .select(itemJson(riskTypeFields.json, 'risk_types', dialect).as('item'))
+        .where('id', '=', created.id)
+        .executeTakeFirstOrThrow()
+      const item = typeof row.item === 'string' ? JSON.parse(row.item) : row.item
+      expect(item).toEqual(created)
     }
   })
 

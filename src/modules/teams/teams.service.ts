@@ -7,7 +7,7 @@ import { refuseWhileOwning } from '../../shared/governed.js'
 import { now } from '../../shared/ids.js'
 import { runMutation, type Tx } from '../../shared/mutation.js'
 import { applyKeyset, keyset, type Page, toPage } from '../../shared/pagination.js'
-import { nameColumns, presentFields } from '../../shared/records.js'
+import { derive, ID, name, plain, TIME } from '../../shared/fields.js'
 import type { User } from '../users/users.schemas.js'
 import { memberAudit, removeMemberships, userCatalog } from '../users/users.service.js'
 import type { Team, TeamCreate, TeamListQuery, TeamMemberListQuery, TeamUpdate } from './teams.schemas.js'
@@ -20,8 +20,13 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
   resourceType: 'team',
   idPrefix: 'team',
   ...NAMED,
-  audited: ['name', 'description'],
-  create: (input) => ({ ...nameColumns(input.name), description: input.description ?? null }),
+  ...derive<TeamRow, Team, TeamCreate, TeamUpdate>({
+    id: ID,
+    name,
+    description: plain(),
+    created_at: TIME,
+    updated_at: TIME,
+  }),
   filter: (q, query) =>
     query.member_id === undefined
       ? q
@@ -34,22 +39,11 @@ export const teamCatalog: CatalogSpec<TeamRow, Team, TeamCreate, TeamUpdate, Tea
               .where('team_members.user_id', '=', query.member_id as string),
           ),
         ),
-  update: (input) => ({
-    ...presentFields(input, ['description']),
-    ...(input.name !== undefined && nameColumns(input.name)),
-  }),
   /** Refused while the team owns or is assigned anything; its memberships go with it. */
   beforeDelete: async (tx, ctx, row) => {
     await refuseWhileOwning(tx, ctx.tenantId, 'team', row.id)
     return removeMemberships(tx, ctx.tenantId, 'team', row.id)
   },
-  toItem: (row) => ({
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }),
 }
 
 export function createTeamsService(deps: Pick<Deps, 'database'>) {
