@@ -13,10 +13,12 @@ const UseCasePage = lazy(() => import('./pages/UseCase'))
 const RecordPage = lazy(() => import('./pages/Record'))
 const Registry = lazy(() => import('./pages/Registry'))
 const Dashboard = lazy(() => import('./pages/Dashboard'))
+const Controls = lazy(() => import('./pages/Controls'))
 
 const NAV = [
   { href: '/', label: 'Inbox' },
   { href: '/use-cases', label: 'Use cases' },
+  { href: '/controls', label: 'Controls' },
   { href: '/models', label: 'Models' },
   { href: '/vendors', label: 'Vendors' },
   { href: '/dashboard', label: 'Dashboard' },
@@ -136,6 +138,7 @@ export function App() {
               <Route path="/vendors/:id">{(p) => <RecordPage kind="vendor" id={p.id} />}</Route>
               <Route path="/models">{() => <Registry kind="models" />}</Route>
               <Route path="/vendors">{() => <Registry kind="vendors" />}</Route>
+              <Route path="/controls">{() => <Controls />}</Route>
               <Route path="/dashboard">{() => <Dashboard />}</Route>
               <Route>
                 <Text>This page does not exist.</Text>

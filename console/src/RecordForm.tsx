@@ -1,7 +1,7 @@
 import { Alert, Button, Group, List, Loader, Select, Stack, TagsInput, Textarea, TextInput } from '@mantine/core'
 import { useEffect, useMemo, useState } from 'react'
 import { api, call, problemOf } from './api'
-import { CustomFieldInput, type CustomFieldDef, useTeamChoices, useUserChoices } from './custom-fields'
+import { CustomFieldInput, type CustomFieldDef, useOwnerChoices } from './custom-fields'
 import { MODEL_STATUS_LABEL, RISK_LABEL, VENDOR_STATUS_LABEL } from './labels'
 import { useMe } from './me-context'
 import {
@@ -89,8 +89,7 @@ export function RecordForm(props: {
   const [general, setGeneral] = useState<string[]>([])
   const [confirmOverwrite, setConfirmOverwrite] = useState<string[] | undefined>()
   const [busy, setBusy] = useState(false)
-  const users = useUserChoices()
-  const teams = useTeamChoices()
+  const owners = useOwnerChoices()
 
   // biome-ignore lint/correctness/useExhaustiveDependencies: the form starts from the record it was opened with, once
   useEffect(() => {
@@ -221,10 +220,7 @@ export function RecordForm(props: {
             {...common}
             clearable
             searchable
-            data={[
-              { group: 'People', items: users },
-              { group: 'Teams', items: teams },
-            ]}
+            data={owners}
             value={typeof v === 'string' ? v : null}
             onChange={set}
           />

@@ -50,6 +50,16 @@ export function useTeamChoices(): { value: string; label: string }[] {
   return teams
 }
 
+/** People and teams to pick from, in two groups, for an owner or an assignee. */
+export function useOwnerChoices(): { group: string; items: { value: string; label: string }[] }[] {
+  const users = useUserChoices()
+  const teams = useTeamChoices()
+  return [
+    { group: 'People', items: users },
+    { group: 'Teams', items: teams },
+  ]
+}
+
 /** One custom field's input, by its type: select, user picker, date, checkbox, number or text. */
 export function CustomFieldInput(props: {
   field: CustomFieldDef

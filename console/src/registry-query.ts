@@ -1,5 +1,7 @@
 // The registry table's state lives in the address (shareable, back button works): read and written here.
 
+import { readAddress, writeAddress } from './address'
+
 export interface RegistryQuery {
   q?: string
   sort: string
@@ -34,26 +36,12 @@ const KEYS = [
 ] as const
 
 export function parseRegistryQuery(search: string): RegistryQuery {
-  const p = new URLSearchParams(search)
-  const out: RegistryQuery = { sort: p.get('sort') || '-created_at' }
-  for (const key of KEYS) {
-    const v = p.get(key)
-    if (v && key !== 'sort') out[key] = v
-  }
-  return out
+  return { sort: '-created_at', ...readAddress(search, KEYS) }
 }
 
 /** A changed filter or sort starts again at the first page; only paging keeps the other values. */
 export function withChange(current: RegistryQuery, change: Partial<RegistryQuery>): string {
-  const next: RegistryQuery = { ...current, ...change }
-  if (!('after' in change)) delete next.after
-  const p = new URLSearchParams()
-  for (const key of KEYS) {
-    const v = next[key]
-    if (v && !(key === 'sort' && v === '-created_at')) p.set(key, v)
-  }
-  const text = p.toString()
-  return text ? `?${text}` : ''
+  return writeAddress(KEYS, current, change, { sort: '-created_at' })
 }
 
 /** The values of the API's questionnaire_completion filter: another in the address is no filter. */

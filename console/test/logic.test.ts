@@ -12,6 +12,16 @@ import {
 import { formatBytes, tooLarge } from '../src/bytes.js'
 import { missingItems, questionAnchor, requirementAnchor } from '../src/gate.js'
 import { apiQuery, parseRegistryQuery, withChange } from '../src/registry-query.js'
+import {
+  controlsApiQuery,
+  controlsHref,
+  controlsWithChange,
+  isOverdue,
+  parseControlsQuery,
+  requiredEvidence,
+  scopeChange,
+  scopeOf,
+} from '../src/controls-query.js'
 import { rememberReturn, safeReturnTo, signInPath, ssoStartUrl, takeReturn } from '../src/session.js'
 
 // The console's logic that runs in the browser without the page: where people are sent, what the tables ask for.
@@ -314,5 +324,65 @@ describe('the registry filters of the dashboard links', () => {
     expect(apiQuery('use_cases', parseRegistryQuery('questionnaires=some'))).not.toHaveProperty(
       'questionnaireCompletion',
     )
+  })
+})
+
+describe('the controls table in the address', () => {
+  it('reads its filters from the query, and a new filter starts at the first page', () => {
+    const q = parseControlsQuery('status=pending&assignee=team_1&after=CURSOR&sort=name')
+    expect(q).toEqual({ status: 'pending', assignee: 'team_1', after: 'CURSOR' })
+    expect(controlsWithChange(q, { status: 'in_progress' })).toBe('?status=in_progress&assignee=team_1')
+    expect(controlsWithChange(q, { after: 'NEXT' })).toBe('?status=pending&assignee=team_1&after=NEXT')
+    expect(controlsWithChange(q, { assignee: undefined })).toBe('?status=pending')
+    expect(controlsWithChange({}, {})).toBe('')
+  })
+
+  it('sends every filter again with the cursor, and leaves out a value the API does not know', () => {
+    const q = parseControlsQuery('status=in_progress&open=true&assignee=usr_1&after=C')
+    expect(controlsApiQuery(q)).toEqual({
+      pageLimit: 50,
+      status: 'in_progress',
+      open: true,
+      assigneeId: 'usr_1',
+      pageAfter: 'C',
+    })
+    expect(controlsApiQuery(parseControlsQuery('overdue=false'))).toEqual({ pageLimit: 50, overdue: false })
+    expect(controlsApiQuery(parseControlsQuery('status=done&open=yes&overdue=1'))).toEqual({
+      pageLimit: 50,
+    })
+    expect(controlsApiQuery(parseControlsQuery('status=toString'))).toEqual({ pageLimit: 50 })
+  })
+
+  it('shows all, open or overdue controls, one at a time', () => {
+    expect(scopeOf(parseControlsQuery(''))).toBe('all')
+    expect(scopeOf(parseControlsQuery('open=true'))).toBe('open')
+    expect(scopeOf(parseControlsQuery('open=true&overdue=true'))).toBe('overdue')
+    const open = parseControlsQuery('open=true&status=pending&after=C')
+    expect(controlsWithChange(open, scopeChange('overdue'))).toBe('?status=pending&overdue=true')
+    expect(controlsWithChange(open, scopeChange('all'))).toBe('?status=pending')
+  })
+
+  it("gives the dashboard's figures the address of the controls they count", () => {
+    expect(controlsHref({ status: 'in_progress' })).toBe('/controls?status=in_progress')
+    expect(controlsHref(scopeChange('overdue'))).toBe('/controls?overdue=true')
+    expect(parseControlsQuery(controlsHref(scopeChange('overdue')).split('?')[1])).toEqual({ overdue: 'true' })
+  })
+
+  it('calls overdue an open control due before today, and counts the required evidence met', () => {
+    const today = '2026-12-03'
+    expect(isOverdue({ status: 'pending', dueDate: '2026-12-02' }, today)).toBe(true)
+    expect(isOverdue({ status: 'in_progress', dueDate: '2026-12-02' }, today)).toBe(true)
+    expect(isOverdue({ status: 'pending', dueDate: today }, today)).toBe(false)
+    expect(isOverdue({ status: 'implemented', dueDate: '2020-01-01' }, today)).toBe(false)
+    expect(isOverdue({ status: 'not_applicable', dueDate: '2020-01-01' }, today)).toBe(false)
+    expect(isOverdue({ status: 'pending', dueDate: null }, today)).toBe(false)
+    expect(
+      requiredEvidence([
+        { required: true, met: true },
+        { required: true, met: false },
+        { required: false, met: true },
+      ]),
+    ).toBe('1 of 2')
+    expect(requiredEvidence([{ required: false, met: false }])).toBe('None required')
   })
 })

@@ -799,7 +799,7 @@ describe.skipIf(!hasBrowser)(
         await context.close()
       }, 120_000)
 
-      it('links the stage, step, control status, overdue and questionnaire figures to the filtered list, and the registry keeps its filters in the address', async () => {
+      it('links the stage, step, control status, overdue and questionnaire figures to the filtered lists, and the registry keeps its filters in the address', async () => {
         const context = await newContext(base)
         const page = await context.newPage()
         await signIn(page)
@@ -819,14 +819,23 @@ describe.skipIf(!hasBrowser)(
           expect(step).toBe('Collecting evidence')
         await expectClean(page, 'registry by stage and step')
 
+        // The control figures count controls: they open the controls list, filtered alike.
+        const controls = page.getByTestId('controls-table')
         await page.goto('/console/dashboard')
         await page.getByRole('link', { name: /^Not started: \d+$/ }).click()
-        await page.waitForURL(/\/console\/use-cases\?control=pending/)
-        await table.getByRole('link', { name: 'Fraud alerts' }).waitFor()
+        await page.waitForURL(/\/console\/controls\?status=pending$/)
+        await controls.getByRole('link', { name: 'Fraud alerts' }).waitFor()
 
         await page.goto('/console/dashboard')
-        await page.getByRole('link', { name: /^\d+ overdue$/ }).click()
-        await page.waitForURL(/\/console\/use-cases\?overdue=true/)
+        await page.getByRole('link', { name: /^1 overdue$/ }).click()
+        await page.waitForURL(/\/console\/controls\?overdue=true$/)
+        await controls.getByRole('link', { name: 'Fraud alerts' }).waitFor()
+        expect(await controls.locator('tbody tr').count()).toBe(1)
+
+        // The use cases with overdue controls still open the use cases.
+        await page.goto('/console/dashboard')
+        await page.getByRole('link', { name: 'All 1 in the list' }).click()
+        await page.waitForURL(/\/console\/use-cases\?overdue=true$/)
         await table.getByRole('link', { name: 'Fraud alerts' }).waitFor()
         expect(await table.locator('tbody tr').count()).toBe(1)
 
@@ -858,6 +867,147 @@ describe.skipIf(!hasBrowser)(
         await page.waitForURL(/\/console\/use-cases$/)
         expect(await page.getByLabel('Questionnaires', { exact: true }).first().inputValue()).toBe('')
 
+        await context.close()
+      }, 120_000)
+
+      it("lists every use case's controls: each status figure and the overdue one open exactly the controls they count, filtered by status and assignee, each linked to its use case, keyboard and 375 px included", async () => {
+        const admin = t.as('acme', 'admin')
+        const ok = async (p: Promise<{ statusCode: number; body: string; json(): any }>, status = 201) => {
+          const res = await p
+          expect(res.statusCode, res.body).toBe(status)
+          return res.json()
+        }
+        await publishedControl(t, 'acme', 'LOGGING', {
+          name: 'Decision logging',
+          evidence_requirements: [{ type: 'file', description: 'Log retention policy', required: true }],
+        })
+        await ok(
+          admin({
+            method: 'POST',
+            url: '/policy_packs',
+            payload: { key: 'REVIEW', name: 'Review controls', controls: [{ key: 'OVERSIGHT' }, { key: 'LOGGING' }] },
+          }),
+        )
+        const uc = await ok(
+          admin({
+            method: 'POST',
+            url: '/use_cases',
+            payload: { name: 'Loan pricing', risk_category_level: 'medium', owner: { owner_id: person.id } },
+          }),
+        )
+        await ok(
+          admin({
+            method: 'POST',
+            url: `/use_cases/${uc.id}/policy_packs`,
+            payload: { key: 'REVIEW', due_date: '2020-06-30' },
+          }),
+        )
+        const applied = (await ok(admin({ method: 'GET', url: `/use_cases/${uc.id}/controls` }), 200)).items as {
+          id: string
+          control_key: string
+        }[]
+        // Oversight stays not started past its due date (overdue); logging is in progress, due later, and Ada's.
+        const logging = applied.find((c) => c.control_key === 'LOGGING')!
+        await ok(
+          admin({
+            method: 'PATCH',
+            url: `/use_cases/${uc.id}/controls/${logging.id}`,
+            payload: { status: 'in_progress', due_date: '2999-12-31', assignee: { owner_id: person.id } },
+          }),
+          200,
+        )
+        const overdue = (await ok(admin({ method: 'GET', url: '/use_case_controls?overdue=true&page_limit=100' }), 200))
+          .items as { name: string; use_case_name: string }[]
+        expect(overdue.map((c) => `${c.use_case_name}: ${c.name}`)).toContain('Loan pricing: Human oversight')
+
+        const context = await newContext(base)
+        const page = await context.newPage()
+        await signIn(page)
+        const table = page.getByTestId('controls-table')
+        // Each status figure opens the controls in that status, as many as it says.
+        const byStatus: Record<string, number> = {}
+        for (const [status, shown] of [
+          ['pending', 'Not started'],
+          ['in_progress', 'In progress'],
+          ['implemented', 'Done'],
+          ['not_applicable', 'Does not apply'],
+        ] as const) {
+          await page.goto('/console/dashboard')
+          const link = page.getByRole('link', { name: new RegExp(`^${shown}: \\d+$`) })
+          byStatus[status] = Number((await link.textContent())!.split(': ')[1])
+          await link.click()
+          await page.waitForURL(new RegExp(`/console/controls\\?status=${status}$`))
+          await table.waitFor()
+          expect(await page.getByLabel('Status', { exact: true }).first().inputValue()).toBe(shown)
+          expect(await table.locator('tbody tr').count(), shown).toBe(byStatus[status])
+        }
+        expect(byStatus.in_progress).toBeGreaterThan(0)
+
+        await page.goto('/console/dashboard')
+        const figure = page.getByRole('link', { name: /^\d+ overdue$/ })
+        await figure.waitFor()
+        const count = Number((await figure.textContent())!.split(' ')[0])
+        expect(count).toBe(overdue.length)
+        await figure.click()
+        await page.waitForURL(/\/console\/controls\?overdue=true$/)
+        await table.getByRole('link', { name: 'Loan pricing' }).waitFor()
+        expect(await table.locator('tbody tr').count()).toBe(count)
+        expect(await table.getByText('Overdue', { exact: true }).count()).toBe(count)
+        expect((await table.locator('tbody tr td:nth-child(2)').allTextContents()).sort()).toEqual(
+          overdue.map((c) => c.use_case_name).sort(),
+        )
+        expect(await page.getByRole('radio', { name: 'Overdue only' }).isChecked()).toBe(true)
+        await expectClean(page, 'controls, overdue')
+
+        // By keyboard: all controls, then those in progress, then Ada's of them.
+        await page.getByRole('radio', { name: 'Overdue only' }).focus()
+        await page.keyboard.press('ArrowLeft')
+        await page.waitForURL(/\/console\/controls\?open=true$/)
+        await page.keyboard.press('ArrowLeft')
+        await page.waitForURL(/\/console\/controls$/)
+        await table.waitFor()
+        await tabTo(page, page.getByLabel('Status', { exact: true }).first())
+        await chooseWithKeys(page, 'In progress')
+        await page.waitForURL(/\/console\/controls\?status=in_progress$/)
+        const row = table.getByRole('row', { name: /Decision logging/ })
+        await row.waitFor()
+        for (const status of await table.locator('tbody tr td:nth-child(3)').allTextContents())
+          expect(status).toBe('In progress')
+        expect(await row.locator('td').allTextContents()).toEqual([
+          'Decision loggingLOGGING v1',
+          'Loan pricing',
+          'In progress',
+          'Ada Lovelace',
+          '2999-12-31',
+          '0 of 1',
+        ])
+        await tabTo(page, page.getByLabel('Assigned to', { exact: true }).first())
+        await chooseWithKeys(page, 'Ada Lovelace')
+        await page.waitForURL(new RegExp(`/console/controls\\?status=in_progress&assignee=${person.id}$`))
+        await row.waitFor()
+        for (const who of await table.locator('tbody tr td:nth-child(4)').allTextContents())
+          expect(who).toBe('Ada Lovelace')
+        await expectClean(page, 'controls, in progress and assigned')
+
+        // The use case link opens the use case at its controls.
+        await tabTo(page, row.getByRole('link', { name: 'Loan pricing' }))
+        await page.keyboard.press('Enter')
+        await page.getByRole('heading', { name: 'Loan pricing', level: 1 }).waitFor()
+        expect(new URL(page.url()).pathname + new URL(page.url()).hash).toBe(`/console/use-cases/${uc.id}#controls`)
+        const section = page.locator('#controls')
+        await section.getByRole('heading', { name: 'Decision logging' }).waitFor()
+        // Scrolled to it, below the header (the section keeps a 70 px margin for it).
+        await expect
+          .poll(() => section.evaluate((el) => window.scrollY > 0 && Math.abs(el.getBoundingClientRect().top - 70) < 2))
+          .toBe(true)
+
+        // At 375 px the table scrolls inside its frame, not the page.
+        await page.setViewportSize({ width: 375, height: 800 })
+        await page.goto('/console/controls?overdue=true')
+        await table.getByRole('link', { name: 'Loan pricing' }).waitFor()
+        await expectClean(page, 'controls at 375 px')
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(overflow).toBeLessThanOrEqual(0)
         await context.close()
       }, 120_000)
     })

@@ -1,9 +1,11 @@
+import { snakify } from '@aigov/client'
 import { BarChart, DonutChart } from '@mantine/charts'
 import '@mantine/charts/styles.css'
 import { Alert, Anchor, Card, Group, Loader, SimpleGrid, Stack, Text, Title } from '@mantine/core'
 import { useEffect, useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, call } from '../api'
+import { controlsHref, scopeChange } from '../controls-query'
 import { COMPLETION_LABEL, CONTROL_STATUS_LABEL, label, RISK_LABEL, STEP_LABEL } from '../labels'
 
 type Summary = NonNullable<Awaited<ReturnType<typeof api.governanceSummary.get>>['data']>
@@ -33,10 +35,9 @@ export default function Dashboard() {
     level,
   }))
   const stages = summary.useCases.byWorkflowStage.map((s) => ({ stage: s.stageName ?? 'No stage', total: s.total }))
-  const controls = Object.entries(summary.controls.byStatus).map(([status, count]) => ({
-    status: CONTROL_STATUS_LABEL[status] ?? status,
-    count,
-  }))
+  // The client camelCases the counts' keys (inProgress): the labels and the list's filter take the API's status values.
+  const byStatus = Object.entries(snakify(summary.controls.byStatus))
+  const controls = byStatus.map(([status, count]) => ({ status: CONTROL_STATUS_LABEL[status] ?? status, count }))
   const q = summary.questionnaires
   return (
     <Stack>
@@ -113,14 +114,14 @@ export default function Dashboard() {
             series={[{ name: 'count', color: 'teal.6', label: 'Controls' }]}
           />
           <Group gap="xs" mt="sm">
-            {Object.entries(summary.controls.byStatus).map(([status, count]) => (
-              <Anchor key={status} component={Link} href={`/use-cases?control=${status}`} size="sm">
+            {byStatus.map(([status, count]) => (
+              <Anchor key={status} component={Link} href={controlsHref({ status })} size="sm">
                 {CONTROL_STATUS_LABEL[status] ?? status}: {count}
               </Anchor>
             ))}
           </Group>
           <Text size="sm">
-            <Anchor component={Link} href="/use-cases?overdue=true" size="sm">
+            <Anchor component={Link} href={controlsHref(scopeChange('overdue'))} size="sm">
               {summary.controls.overdue} overdue
             </Anchor>
             , {summary.controls.missingEvidence} missing required evidence

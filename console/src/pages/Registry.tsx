@@ -32,6 +32,7 @@ import {
 import { useMe } from '../me-context'
 import { apiQuery, parseRegistryQuery, type RegistryQuery, withChange } from '../registry-query'
 import { useCustomFields, useUserChoices } from '../custom-fields'
+import { Pager } from '../Pager'
 import { RecordForm } from '../RecordForm'
 
 type Kind = 'use_cases' | 'models' | 'vendors'
@@ -81,7 +82,6 @@ export default function Registry({ kind }: { kind: Kind }) {
   const q = parseRegistryQuery(search)
   const [page, setPage] = useState<Page | undefined>()
   const [error, setError] = useState<string | undefined>()
-  const [history, setHistory] = useState<string[]>([])
   const [opened, { open, close }] = useDisclosure(false)
   const [editing, setEditing] = useState<Record<string, unknown> | undefined>()
   const [text, setText] = useState(q.q ?? '')
@@ -310,29 +310,13 @@ export default function Registry({ kind }: { kind: Kind }) {
           {page.items.length === 0 && <Text p="md">Nothing matches.</Text>}
         </Table.ScrollContainer>
       )}
-      <Group>
-        <Button
-          variant="default"
-          disabled={history.length === 0}
-          onClick={() => {
-            const prev = history[history.length - 1]
-            setHistory((h) => h.slice(0, -1))
-            go({ after: prev || undefined })
-          }}
-        >
-          Previous page
-        </Button>
-        <Button
-          variant="default"
-          disabled={!page?.pagination.hasMore}
-          onClick={() => {
-            setHistory((h) => [...h, q.after ?? ''])
-            go({ after: page?.pagination.nextCursor ?? undefined })
-          }}
-        >
-          Next page
-        </Button>
-      </Group>
+      <Pager
+        filters={`${PATHS[kind]}${withChange(q, { after: undefined })}`}
+        after={q.after}
+        hasMore={page?.pagination.hasMore ?? false}
+        nextCursor={page?.pagination.nextCursor}
+        onPage={(after) => go({ after })}
+      />
       <Modal opened={opened} onClose={close} title={`New ${SINGULAR[kind]}`} size="lg">
         <RecordForm
           kind={kind}

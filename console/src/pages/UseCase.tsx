@@ -157,6 +157,13 @@ export default function UseCasePage({ id }: { id: string }) {
     return () => controller.abort()
   }, [id, me.user, reload])
 
+  // A link to a section (#controls from the inbox or the controls list) lands on it once the page is drawn.
+  const drawn = state !== undefined && typeof state !== 'string'
+  useEffect(() => {
+    const section = drawn && window.location.hash.slice(1)
+    if (section) document.getElementById(decodeURIComponent(section))?.scrollIntoView()
+  }, [drawn])
+
   if (state === undefined) return <Loader aria-label="Loading the use case" />
   if (typeof state === 'string') return <Alert color="red">{state}</Alert>
   const { useCase: uc, workflow } = state
