@@ -7,7 +7,7 @@ import { eventually } from '../helpers/eventually.js'
 import { INTAKE_SECTIONS } from '../helpers/governance.js'
 import { describeEachDialect, startTestApp, type TestApp } from '../helpers/harness.js'
 import { publishedControl } from '../helpers/policy.js'
-import { runCli } from '../helpers/process.js'
+import { runCliAsync } from '../helpers/process.js'
 
 // The console end to end in headless Chromium against the real service: one browser for the file, one context per
 // person, axe-core on every page, and no Content-Security-Policy violation anywhere.
@@ -175,7 +175,7 @@ describe.skipIf(!hasBrowser)(
 
       /** Signs the person in with a one-time link from the CLI, as an operator without single sign-on gives one. */
       async function signIn(page: Page): Promise<void> {
-        const out = runCli(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
+        const out = await runCliAsync(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
           DATABASE_URL: t.config.databaseUrl,
           SERVICE_PUBLIC_URL: base,
           LOG_LEVEL: 'silent',
@@ -1129,7 +1129,7 @@ describe.runIf(hasBrowser && process.env.CONSOLE_SCREENSHOTS)('console screensho
   it('takes the inbox and the use case page after its gate was passed, at 1280 px', async () => {
     const context = await newContext(base)
     const page = await context.newPage()
-    const out = runCli(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
+    const out = await runCliAsync(['users', 'login-link', '--tenant', 'acme', '--email', person.email], {
       DATABASE_URL: t.config.databaseUrl,
       SERVICE_PUBLIC_URL: base,
       LOG_LEVEL: 'silent',

@@ -14,6 +14,33 @@ export function runCli(args: string[], env: Record<string, string>) {
   return { code: res.status, stdout: res.stdout, stderr: res.stderr }
 }
 
+/**
+ * Runs the built CLI to completion without blocking this process: a test's in-process service may hold a lock the
+ * CLI waits for (a group transaction, the tenant's chain head), and it can only let go while the event loop runs.
+ */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH, ...env } })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk
+    })
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
