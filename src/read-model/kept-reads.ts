@@ -47,12 +47,13 @@ export class KeptReads implements KyselyPlugin {
   }
 
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
-    if (this.#reads.size > 0) {
-      const written = writtenTable(node)
-      for (const key of [...this.#reads.keys()]) {
-        const table = key.slice(0, key.indexOf('\n'))
-        if (written === undefined ? writesMention(node, table) : written === table) this.#reads.delete(key)
-      }
+    if (this.#reads.size === 0) return node
+    const written = writtenTable(node)
+    // A builder's select writes nothing; only a builder's write or SQL text can.
+    if (written === undefined && !RawNode.is(node)) return node
+    for (const key of this.#reads.keys()) {
+      const table = key.slice(0, key.indexOf('\n'))
+      if (written === undefined ? writesMention(node, table) : written === table) this.#reads.delete(key)
     }
     return node
   }

@@ -12,12 +12,12 @@ import { fromFlag, nameColumns, toFlag } from './records.js'
 export interface Field {
   /** The item's value from the row. */
   read(row: Record<string, unknown>): unknown
-  /** The SQL that renders the same value as JSON, given the table its rows come from. */
-  json: JsonField
+  /** The SQL that renders the same value as JSON, given the table its rows come from; none: the family renders it. */
+  json?: JsonField
   /** The columns a create body's value (undefined when absent) gives; none: the family's create sets them. */
   create?(value: unknown, ctx: Ctx): Record<string, unknown>
   /** The columns a PATCH body's value sets (null clears); none: a body does not write the field. */
-  update?(value: unknown): Record<string, unknown>
+  update?(value: unknown, ctx: Ctx): Record<string, unknown>
   /** Its changes are listed in the audit record. */
   audited: boolean
   /** A list filter, search or sort reads it: a change of it may move a record between kept pages. */
@@ -56,6 +56,18 @@ export const list =
     json: storedJson(key),
     create: (value) => ({ [key]: JSON.stringify(value ?? []) }),
     update: (value) => ({ [key]: JSON.stringify(value ?? []) }),
+    audited: true,
+    listed: options.listed ?? false,
+  })
+
+/** A JSON value (an object, or null) stored as JSON text. */
+export const jsonText =
+  (options: { listed?: boolean } = {}): FieldOf =>
+  (key) => ({
+    read: (row) => (row[key] === null ? null : JSON.parse(row[key] as string)),
+    json: storedJson(key),
+    create: (value) => ({ [key]: value == null ? null : JSON.stringify(value) }),
+    update: (value) => ({ [key]: value === null ? null : JSON.stringify(value) }),
     audited: true,
     listed: options.listed ?? false,
   })
@@ -106,6 +118,14 @@ export const outside =
   (json: JsonField, empty: () => unknown = () => []): FieldOf =>
   () => ({ read: empty, json, audited: false, listed: false })
 
+/**
+ * What the family keeps beside its row (a link table's ids) and writes itself: audited, `[]` in the row's item, the
+ * family sets it from what it read.
+ */
+export const beside =
+  (options: { listed?: boolean } = {}): FieldOf =>
+  () => ({ read: () => [], audited: true, listed: options.listed ?? false })
+
 /** The governed record's custom field values (their changes are audited by the values' own writer). */
 export const customFieldValues: FieldOf = outside(customFields)
 
@@ -125,11 +145,17 @@ export interface Derived<Row, Item, Create, Update> {
   /** The columns a create body writes (the family adds what it derives itself). */
   createColumns(input: Create, ctx: Ctx): Record<string, unknown>
   /** The columns a PATCH body sets: present fields only. */
-  updateColumns(input: Update): Record<string, unknown>
+  updateColumns(input: Update, ctx: Ctx): Record<string, unknown>
   /** The catalog's create and update, for a family with nothing to add to the bodies' columns. */
   create(input: Create, ctx: Ctx): Columns<Row>
-  update(input: Update): Partial<Row>
+  update(input: Update, current: Row, tx: unknown, ctx: Ctx): Partial<Row>
 }
+
+const unrendered =
+  (key: string): JsonField =>
+  () => {
+    throw new Error(`field ${key} has no SQL rendering: its family renders its items itself`)
+  }
 
 /** Derives a family's renderings, writes and audited and unlisted fields from its declaration (item order kept). */
 export function derive<Row, Item, Create extends object, Update extends object>(
@@ -145,11 +171,11 @@ export function derive<Row, Item, Create extends object, Update extends object>(
     }
     return out
   }
-  const updateColumns = (input: Update) => {
+  const updateColumns = (input: Update, ctx: Ctx) => {
     const out: Record<string, unknown> = {}
     for (const [key, field] of written) {
       const value = (input as Record<string, unknown>)[key]
-      if (value !== undefined && field.update) Object.assign(out, field.update(value))
+      if (value !== undefined && field.update) Object.assign(out, field.update(value, ctx))
     }
     return out
   }
@@ -158,7 +184,9 @@ export function derive<Row, Item, Create extends object, Update extends object>(
     audited: entries.filter(([, field]) => field.audited).map(([key]) => key) as (keyof Item & string)[],
     unlisted: entries.filter(([, field]) => field.audited && !field.listed).map(([key]) => key) as (keyof Item &
       string)[],
-    json: Object.fromEntries(entries.map(([key, field]) => [key, field.json])) as { [K in keyof Item]-?: JsonField },
+    json: Object.fromEntries(entries.map(([key, field]) => [key, field.json ?? unrendered(key)])) as {
+      [K in keyof Item]-?: JsonField
+    },
     toItem: (row) => {
       const item: Record<string, unknown> = {}
       for (const [key, field] of entries) item[key] = field.read(row as Record<string, unknown>)
@@ -167,6 +195,6 @@ export function derive<Row, Item, Create extends object, Update extends object>(
     createColumns,
     updateColumns,
     create: (input, ctx) => createColumns(input, ctx) as Columns<Row>,
-    update: (input) => updateColumns(input) as Partial<Row>,
+    update: (input, _current, _tx, ctx) => updateColumns(input, ctx) as Partial<Row>,
   }
 }

@@ -1,10 +1,11 @@
 import type { CustomFieldRow } from '../../db/tables.js'
 import { AppError, conflict, invalid } from '../../http/errors.js'
-import { type CatalogSpec, createCatalogService, NAMED } from '../../shared/catalog.js'
+import { type CatalogSpec, type Columns, createCatalogService, NAMED } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { canonicalValue } from '../../shared/governed.js'
 import type { Tx } from '../../shared/mutation.js'
-import { fromFlag, nameColumns, presentFields, toFlag } from '../../shared/records.js'
+import { derive, flag, ID, list, name, plain, stored, TIME } from '../../shared/fields.js'
+import { toFlag } from '../../shared/records.js'
 import {
   type CustomField,
   type CustomFieldCreate,
@@ -60,22 +61,45 @@ function entityTypesOf(input: CustomFieldCreate | CustomFieldUpdate): CustomFiel
   return plain !== undefined ? plain : alias
 }
 
-/** The metadata column (JSON text, at most MAX_METADATA_BYTES), and the description it carries. */
-function metadataOf(metadata: Record<string, unknown> | null): {
-  column: string | null
-  description: string | undefined
-} {
-  if (metadata === null) return { column: null, description: undefined }
+/** The metadata column: JSON text of at most MAX_METADATA_BYTES. */
+function metadataColumn(metadata: Record<string, unknown> | null): string | null {
+  if (metadata === null) return null
   // Bodies and MCP arguments are refused past 64 levels before they get here, so stringifying cannot overflow.
   const text = JSON.stringify(metadata)
   const bytes = Buffer.byteLength(text)
   if (bytes > MAX_METADATA_BYTES) throw invalid('metadata', `is ${bytes} bytes as JSON; at most ${MAX_METADATA_BYTES}`)
-  const description = metadata.description
-  return {
-    column: text,
-    description: typeof description === 'string' && description.trim() !== '' ? description : undefined,
-  }
+  return text
 }
+
+/** The description metadata carries, for a body that sends none of its own. */
+function describedBy(metadata: Record<string, unknown> | null | undefined): string | undefined {
+  const description = metadata?.description
+  return typeof description === 'string' && description.trim() !== '' ? description : undefined
+}
+
+const fields = derive<CustomFieldRow, CustomField, CustomFieldCreate, CustomFieldUpdate>({
+  id: ID,
+  name,
+  description: plain(),
+  type: plain({ default: 'string' }),
+  // From the type when a body names none: written by create and update below.
+  element_type: stored({ audited: true }),
+  options: list(),
+  multiple: flag({ default: false }),
+  required: flag({ default: false }),
+  // Also sent as `entity_type_ids`: create and update below write whichever came.
+  entity_types: list({ listed: true }),
+  archived: flag({ default: false, listed: true }),
+  metadata: (key) => ({
+    read: (row) => (row[key] === null ? null : JSON.parse(row[key] as string)),
+    create: (value) => ({ [key]: metadataColumn((value as Record<string, unknown> | undefined) ?? null) }),
+    update: (value) => ({ [key]: metadataColumn(value as Record<string, unknown> | null) }),
+    audited: true,
+    listed: false,
+  }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 export const customFieldCatalog: CatalogSpec<
   CustomFieldRow,
@@ -89,59 +113,30 @@ export const customFieldCatalog: CatalogSpec<
   resourceType: 'custom_field',
   idPrefix: 'cf',
   ...NAMED,
-  audited: [
-    'name',
-    'description',
-    'type',
-    'element_type',
-    'options',
-    'multiple',
-    'required',
-    'entity_types',
-    'archived',
-    'metadata',
-  ],
-  create: (input) => {
-    const type = input.type ?? 'string'
-    const metadata = metadataOf(input.metadata ?? null)
+  audited: fields.audited,
+  toItem: fields.toItem,
+  create: (input, ctx) => {
     const columns = {
-      ...nameColumns(input.name),
-      description: input.description ?? metadata.description ?? null,
-      type,
-      element_type: input.element_type ?? DEFAULT_ELEMENT[type],
-      options: JSON.stringify(input.options ?? []),
-      multiple: toFlag(input.multiple ?? false),
-      required: toFlag(input.required ?? false),
+      ...fields.createColumns(input, ctx),
+      description: input.description ?? describedBy(input.metadata) ?? null,
+      element_type: input.element_type ?? DEFAULT_ELEMENT[input.type ?? 'string'],
       entity_types: JSON.stringify(entityTypesOf(input) ?? []),
-      archived: toFlag(input.archived ?? false),
-      metadata: metadata.column,
-    }
-    checkDefinition(customFieldCatalog.toItem({ ...columns, id: '', tenant_id: '', created_at: '', updated_at: '' }))
+    } as Columns<CustomFieldRow>
+    checkDefinition(fields.toItem({ ...columns, id: '', tenant_id: '', created_at: '', updated_at: '' }))
     return columns
   },
   update: async (input, current, tx, ctx) => {
-    const flags = presentFields(input, ['multiple', 'required', 'archived'], {
-      multiple: false,
-      required: false,
-      archived: false,
-    }) as Record<string, boolean>
     const type = input.type === undefined ? current.type : (input.type ?? 'string')
-    const metadata = input.metadata === undefined ? undefined : metadataOf(input.metadata)
+    const described = input.description === undefined ? describedBy(input.metadata) : undefined
     const entityTypes = entityTypesOf(input)
     const changes: Partial<CustomFieldRow> = {
-      ...presentFields(input, ['description']),
-      ...(input.description === undefined &&
-        metadata?.description !== undefined && { description: metadata.description }),
-      ...(metadata !== undefined && { metadata: metadata.column }),
-      ...(input.name !== undefined && nameColumns(input.name)),
-      ...(input.type !== undefined && { type }),
+      ...fields.updateColumns(input, ctx),
+      ...(described !== undefined && { description: described }),
       ...(input.element_type !== undefined && { element_type: input.element_type ?? DEFAULT_ELEMENT[type] }),
-      ...(input.options !== undefined && { options: JSON.stringify(input.options ?? []) }),
       ...(entityTypes !== undefined && { entity_types: JSON.stringify(entityTypes ?? []) }),
-      ...Object.fromEntries(Object.entries(flags).map(([flag, on]) => [flag, toFlag(on)])),
     }
     const after = { ...current, ...changes }
-    checkDefinition(customFieldCatalog.toItem(after))
+    checkDefinition(fields.toItem(after))
     if (
       (after.type !== current.type || after.multiple !== current.multiple) &&
       (await hasValues(tx, ctx.tenantId, current.id))
@@ -170,21 +165,6 @@ export const customFieldCatalog: CatalogSpec<
     }
     return []
   },
-  toItem: (row) => ({
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    type: row.type as CustomField['type'],
-    element_type: row.element_type as CustomField['element_type'],
-    options: JSON.parse(row.options) as string[],
-    multiple: fromFlag(row.multiple),
-    required: fromFlag(row.required),
-    entity_types: JSON.parse(row.entity_types) as CustomField['entity_types'],
-    archived: fromFlag(row.archived),
-    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, unknown>),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }),
 }
 
 export function createCustomFieldsService(deps: Pick<Deps, 'database'>) {

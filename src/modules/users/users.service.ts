@@ -3,7 +3,8 @@ import { type CatalogSpec, createCatalogService } from '../../shared/catalog.js'
 import type { Deps } from '../../shared/deps.js'
 import { refuseWhileOwning } from '../../shared/governed.js'
 import type { AuditEntry, Tx } from '../../shared/mutation.js'
-import { emailKey, fromFlag, presentFields, toFlag } from '../../shared/records.js'
+import { derive, flag, ID, plain, TIME } from '../../shared/fields.js'
+import { emailKey, fromFlag, toFlag } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import type { User, UserCreate, UserListQuery, UserUpdate } from './users.schemas.js'
 import { AppError } from '../../http/errors.js'
@@ -74,6 +75,35 @@ export async function removeMemberships(
   }))
 }
 
+const fields = derive<UserRow, User, UserCreate, UserUpdate>({
+  id: ID,
+  email: (key) => ({
+    read: (row) => row[key],
+    create: (value) => emailColumns(value as string),
+    update: (value) => emailColumns(value as string),
+    audited: true,
+    listed: true,
+  }),
+  name: (key) => ({
+    read: (row) => row[key],
+    create: (value) => nameColumns((value as string | undefined) ?? null),
+    update: (value) => nameColumns(value as string | null),
+    audited: true,
+    listed: true,
+  }),
+  title: plain(),
+  active: flag({ default: true, listed: true }),
+  role: (key) => ({
+    read: (row) => row[key],
+    create: (value, ctx) => ({ role: roleSetBy(ctx, value as Role | undefined) ?? 'read' }),
+    update: (value, ctx) => ({ role: roleSetBy(ctx, value as Role | null) ?? 'read' }),
+    audited: true,
+    listed: true,
+  }),
+  created_at: TIME,
+  updated_at: TIME,
+})
+
 export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, UserListQuery> = {
   table: 'users',
   label: 'user',
@@ -83,21 +113,11 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
   searchColumns: ['email_key', 'name_key'],
   uniqueField: 'email',
   uniqueValue: (input) => input.email,
-  audited: ['email', 'name', 'title', 'active', 'role'],
-  create: (input, ctx) => ({
-    ...emailColumns(input.email),
-    ...nameColumns(input.name ?? null),
-    title: input.title ?? null,
-    active: toFlag(input.active ?? true),
-    role: roleSetBy(ctx, input.role) ?? 'read',
-  }),
-  update: (input, _current, _tx, ctx) => ({
-    ...presentFields(input, ['title']),
-    ...(input.email !== undefined && emailColumns(input.email)),
-    ...(input.name !== undefined && nameColumns(input.name)),
-    ...(input.active !== undefined && { active: toFlag(input.active ?? true) }),
-    ...(input.role !== undefined && { role: roleSetBy(ctx, input.role) ?? 'read' }),
-  }),
+  // Rendered in JavaScript only: the spec takes the declaration's writes and item, not its SQL rendering.
+  audited: fields.audited,
+  create: fields.create,
+  update: fields.update,
+  toItem: fields.toItem,
   /** A deactivated person is signed out everywhere at once (a reactivation does not bring old sessions back). */
   afterWrite: async (tx, ctx, row) =>
     fromFlag(row.active) ? [] : endSessionsOf(tx, ctx.tenantId, row.id, 'user.deactivated'),
@@ -113,16 +133,6 @@ export const userCatalog: CatalogSpec<UserRow, User, UserCreate, UserUpdate, Use
     await refuseWhileOwning(tx, ctx.tenantId, 'user', row.id)
     return removeMemberships(tx, ctx.tenantId, 'user', row.id)
   },
-  toItem: (row) => ({
-    id: row.id,
-    email: row.email,
-    name: row.name,
-    title: row.title,
-    active: fromFlag(row.active),
-    role: row.role as Role,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }),
 }
 
 export function createUsersService(deps: Pick<Deps, 'database'>) {
