@@ -6,7 +6,8 @@ import { modelCatalog } from '../models/models.service.js'
 import type { StoredAnswers } from '../questionnaires/questionnaire-answers.js'
 import { useCaseCatalog } from '../use-cases/use-cases.service.js'
 import { vendorCatalog } from '../vendors/vendors.service.js'
-import type { EvidenceRecord, ModelRecord, RecordOwner, UseCaseRecord, VendorRecord } from './records.schemas.js'
+import type { Static, TObject } from 'typebox'
+import { type EvidenceRecord, ModelRecord, type RecordOwner, UseCaseRecord, VendorRecord } from './records.schemas.js'
 
 type Db = Kysely<Tables>
 type Obj = Record<string, unknown>
@@ -128,17 +129,20 @@ export function findNamedMany<T extends 'use_cases' | 'models' | 'vendors'>(
     .execute() as unknown as Promise<(T extends 'use_cases' ? UseCaseRow : T extends 'models' ? ModelRow : VendorRow)[]>
 }
 
+/**
+ * A record in its bundle schema's field order: each field the item's value of the same name unless `own` renders it,
+ * so a field the family and the bundle schema both declare is exported without a line here.
+ */
+function inRecordOrder<S extends TObject>(schema: S, item: Obj, own: Obj): Static<S> {
+  const record: Obj = {}
+  for (const key of Object.keys(schema.properties)) record[key] = key in own ? own[key] : item[key]
+  return record as Static<S>
+}
+
 export async function renderVendors(db: Db, tenantId: string, rows: VendorRow[]): Promise<VendorRecord[]> {
   const items = (await catalogItems(vendorCatalog, db, tenantId, rows)) as unknown as Obj[]
   const who = await owners(db, tenantId, items)
-  return items.map((v, i) => ({
-    name: v.name as string,
-    description: v.description as string | null,
-    website: v.website as string | null,
-    status: v.status as string,
-    owner: who[i],
-    custom_fields: customFields(v),
-  }))
+  return items.map((v, i) => inRecordOrder(VendorRecord, v, { owner: who[i], custom_fields: customFields(v) }))
 }
 
 export async function renderModels(db: Db, tenantId: string, rows: ModelRow[]): Promise<ModelRecord[]> {
@@ -146,18 +150,13 @@ export async function renderModels(db: Db, tenantId: string, rows: ModelRow[]): 
   const who = await owners(db, tenantId, items)
   const ids = rows.map((r) => r.id)
   const vendors = await linkedNames(db, tenantId, 'model_vendors', 'model_id', 'vendor_id', 'vendors', ids)
-  return items.map((m, i) => ({
-    name: m.name as string,
-    summary: m.summary as string | null,
-    source: m.source as string | null,
-    status: m.status as string,
-    provider: m.provider as string | null,
-    model_type: m.model_type as string | null,
-    version: m.version as string | null,
-    owner: who[i],
-    custom_fields: customFields(m),
-    vendors: vendors.get(rows[i].id) ?? [],
-  }))
+  return items.map((m, i) =>
+    inRecordOrder(ModelRecord, m, {
+      owner: who[i],
+      custom_fields: customFields(m),
+      vendors: vendors.get(rows[i].id) ?? [],
+    }),
+  )
 }
 
 export const renderEvidence = (row: EvidenceRow): EvidenceRecord => ({
@@ -269,15 +268,7 @@ export async function renderUseCases(db: Db, tenantId: string, rows: UseCaseRow[
   const keyOf = (id: string) => keys.get(id) ?? id
   return items.map((u, i) => {
     const id = rows[i].id
-    return {
-      name: u.name as string,
-      description: u.description as string | null,
-      ai_type: u.ai_type as string | null,
-      system_type: u.system_type as string | null,
-      risk_category_level: u.risk_category_level as UseCaseRecord['risk_category_level'],
-      regions: u.regions as string[],
-      industries: u.industries as string[],
-      source: u.source as string | null,
+    return inRecordOrder(UseCaseRecord, u, {
       owner: who[i],
       custom_fields: customFields(u),
       models: models.get(id) ?? [],
@@ -317,6 +308,6 @@ export async function renderUseCases(db: Db, tenantId: string, rows: UseCaseRow[
             }))
             .sort((a, b) => byText(`${a.key} ${a.requirement}`, `${b.key} ${b.requirement}`)),
         })),
-    }
+    })
   })
 }
