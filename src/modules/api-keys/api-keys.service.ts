@@ -1,7 +1,9 @@
 import { AppError, notFound } from '../../http/errors.js'
 import type { ApiKeyRow } from '../../db/tables.js'
+import type { Columns } from '../../shared/catalog.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
+import { derive, ID, plain, stored, TIME } from '../../shared/fields.js'
 import { newId, now } from '../../shared/ids.js'
 import { runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
@@ -13,6 +15,25 @@ import { generateSecret, hashSecret, secretPrefix } from './secrets.js'
 export { findKeyByHash } from './api-keys.repo.js'
 
 export type ApiKeysService = ReturnType<typeof createApiKeysService>
+
+/** Each field of an API key, once (see shared/fields.ts); its secret is never stored and its hash never rendered. */
+const fields = derive<ApiKeyRow, ApiKey, ApiKeyCreate, Record<string, never>>({
+  id: ID,
+  name: plain(),
+  role: plain(),
+  // From the secret, which create makes.
+  key_prefix: stored(),
+  created_at: TIME,
+  updated_at: TIME,
+  // Stored as an instant in UTC, whatever offset the body wrote it with.
+  expires_at: (key) => ({
+    read: (row) => row[key],
+    create: (value) => ({ [key]: value ? new Date(value as string).toISOString() : null }),
+    audited: true,
+    listed: false,
+  }),
+  revoked_at: stored(),
+})
 
 export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' | 'redis'>) {
   const { database, keyStatus, redis } = deps
@@ -41,13 +62,11 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
       const row: ApiKeyRow = {
         id: newId('key'),
         tenant_id: ctx.tenantId,
-        name: input.name,
-        role: input.role,
+        ...(fields.createColumns(input, ctx) as Columns<ApiKeyRow>),
         key_hash: hashSecret(secret),
         key_prefix: secretPrefix(secret),
         created_at: at,
         updated_at: at,
-        expires_at: input.expires_at ? new Date(input.expires_at).toISOString() : null,
         revoked_at: null,
       }
       await runMutation(database, ctx, async (tx) => {
@@ -97,15 +116,4 @@ export function createApiKeysService(deps: Pick<Deps, 'database' | 'keyStatus' |
   }
 }
 
-export function toApiKey(row: ApiKeyRow): ApiKey {
-  return {
-    id: row.id,
-    name: row.name,
-    role: row.role as ApiKey['role'],
-    key_prefix: row.key_prefix,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    expires_at: row.expires_at,
-    revoked_at: row.revoked_at,
-  }
-}
+export const toApiKey = (row: ApiKeyRow): ApiKey => fields.toItem(row)

@@ -1,14 +1,15 @@
 import { isForeignKeyViolation } from '../../db/create-db.js'
 import type { RiskScenarioRow } from '../../db/tables.js'
 import { AppError, notFound } from '../../http/errors.js'
+import type { Columns } from '../../shared/catalog.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { removeAssociations } from '../../shared/links.repo.js'
 import { auditedUpdate, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { fromFlag, nameColumns, presentFields, toFlag, uniqueName } from '../../shared/records.js'
-import { parseJsonList } from '../../shared/schemas.js'
+import { uniqueName } from '../../shared/records.js'
+import { beside, derive, flag, ID, list, name, plain, TIME } from '../../shared/fields.js'
 import * as repo from './risk-scenarios.repo.js'
 import type {
   RiskScenario,
@@ -21,8 +22,20 @@ export { findRiskScenario, riskTypeIdsOf } from './risk-scenarios.repo.js'
 
 export type RiskScenariosService = ReturnType<typeof createRiskScenariosService>
 
-const AUDITED_FIELDS = ['name', 'description', 'risk_type_ids', 'domains', 'industries', 'regions', 'archived'] as const
-const LIST_FIELDS = ['domains', 'industries', 'regions'] as const
+/** Each field of a risk scenario, once (see shared/fields.ts). */
+const fields = derive<RiskScenarioRow, RiskScenario, RiskScenarioCreate, RiskScenarioUpdate>({
+  id: ID,
+  name,
+  description: plain(),
+  // In the link table (risk_scenario_risk_types): create and update below check and write it.
+  risk_type_ids: beside(),
+  domains: list(),
+  industries: list(),
+  regions: list(),
+  archived: flag({ default: false }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 const missingRiskTypes = (ids: string[]) => {
   const message = `risk type${ids.length > 1 ? 's' : ''} ${ids.join(', ')} not found in this tenant`
@@ -80,12 +93,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
       const row: RiskScenarioRow = {
         id: newId('rs'),
         tenant_id: ctx.tenantId,
-        ...nameColumns(input.name),
-        description: input.description ?? null,
-        domains: JSON.stringify(input.domains ?? []),
-        industries: JSON.stringify(input.industries ?? []),
-        regions: JSON.stringify(input.regions ?? []),
-        archived: toFlag(input.archived ?? false),
+        ...(fields.createColumns(input, ctx) as Columns<RiskScenarioRow>),
         created_at: at,
         updated_at: at,
       }
@@ -102,7 +110,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
               resourceType: 'risk_scenario',
               resourceId: row.id,
               resourceName: row.name,
-              changes: createdChanges(created, AUDITED_FIELDS),
+              changes: createdChanges(created, fields.audited),
             },
           }
         }),
@@ -122,20 +130,14 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
               input.risk_type_ids === undefined
                 ? currentTypeIds
                 : await checkedRiskTypeIds(tx, ctx.tenantId, input.risk_type_ids ?? [])
-            const changes: Partial<RiskScenarioRow> = {
-              ...presentFields(input, ['description']),
-              ...(input.name !== undefined && nameColumns(input.name)),
-            }
-            for (const field of LIST_FIELDS)
-              if (input[field] !== undefined) changes[field] = JSON.stringify(input[field] ?? [])
-            if (input.archived !== undefined) changes.archived = toFlag(input.archived ?? false)
+            const changes: Partial<RiskScenarioRow> = fields.updateColumns(input, ctx)
             const before = toRiskScenario(current, currentTypeIds)
             const after = toRiskScenario({ ...current, ...changes }, riskTypeIds)
             return auditedUpdate(
               {
                 before,
                 after,
-                fields: AUDITED_FIELDS,
+                fields: fields.audited,
                 audit: {
                   action: 'risk_scenario.updated',
                   resourceType: 'risk_scenario',
@@ -183,17 +185,7 @@ export function createRiskScenariosService(deps: Pick<Deps, 'database'>) {
   }
 }
 
+/** The scenario's item: its row's fields and the risk type ids its link table holds. */
 export function toRiskScenario(row: RiskScenarioRow, riskTypeIds: string[]): RiskScenario {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    risk_type_ids: riskTypeIds,
-    domains: parseJsonList(row.domains),
-    industries: parseJsonList(row.industries),
-    regions: parseJsonList(row.regions),
-    archived: fromFlag(row.archived),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
+  return { ...fields.toItem(row), risk_type_ids: riskTypeIds }
 }

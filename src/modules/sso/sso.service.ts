@@ -5,6 +5,7 @@ import type { SsoConfigRow } from '../../db/tables.js'
 import { AppError, invalid, notFound } from '../../http/errors.js'
 import { type Ctx, systemCtx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
+import { derive, type FieldOf, flag, list, plain, stored, TIME } from '../../shared/fields.js'
 import { now } from '../../shared/ids.js'
 import { runMutation } from '../../shared/mutation.js'
 import { emailKey } from '../../shared/records.js'
@@ -127,6 +128,29 @@ async function discover(issuer: URL, clientId: string, secret: string): Promise<
   return config
 }
 
+/** Where the service itself is reached from (the request's origin): the renderer sets it, no audit lists it. */
+const fromOrigin: FieldOf = () => ({ read: () => '', audited: false, listed: false })
+
+/** Each field of a tenant's provider configuration, once (see shared/fields.ts). */
+const fields = derive<SsoConfigRow, SsoConfig, SsoConfigInput, SsoConfigInput>({
+  // As the provider's discovery document names it: set writes it.
+  issuer: stored({ audited: true }),
+  client_id: plain(),
+  // Whether one is stored; the secret is never rendered, and its audit record says only whether it changed.
+  client_secret_set: () => ({
+    read: (row) => (row.client_secret as string).length > 0,
+    audited: false,
+    listed: false,
+  }),
+  // Lower-cased and deduplicated: set writes them.
+  email_domains: list(),
+  provision: flag({ default: false }),
+  redirect_uri: fromOrigin,
+  sign_in_url: fromOrigin,
+  created_at: TIME,
+  updated_at: TIME,
+})
+
 export type SsoService = ReturnType<typeof createSsoService>
 
 export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webhookKey'>, sessions: SessionsService) {
@@ -154,15 +178,9 @@ export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webho
   }
 
   const toConfig = (row: SsoConfigRow, origin: string): SsoConfig => ({
-    issuer: row.issuer,
-    client_id: row.client_id,
-    client_secret_set: row.client_secret.length > 0,
-    email_domains: JSON.parse(row.email_domains) as string[],
-    provision: row.provision === 1,
+    ...fields.toItem(row),
     redirect_uri: origin + CALLBACK_PATH,
     sign_in_url: `${origin}${START_PATH}?tenant=${encodeURIComponent(row.tenant_id)}`,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
   })
 
   /** The person the provider vouched for: the tenant's active user with that verified email (or a new one, if allowed). */
@@ -250,12 +268,11 @@ export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webho
           .executeTakeFirst()
         const row: SsoConfigRow = {
           tenant_id: ctx.tenantId,
+          ...(fields.createColumns(input, ctx) as Pick<SsoConfigRow, 'client_id' | 'email_domains' | 'provision'>),
           // The issuer as the provider names itself: what ID tokens' `iss` must equal.
           issuer: meta.issuer,
-          client_id: input.client_id,
           client_secret: encryptSecret(webhookKey, input.client_secret),
           email_domains: JSON.stringify(domains),
-          provision: provision ? 1 : 0,
           created_at: before?.created_at ?? at,
           updated_at: at,
         }
@@ -263,7 +280,7 @@ export function createSsoService(deps: Pick<Deps, 'database' | 'config' | 'webho
         else await tx.insertInto('sso_configs').values(row).execute()
         const old = before && toConfig(before, origin)
         const changes: Record<string, [unknown, unknown]> = {}
-        for (const field of ['issuer', 'client_id', 'email_domains', 'provision'] as const) {
+        for (const field of fields.audited) {
           const was = old?.[field] ?? null
           const is = toConfig(row, origin)[field]
           if (JSON.stringify(was) !== JSON.stringify(is)) changes[field] = [was, is]

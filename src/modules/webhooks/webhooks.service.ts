@@ -1,8 +1,10 @@
 import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../db/tables.js'
 import { AppError, conflict, invalid, notFound } from '../../http/errors.js'
+import type { Columns } from '../../shared/catalog.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
+import { derive, flag, ID, list, plain, stored, TIME } from '../../shared/fields.js'
 import { auditedUpdate, runMutation } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import * as repo from './webhooks.repo.js'
@@ -23,7 +25,19 @@ export type WebhooksService = ReturnType<typeof createWebhooksService>
 /** After a rotation the previous secret also signs for this long, so receivers can switch without losing events. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 3600 * 1000
 
-const AUDITED_FIELDS = ['url', 'description', 'events', 'enabled'] as const
+/** Each field of a webhook endpoint, once (see shared/fields.ts); its secrets are never in the item. */
+const fields = derive<WebhookEndpointRow, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate>({
+  id: ID,
+  url: plain(),
+  description: plain(),
+  events: list(),
+  enabled: flag({ default: true }),
+  // The sender sets these when it gives up on an endpoint; re-enabling clears them.
+  disabled_reason: stored(),
+  failing_since: stored(),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 /**
  * Endpoints of one tenant at most. Every turn of the dispatcher reads every enabled endpoint and fans each of a
@@ -83,10 +97,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
         const row: WebhookEndpointRow = {
           id: newId('whep'),
           tenant_id: ctx.tenantId,
-          url: input.url,
-          description: input.description ?? null,
-          events: JSON.stringify(input.events),
-          enabled: input.enabled === false ? 0 : 1,
+          ...(fields.createColumns(input, ctx) as Columns<WebhookEndpointRow>),
           secret: encryptSecret(webhookKey, secret),
           previous_secret: null,
           previous_secret_expires_at: null,
@@ -118,20 +129,15 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
       if (input.url !== undefined) await checkUrl(ctx, input.url)
       const updated = await runMutation(database, ctx, async (tx) => {
         const row = await requireEndpoint(ctx, id, tx)
+        const changes: Partial<WebhookEndpointRow> = fields.updateColumns(input, ctx)
         const before = toEndpoint(row)
-        const after: WebhookEndpoint = {
-          ...before,
-          url: input.url ?? before.url,
-          description: input.description === undefined ? before.description : input.description,
-          events: input.events ?? before.events,
-          enabled: input.enabled ?? before.enabled,
-        }
+        const after = toEndpoint({ ...row, ...changes })
         const enabling = !before.enabled && after.enabled
         return auditedUpdate(
           {
             before,
             after: enabling ? { ...after, disabled_reason: null, failing_since: null } : after,
-            fields: AUDITED_FIELDS,
+            fields: fields.audited,
             audit: {
               action: 'webhook_endpoint.updated',
               resourceType: 'webhook_endpoint',
@@ -141,10 +147,7 @@ export function createWebhooksService(deps: Pick<Deps, 'database' | 'config' | '
           },
           async (updatedAt) => {
             await repo.updateEndpoint(tx, ctx.tenantId, id, {
-              url: after.url,
-              description: after.description,
-              events: JSON.stringify(after.events),
-              enabled: after.enabled ? 1 : 0,
+              ...changes,
               updated_at: updatedAt,
               // A disabled endpoint queues nothing; enabled again, it takes events from now on.
               ...(enabling
@@ -355,19 +358,7 @@ export function newDelivery(
   }
 }
 
-export function toEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    events: JSON.parse(row.events) as string[],
-    enabled: row.enabled === 1,
-    disabled_reason: row.disabled_reason,
-    failing_since: row.failing_since,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+export const toEndpoint = (row: WebhookEndpointRow): WebhookEndpoint => fields.toItem(row)
 
 export function toDelivery(row: WebhookDeliveryRow): WebhookDelivery {
   return {

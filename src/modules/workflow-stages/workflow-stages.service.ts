@@ -6,6 +6,8 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { auditedUpdate, type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import type { Columns } from '../../shared/catalog.js'
+import { derive, flag, ID, name, plain, stored, TIME } from '../../shared/fields.js'
 import { uniqueName } from '../../shared/records.js'
 import { nameKey } from '../../shared/search.js'
 import * as repo from './workflow-stages.repo.js'
@@ -19,14 +21,20 @@ import { firstStep } from './workflow-steps.js'
 
 export type WorkflowStagesService = ReturnType<typeof createWorkflowStagesService>
 
-const AUDITED_FIELDS = [
-  'name',
-  'description',
-  'type',
-  'position',
-  'assessment_required',
-  'evidence_collection_required',
-] as const
+/** Each field of a workflow stage, once (see shared/fields.ts). */
+const fields = derive<WorkflowStageRow, WorkflowStage, WorkflowStageCreate, WorkflowStageUpdate>({
+  id: ID,
+  name,
+  description: plain(),
+  // Set by create (a body makes intermediate stages only) and by provisioning for the system stages.
+  type: stored({ audited: true }),
+  // A create without one takes the end stage's place (the end stage moves down): written below, under the lock.
+  position: plain(),
+  assessment_required: flag({ default: true }),
+  evidence_collection_required: flag({ default: true }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -73,13 +81,9 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
             const row: WorkflowStageRow = {
               id: newId('ws'),
               tenant_id: ctx.tenantId,
-              name,
-              name_key: nameKey(name),
-              description: input.description ?? null,
+              ...(fields.createColumns(input, ctx) as Columns<WorkflowStageRow>),
               type: 'intermediate',
               position,
-              assessment_required: flag(input.assessment_required ?? true),
-              evidence_collection_required: flag(input.evidence_collection_required ?? true),
               created_at: at,
               updated_at: at,
             }
@@ -88,7 +92,7 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
             const created = toWorkflowStage(row)
             return {
               result: created,
-              audit: stageAudit('workflow_stage.created', row, createdChanges(created, AUDITED_FIELDS)),
+              audit: stageAudit('workflow_stage.created', row, createdChanges(created, fields.audited)),
             }
           },
           [repo.STAGES_LOCK],
@@ -107,14 +111,14 @@ export function createWorkflowStagesService(deps: Pick<Deps, 'database'>) {
             if (!current) throw notFound('workflow stage', id)
             if (current.type !== 'intermediate') throw systemManaged(current, 'changed')
             if (input.position !== undefined && input.position > end.position) throw outOfRange(end)
-            const changes = rowChanges(input)
+            const changes: Partial<WorkflowStageRow> = fields.updateColumns(input, ctx)
             const before = toWorkflowStage(current)
             const after = toWorkflowStage({ ...current, ...changes })
             return auditedUpdate(
               {
                 before,
                 after,
-                fields: AUDITED_FIELDS,
+                fields: fields.audited,
                 audit: stageAudit('workflow_stage.updated', { ...current, ...changes }),
               },
               async (updatedAt, changed) => {
@@ -166,36 +170,7 @@ function stageAudit(
   return { action, resourceType: 'workflow_stage', resourceId: row.id, resourceName: row.name, changes }
 }
 
-const flag = (value: boolean) => (value ? 1 : 0)
-
-/** The columns a PATCH body sets; `null` on description clears it, absent fields stay as they are. */
-function rowChanges(input: WorkflowStageUpdate): Partial<WorkflowStageRow> {
-  const changes: Partial<WorkflowStageRow> = {}
-  if (input.name !== undefined) {
-    changes.name = input.name.trim()
-    changes.name_key = nameKey(input.name)
-  }
-  if (input.description !== undefined) changes.description = input.description
-  if (input.position !== undefined) changes.position = input.position
-  if (input.assessment_required !== undefined) changes.assessment_required = flag(input.assessment_required)
-  if (input.evidence_collection_required !== undefined)
-    changes.evidence_collection_required = flag(input.evidence_collection_required)
-  return changes
-}
-
-export function toWorkflowStage(row: WorkflowStageRow): WorkflowStage {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    type: row.type as WorkflowStage['type'],
-    position: row.position,
-    assessment_required: row.assessment_required === 1,
-    evidence_collection_required: row.evidence_collection_required === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+export const toWorkflowStage = (row: WorkflowStageRow): WorkflowStage => fields.toItem(row)
 
 /** The system-managed stages every tenant has. The end stage requires no steps: arriving there is `clear`, and final. */
 const SYSTEM_STAGES = [
@@ -237,7 +212,7 @@ export async function provisionSystemStages(tx: Tx, ctx: Ctx): Promise<AuditEntr
     if (stage.type === 'start') await repo.makeRoomAt(tx, ctx.tenantId, 0, row.id, at)
     else row.position = ((await repo.maxPosition(tx, ctx.tenantId)) ?? 0) + 1
     await repo.insertStage(tx, row)
-    audit.push(stageAudit('workflow_stage.created', row, createdChanges(toWorkflowStage(row), AUDITED_FIELDS)))
+    audit.push(stageAudit('workflow_stage.created', row, createdChanges(toWorkflowStage(row), fields.audited)))
   }
   const start = (await repo.findSystemStage(tx, ctx.tenantId, 'start'))!
   const step = firstStep(start)
