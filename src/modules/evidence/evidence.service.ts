@@ -7,7 +7,8 @@ import { HTTP_URL_MESSAGE, isHttpUrl } from '../../shared/urls.js'
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { runMutation, type Tx } from '../../shared/mutation.js'
+import { createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
+import { derive, ID, stored, TIME } from '../../shared/fields.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import {
   budgetExceeded,
@@ -28,6 +29,31 @@ import { UploadBudget } from './upload-budget.js'
 export { findEvidence, findEvidenceMany } from './evidence.repo.js'
 
 export type EvidenceService = ReturnType<typeof createEvidenceService>
+
+// Evidence is written by its link, upload and import operations (not a body's columns) and never changed.
+const fields = derive<EvidenceRow, Evidence, object, object>({
+  id: ID,
+  kind: stored({ audited: true }),
+  title: stored({ audited: true }),
+  url: stored({ audited: true }),
+  file_name: stored(),
+  content_type: stored(),
+  // A bigint column: PostgreSQL returns it as a string.
+  size: (key) => ({
+    read: (row) => (row[key] === null ? null : Number(row[key])),
+    audited: true,
+    listed: false,
+  }),
+  sha256: stored({ audited: true }),
+  content_path: () => ({
+    read: (row) => (row.kind === 'file' ? `/api/v1/integration/evidence/${row.id}/content` : null),
+    audited: false,
+    listed: false,
+  }),
+  created_by: stored(),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 /** The parts of a multipart body, as @fastify/multipart yields them. */
 export type UploadPart =
@@ -92,14 +118,7 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
       resourceType: 'evidence',
       resourceId: row.id,
       resourceName: row.title,
-      changes: {
-        kind: [null, row.kind] as [unknown, unknown],
-        title: [null, row.title] as [unknown, unknown],
-        ...(row.url ? { url: [null, row.url] as [unknown, unknown] } : {}),
-        ...(row.sha256
-          ? { sha256: [null, row.sha256] as [unknown, unknown], size: [null, row.size] as [unknown, unknown] }
-          : {}),
-      },
+      changes: createdChanges(toEvidence(row), fields.audited),
       metadata,
     },
   })
@@ -411,22 +430,7 @@ export function createEvidenceService(deps: Pick<Deps, 'database' | 'config' | '
   }
 }
 
-export function toEvidence(row: EvidenceRow): Evidence {
-  return {
-    id: row.id,
-    kind: row.kind as Evidence['kind'],
-    title: row.title,
-    url: row.url,
-    file_name: row.file_name,
-    content_type: row.content_type,
-    size: row.size === null ? null : Number(row.size),
-    sha256: row.sha256,
-    content_path: row.kind === 'file' ? `/api/v1/integration/evidence/${row.id}/content` : null,
-    created_by: row.created_by,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+export const toEvidence = fields.toItem
 
 function searchKey(...parts: (string | null)[]): string {
   return parts

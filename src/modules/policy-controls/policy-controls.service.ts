@@ -6,8 +6,8 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { auditedUpdate, type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
+import { derive, type FieldOf, flag, ID, list, name, plain, stored, TIME } from '../../shared/fields.js'
 import { uniqueName } from '../../shared/records.js'
-import { nameKey } from '../../shared/search.js'
 import * as repo from './policy-controls.repo.js'
 import type {
   EvidenceRequirement,
@@ -27,17 +27,61 @@ export { findBaseByKey, findVersionByKey } from './policy-controls.repo.js'
 
 export type PolicyControlsService = ReturnType<typeof createPolicyControlsService>
 
-const BASE_FIELDS = ['key', 'name', 'archived', 'deprecated'] as const
-const VERSION_FIELDS = [
-  'key',
-  'version',
-  'status',
-  'name',
-  'description',
-  'evidence_requirements',
-  'risk_type_ids',
-  'published_at',
-] as const
+const baseFields = derive<PolicyControlBaseRow, PolicyControlBase, { name: string }, PolicyControlBaseUpdate>({
+  id: ID,
+  // Set once by the create, never by a PATCH.
+  key: stored({ audited: true }),
+  name,
+  archived: flag({ default: false }),
+  deprecated: flag({ default: false }),
+  // Moved forward by publishing a version.
+  latest_version: stored(),
+  created_at: TIME,
+  updated_at: TIME,
+})
+
+/** Evidence requirements as JSON text, each with `required` made explicit (true unless said). */
+const evidenceList: FieldOf = (key) => ({
+  read: (row) => JSON.parse(row[key] as string),
+  create: (value) => ({ [key]: JSON.stringify(evidence((value as VersionContent['evidence_requirements']) ?? [])) }),
+  update: (value) => ({ [key]: JSON.stringify(evidence((value as VersionContent['evidence_requirements']) ?? [])) }),
+  audited: true,
+  listed: false,
+})
+
+const versionFields = derive<PolicyControlVersionRow, PolicyControlVersion, VersionContent, PolicyControlVersionUpdate>(
+  {
+    id: ID,
+    base_id: stored(),
+    // The base's key and the version number are set by the create; status and published_at by publishing.
+    key: stored({ audited: true }),
+    version: stored({ audited: true }),
+    status: stored({ audited: true }),
+    name,
+    description: plain(),
+    evidence_requirements: evidenceList,
+    risk_type_ids: list(),
+    published_at: stored({ audited: true }),
+    created_at: TIME,
+    updated_at: TIME,
+  },
+)
+
+const controlFields = derive<repo.PublishedControlRow, PolicyControl, object, object>({
+  id: ID,
+  version_id: stored(),
+  key: stored(),
+  version: stored(),
+  name: stored(),
+  description: stored(),
+  evidence_requirements: evidenceList,
+  risk_type_ids: list(),
+  deprecated: flag({ default: false }),
+  // The column is nullable: a control without a publishing time shows its last update.
+  published_at: (key) => ({ read: (row) => row[key] ?? row.updated_at, audited: false, listed: false }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -75,17 +119,14 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
       return runMutation(database, ctx, async (tx) => {
         const current = await repo.findBase(tx, ctx.tenantId, id)
         if (!current) throw notFound('policy control base', id)
-        const changes: Partial<PolicyControlBaseRow> = {}
-        if (input.name !== undefined) Object.assign(changes, { name: input.name.trim(), name_key: nameKey(input.name) })
-        if (input.archived !== undefined) changes.archived = input.archived ? 1 : 0
-        if (input.deprecated !== undefined) changes.deprecated = input.deprecated ? 1 : 0
+        const changes: Partial<PolicyControlBaseRow> = baseFields.updateColumns(input, ctx)
         const before = toBase(current)
         const after = toBase({ ...current, ...changes })
         return auditedUpdate(
           {
             before,
             after,
-            fields: BASE_FIELDS,
+            fields: baseFields.audited,
             audit: {
               action: 'policy_control_base.updated',
               resourceType: 'policy_control_base',
@@ -140,19 +181,14 @@ export function createPolicyControlsService(deps: Pick<Deps, 'database'>) {
         if (!current) throw notFound('policy control version', id)
         if (current.status !== 'draft') throw publishedIsImmutable(current)
         if (input.risk_type_ids) await checkRiskTypes(tx, ctx.tenantId, input.risk_type_ids)
-        const changes: Partial<PolicyControlVersionRow> = {}
-        if (input.name !== undefined) Object.assign(changes, { name: input.name.trim(), name_key: nameKey(input.name) })
-        if (input.description !== undefined) changes.description = input.description
-        if (input.evidence_requirements !== undefined)
-          changes.evidence_requirements = JSON.stringify(evidence(input.evidence_requirements ?? []))
-        if (input.risk_type_ids !== undefined) changes.risk_type_ids = JSON.stringify(input.risk_type_ids ?? [])
+        const changes: Partial<PolicyControlVersionRow> = versionFields.updateColumns(input, ctx)
         const before = toVersion(current)
         const after = toVersion({ ...current, ...changes })
         return auditedUpdate(
           {
             before,
             after,
-            fields: VERSION_FIELDS,
+            fields: versionFields.audited,
             audit: {
               action: 'policy_control_version.updated',
               resourceType: 'policy_control_version',
@@ -206,10 +242,10 @@ export async function newBase(
     id: newId('pcb'),
     tenant_id: ctx.tenantId,
     key,
-    name: name.trim(),
-    name_key: nameKey(name),
-    archived: 0,
-    deprecated: 0,
+    ...(baseFields.createColumns({ name }, ctx) as Pick<
+      PolicyControlBaseRow,
+      'name' | 'name_key' | 'archived' | 'deprecated'
+    >),
     latest_version: null,
     created_at: at,
     updated_at: at,
@@ -220,6 +256,7 @@ export async function newBase(
     resourceType: 'policy_control_base',
     resourceId: row.id,
     resourceName: key,
+    // A new base is neither archived nor deprecated: its record lists only what the caller gave.
     changes: createdChanges(toBase(row), ['key', 'name']),
   }
   return { row, audit }
@@ -247,11 +284,10 @@ export async function newVersion(
     key: base.key,
     version: (await repo.maxVersion(tx, ctx.tenantId, base.id)) + 1,
     status: 'draft',
-    name: content.name.trim(),
-    name_key: nameKey(content.name),
-    description: content.description,
-    evidence_requirements: JSON.stringify(evidence(content.evidence_requirements)),
-    risk_type_ids: JSON.stringify(content.risk_type_ids),
+    ...(versionFields.createColumns(content, ctx) as Pick<
+      PolicyControlVersionRow,
+      'name' | 'name_key' | 'description' | 'evidence_requirements' | 'risk_type_ids'
+    >),
     published_at: null,
     created_at: at,
     updated_at: at,
@@ -265,7 +301,7 @@ export async function newVersion(
       resourceType: 'policy_control_version',
       resourceId: row.id,
       resourceName: versionName(row),
-      changes: createdChanges(created, VERSION_FIELDS),
+      changes: createdChanges(created, versionFields.audited),
       metadata: { base_id: base.id },
     },
   }
@@ -337,49 +373,6 @@ function evidence(list: VersionContent['evidence_requirements']): EvidenceRequir
 
 const versionName = (row: { key: string; version: number }) => `${row.key} v${row.version}`
 
-export function toBase(row: PolicyControlBaseRow): PolicyControlBase {
-  return {
-    id: row.id,
-    key: row.key,
-    name: row.name,
-    archived: row.archived === 1,
-    deprecated: row.deprecated === 1,
-    latest_version: row.latest_version,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
-
-export function toVersion(row: PolicyControlVersionRow): PolicyControlVersion {
-  return {
-    id: row.id,
-    base_id: row.base_id,
-    key: row.key,
-    version: row.version,
-    status: row.status as PolicyControlVersion['status'],
-    name: row.name,
-    description: row.description,
-    evidence_requirements: JSON.parse(row.evidence_requirements) as EvidenceRequirement[],
-    risk_type_ids: JSON.parse(row.risk_type_ids) as string[],
-    published_at: row.published_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
-
-function toControl(row: repo.PublishedControlRow): PolicyControl {
-  return {
-    id: row.id,
-    version_id: row.version_id,
-    key: row.key,
-    version: row.version,
-    name: row.name,
-    description: row.description,
-    evidence_requirements: JSON.parse(row.evidence_requirements) as EvidenceRequirement[],
-    risk_type_ids: JSON.parse(row.risk_type_ids) as string[],
-    deprecated: row.deprecated === 1,
-    published_at: row.published_at ?? row.updated_at,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+export const toBase = baseFields.toItem
+export const toVersion = versionFields.toItem
+const toControl = controlFields.toItem

@@ -4,9 +4,10 @@ import { conflict, type FieldError, invalidFields, notFound } from '../../http/e
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { nameKey } from '../../shared/search.js'
+import { derive, ID, name, plain, stored, TIME } from '../../shared/fields.js'
+import { fromFlag } from '../../shared/records.js'
 import { findBaseByKey, findVersionByKey } from '../policy-controls/policy-controls.service.js'
 import * as repo from './policy-packs.repo.js'
 import type { PolicyPack, PolicyPackCreate, PolicyPackListQuery } from './policy-packs.schemas.js'
@@ -16,6 +17,27 @@ export { findPackByKey, packControls } from './policy-packs.repo.js'
 export type PolicyPacksService = ReturnType<typeof createPolicyPacksService>
 
 const PACK_ID = /^pp_[0-9a-z]{26}$/
+
+// A pack is written once; its created record lists key, version and name (the controls go in its metadata).
+const fields = derive<PolicyPackRow, PolicyPack, PolicyPackCreate, object>({
+  id: ID,
+  key: plain(),
+  // The next number for the key, counted by the create.
+  version: stored({ audited: true }),
+  // A new version is the latest; the repository moves the flag off the one before.
+  latest: (key) => ({
+    read: (row) => fromFlag(row[key] as number),
+    create: () => ({ [key]: 1 }),
+    audited: false,
+    listed: true,
+  }),
+  name,
+  description: (key) => ({ ...plain()(key), audited: false }),
+  // From the pack's link table: set by withControls.
+  controls: () => ({ read: () => [], audited: false, listed: false }),
+  created_at: TIME,
+  updated_at: TIME,
+})
 
 export function createPolicyPacksService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -67,12 +89,11 @@ export async function publishPackVersion(
   const row: PolicyPackRow = {
     id: newId('pp'),
     tenant_id: ctx.tenantId,
-    key: input.key,
+    ...(fields.createColumns(input, ctx) as Pick<
+      PolicyPackRow,
+      'key' | 'latest' | 'name' | 'name_key' | 'description'
+    >),
     version: (await repo.latestPackVersion(tx, ctx.tenantId, input.key)) + 1,
-    latest: 1,
-    name: input.name.trim(),
-    name_key: nameKey(input.name),
-    description: input.description ?? null,
     created_at: at,
     updated_at: at,
   }
@@ -95,7 +116,7 @@ export async function publishPackVersion(
       resourceType: 'policy_pack',
       resourceId: row.id,
       resourceName: `${row.key} v${row.version}`,
-      changes: { key: [null, row.key], version: [null, row.version], name: [null, row.name] },
+      changes: createdChanges(fields.toItem(row), fields.audited),
       metadata: { controls: resolved.map((v) => `${v.key}@${v.version}`) },
     },
   }
@@ -152,12 +173,7 @@ async function withControls(db: Tx, tenantId: string, rows: PolicyPackRow[]): Pr
     rows.map((r) => r.id),
   )
   return rows.map((row) => ({
-    id: row.id,
-    key: row.key,
-    version: row.version,
-    latest: row.latest === 1,
-    name: row.name,
-    description: row.description,
+    ...fields.toItem(row),
     controls: controls
       .filter((c) => c.policy_pack_id === row.id)
       .map((c) => ({
@@ -166,7 +182,5 @@ async function withControls(db: Tx, tenantId: string, rows: PolicyPackRow[]): Pr
         control_version_id: c.control_version_id,
         name: c.name,
       })),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
   }))
 }

@@ -4,9 +4,10 @@ import { AppError, conflict, type FieldError, invalid, invalidFields, notFound }
 import type { Ctx } from '../../shared/context.js'
 import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
-import { type AuditEntry, runMutation, type Tx } from '../../shared/mutation.js'
+import { type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { nameKey } from '../../shared/search.js'
+import { derive, type FieldOf, ID, list, name, plain, stored, TIME } from '../../shared/fields.js'
+import { fromFlag } from '../../shared/records.js'
 import { findEvidenceMany } from '../evidence/evidence.service.js'
 import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswers } from './questionnaire-answers.js'
 import * as repo from './questionnaires.repo.js'
@@ -28,6 +29,50 @@ export { attachmentsWithAnswers, findQuestionnaireByKey, useCaseQuestionnaireIds
 export type QuestionnairesService = ReturnType<typeof createQuestionnairesService>
 
 const QUESTIONNAIRE_ID = /^q_[0-9a-z]{26}$/
+
+const publicId = (row: { key: string; version: number }) => `${row.key}+${row.version}`
+
+/** "KEY+version", from the row's key and version. */
+const publicIdField: FieldOf = () => ({
+  read: (row) => publicId(row as { key: string; version: number }),
+  audited: false,
+  listed: false,
+})
+
+type QuestionnaireColumns = Omit<QuestionnaireCreate, 'sections'> & { sections: Section[] }
+
+// A questionnaire is written once; its created record lists key, version, name and target (its size goes in metadata).
+const fields = derive<QuestionnaireRow, Questionnaire, QuestionnaireColumns, object>({
+  id: ID,
+  key: plain(),
+  // The next number for the key, counted by the create.
+  version: stored({ audited: true }),
+  questionnaire_id: publicIdField,
+  // A new version is the latest; the repository moves the flag off the one before.
+  latest: (key) => ({
+    read: (row) => fromFlag(row[key] as number),
+    create: () => ({ [key]: 1 }),
+    audited: false,
+    listed: true,
+  }),
+  name,
+  description: (key) => ({ ...plain()(key), audited: false }),
+  target: plain(),
+  // Checked, with their ids assigned, before they are written.
+  sections: (key) => ({ ...list()(key), audited: false }),
+  created_at: TIME,
+  updated_at: TIME,
+})
+
+const attachedFields = derive<repo.AttachedRow, AttachedQuestionnaire, object, object>({
+  id: ID,
+  key: stored(),
+  version: stored(),
+  questionnaire_id: publicIdField,
+  name: stored(),
+  target: stored(),
+  attached_at: stored(),
+})
 
 export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -214,15 +259,7 @@ export function createQuestionnairesService(deps: Pick<Deps, 'database'>) {
           const at = now()
           await repo.attach(tx, ctx.tenantId, kind, ownerId, q, at)
           return {
-            result: {
-              id: q.id,
-              key: q.key,
-              version: q.version,
-              questionnaire_id: publicId(q),
-              name: q.name,
-              target: q.target as AttachedQuestionnaire['target'],
-              attached_at: at,
-            },
+            result: toAttached({ ...q, attached_at: at }),
             audit: attachmentAudit('questionnaire.attached', kind, parent, q.id, publicId(q)),
           }
         })
@@ -454,14 +491,11 @@ export async function publishQuestionnaireVersion(
   const row: QuestionnaireRow = {
     id: newId('q'),
     tenant_id: ctx.tenantId,
-    key: input.key,
+    ...(fields.createColumns({ ...input, sections }, ctx) as Pick<
+      QuestionnaireRow,
+      'key' | 'latest' | 'name' | 'name_key' | 'description' | 'target' | 'sections'
+    >),
     version: (previous?.version ?? 0) + 1,
-    latest: 1,
-    name: input.name.trim(),
-    name_key: nameKey(input.name),
-    description: input.description ?? null,
-    target: input.target,
-    sections: JSON.stringify(sections),
     created_at: at,
     updated_at: at,
   }
@@ -473,12 +507,7 @@ export async function publishQuestionnaireVersion(
       resourceType: 'questionnaire',
       resourceId: row.id,
       resourceName: publicId(row),
-      changes: {
-        key: [null, row.key],
-        version: [null, row.version],
-        name: [null, row.name],
-        target: [null, row.target],
-      },
+      changes: createdChanges(toQuestionnaire(row), fields.audited),
       metadata: { sections: sections.length, questions: sections.reduce((n, s) => n + s.questions.length, 0) },
     },
   }
@@ -562,23 +591,7 @@ function assignId(text: string, fallback: string, taken: Set<string>): string {
   return id
 }
 
-const publicId = (row: { key: string; version: number }) => `${row.key}+${row.version}`
-
-function toQuestionnaire(row: QuestionnaireRow): Questionnaire {
-  return {
-    id: row.id,
-    key: row.key,
-    version: row.version,
-    questionnaire_id: publicId(row),
-    latest: row.latest === 1,
-    name: row.name,
-    description: row.description,
-    target: row.target as Questionnaire['target'],
-    sections: JSON.parse(row.sections) as Section[],
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+const toQuestionnaire = fields.toItem
 
 function toAnswered(row: Awaited<ReturnType<typeof repo.attachmentsWithAnswers>>[number]): AnsweredQuestionnaire {
   const sections = JSON.parse(row.sections) as Section[]
@@ -586,14 +599,4 @@ function toAnswered(row: Awaited<ReturnType<typeof repo.attachmentsWithAnswers>>
   return { ...toAttached(row), answers: answerList(sections, answers), progress: progress(sections, answers) }
 }
 
-function toAttached(row: repo.AttachedRow): AttachedQuestionnaire {
-  return {
-    id: row.id,
-    key: row.key,
-    version: row.version,
-    questionnaire_id: publicId(row),
-    name: row.name,
-    target: row.target as AttachedQuestionnaire['target'],
-    attached_at: row.attached_at,
-  }
-}
+const toAttached = attachedFields.toItem

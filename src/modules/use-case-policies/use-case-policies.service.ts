@@ -16,6 +16,7 @@ import {
 import { ownerNames, ownerOf, resolveOwner } from '../../shared/governed.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
 import { utcDay } from '../../shared/today.js'
+import { derive, ID, plain, stored, TIME } from '../../shared/fields.js'
 import { findPackByKey, packControls } from '../policy-packs/policy-packs.service.js'
 import * as repo from './use-case-policies.repo.js'
 import type {
@@ -40,7 +41,39 @@ type ControlBase = Omit<UseCaseControl, 'evidence_count' | 'evidence_requirement
 
 export type UseCasePoliciesService = ReturnType<typeof createUseCasePoliciesService>
 
-const CONTROL_FIELDS = ['status', 'notes', 'due_date', 'assignee', 'policy_pack_key', 'policy_pack_version'] as const
+const controlFields = derive<UseCaseControlRow, ControlBase, object, UseCaseControlUpdate>({
+  id: ID,
+  use_case_id: stored(),
+  // Copied from the pack's control when the pack is applied.
+  control_key: stored(),
+  control_version: stored(),
+  control_version_id: stored(),
+  name: stored(),
+  // The pack a control is credited to moves to a remaining pack when its own is removed.
+  policy_pack_key: stored({ audited: true }),
+  policy_pack_version: stored({ audited: true }),
+  status: plain(),
+  due_date: plain(),
+  notes: plain(),
+  // Resolved against users and teams by the update below, which may refuse it.
+  assignee: () => ({
+    read: (row) => ownerOf(row.assignee_id as string | null, row.assignee_type as string | null),
+    audited: true,
+    listed: true,
+  }),
+  created_at: TIME,
+  updated_at: TIME,
+})
+
+const appliedFields = derive<repo.AppliedPackRow, AppliedPolicyPack, object, object>({
+  id: ID,
+  key: stored(),
+  version: stored(),
+  name: stored(),
+  description: stored(),
+  due_date: stored(),
+  applied_at: stored(),
+})
 
 export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
   const { database } = deps
@@ -159,21 +192,13 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
                   resourceId: row.id,
                   resourceName: row.control_key,
                   useCaseId: uc.id,
-                  changes: createdChanges(toControl(row), CONTROL_FIELDS),
+                  changes: createdChanges(toControl(row), controlFields.audited),
                   metadata: { policy_pack: packLabel, control_version: row.control_version },
                 }),
               ),
             ]
             return {
-              result: {
-                id: pack.id,
-                key: pack.key,
-                version: pack.version,
-                name: pack.name,
-                description: pack.description,
-                due_date: dueDate,
-                applied_at: at,
-              },
+              result: toApplied({ ...pack, due_date: dueDate, applied_at: at }),
               audit,
             }
           },
@@ -226,7 +251,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
                 resourceId: control.id,
                 resourceName: control.control_key,
                 useCaseId,
-                changes: diff(toControl(control), toControl({ ...control, ...changes }), CONTROL_FIELDS),
+                changes: diff(toControl(control), toControl({ ...control, ...changes }), controlFields.audited),
               })
             }
           }
@@ -414,11 +439,10 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
           await useCase(tx, ctx, useCaseId)
           const current = await repo.findControl(tx, ctx.tenantId, useCaseId, id)
           if (!current) throw notFound('use case control', id)
-          const changes: Partial<UseCaseControlRow> = {}
-          if (input.status !== undefined) changes.status = input.status
-          if (input.notes !== undefined) changes.notes = input.notes
-          if (input.due_date !== undefined) changes.due_date = input.due_date
-          Object.assign(changes, await resolveOwner(tx, ctx.tenantId, input.assignee, 'assignee', 'assignee'))
+          const changes: Partial<UseCaseControlRow> = {
+            ...controlFields.updateColumns(input, ctx),
+            ...(await resolveOwner(tx, ctx.tenantId, input.assignee, 'assignee', 'assignee')),
+          }
           const [before, after] = await withAssigneeNames(tx, ctx.tenantId, [
             toControl(current),
             toControl({ ...current, ...changes }),
@@ -427,7 +451,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
             {
               before,
               after,
-              fields: CONTROL_FIELDS,
+              fields: controlFields.audited,
               audit: {
                 action: 'use_case_control.updated',
                 resourceType: 'use_case_control',
@@ -450,17 +474,7 @@ export function createUseCasePoliciesService(deps: Pick<Deps, 'database'>) {
   }
 }
 
-function toApplied(row: repo.AppliedPackRow): AppliedPolicyPack {
-  return {
-    id: row.id,
-    key: row.key,
-    version: row.version,
-    name: row.name,
-    description: row.description,
-    due_date: row.due_date,
-    applied_at: row.applied_at,
-  }
-}
+const toApplied = appliedFields.toItem
 
 async function requirementsOf(db: Tx, tenantId: string, control: UseCaseControlRow): Promise<EvidenceRequirement[]> {
   const json = (await repo.evidenceRequirements(db, tenantId, [control.control_version_id])).get(
@@ -506,24 +520,7 @@ export async function controlsWithEvidence(
   return withAssigneeNames(db, tenantId, controls)
 }
 
-function toControl(row: UseCaseControlRow): ControlBase {
-  return {
-    id: row.id,
-    use_case_id: row.use_case_id,
-    control_key: row.control_key,
-    control_version: row.control_version,
-    control_version_id: row.control_version_id,
-    name: row.name,
-    policy_pack_key: row.policy_pack_key,
-    policy_pack_version: row.policy_pack_version,
-    status: row.status as UseCaseControl['status'],
-    due_date: row.due_date,
-    notes: row.notes,
-    assignee: ownerOf(row.assignee_id, row.assignee_type),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
-}
+const toControl = controlFields.toItem
 
 async function withAssigneeNames<T extends ControlBase>(db: Tx, tenantId: string, items: T[]): Promise<T[]> {
   const names = await ownerNames(
