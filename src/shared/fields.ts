@@ -84,6 +84,19 @@ export const flag =
     listed: options.listed ?? false,
   })
 
+/** A versioned record's latest flag: a new version is its key's latest (its repository moves the flag off the one before). */
+export const latest: FieldOf = (key) => ({
+  read: (row) => fromFlag(row[key] as number),
+  create: () => ({ [key]: 1 }),
+  audited: false,
+  listed: true,
+})
+
+/** A kind whose changes the audit record does not list. */
+export const unaudited =
+  (of: FieldOf): FieldOf =>
+  (key) => ({ ...of(key), audited: false })
+
 /** The record's name, stored with the key that uniqueness and `q` search compare; lists search and sort it. */
 export const name: FieldOf = (key) => ({
   read: (row) => row[key],

@@ -6,8 +6,7 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { derive, ID, name, plain, stored, TIME } from '../../shared/fields.js'
-import { fromFlag } from '../../shared/records.js'
+import { derive, ID, latest, name, plain, stored, TIME, unaudited } from '../../shared/fields.js'
 import { findBaseByKey, findVersionByKey } from '../policy-controls/policy-controls.service.js'
 import * as repo from './policy-packs.repo.js'
 import type { PolicyPack, PolicyPackCreate, PolicyPackListQuery } from './policy-packs.schemas.js'
@@ -24,15 +23,9 @@ const fields = derive<PolicyPackRow, PolicyPack, PolicyPackCreate, object>({
   key: plain(),
   // The next number for the key, counted by the create.
   version: stored({ audited: true }),
-  // A new version is the latest; the repository moves the flag off the one before.
-  latest: (key) => ({
-    read: (row) => fromFlag(row[key] as number),
-    create: () => ({ [key]: 1 }),
-    audited: false,
-    listed: true,
-  }),
+  latest,
   name,
-  description: (key) => ({ ...plain()(key), audited: false }),
+  description: unaudited(plain()),
   // From the pack's link table: set by withControls.
   controls: () => ({ read: () => [], audited: false, listed: false }),
   created_at: TIME,

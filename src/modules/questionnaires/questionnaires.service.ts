@@ -6,8 +6,7 @@ import type { Deps } from '../../shared/deps.js'
 import { newId, now } from '../../shared/ids.js'
 import { type AuditEntry, createdChanges, runMutation, type Tx } from '../../shared/mutation.js'
 import { keyset, type Page, toPage } from '../../shared/pagination.js'
-import { derive, type FieldOf, ID, list, name, plain, stored, TIME } from '../../shared/fields.js'
-import { fromFlag } from '../../shared/records.js'
+import { derive, type FieldOf, ID, latest, list, name, plain, stored, TIME, unaudited } from '../../shared/fields.js'
 import { findEvidenceMany } from '../evidence/evidence.service.js'
 import { type AnswerInput, answerList, applyAnswers, progress, type StoredAnswers } from './questionnaire-answers.js'
 import * as repo from './questionnaires.repo.js'
@@ -48,18 +47,12 @@ const fields = derive<QuestionnaireRow, Questionnaire, QuestionnaireColumns, obj
   // The next number for the key, counted by the create.
   version: stored({ audited: true }),
   questionnaire_id: publicIdField,
-  // A new version is the latest; the repository moves the flag off the one before.
-  latest: (key) => ({
-    read: (row) => fromFlag(row[key] as number),
-    create: () => ({ [key]: 1 }),
-    audited: false,
-    listed: true,
-  }),
+  latest,
   name,
-  description: (key) => ({ ...plain()(key), audited: false }),
+  description: unaudited(plain()),
   target: plain(),
   // Checked, with their ids assigned, before they are written.
-  sections: (key) => ({ ...list()(key), audited: false }),
+  sections: unaudited(list()),
   created_at: TIME,
   updated_at: TIME,
 })
